@@ -1,0 +1,201 @@
+// Package config loads Lift's configuration with viper, in this order of
+// precedence: defaults < lift.yaml < LIFT_* environment < command-line flags.
+// Every key is declared once, in keys, with its default and its help text, so
+// `lift serve --help` and the README cannot drift from the code.
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Config is everything a Lift process reads at start.
+type Config struct {
+	Role    string `mapstructure:"role"`
+	DataDir string `mapstructure:"data_dir"`
+
+	HTTP struct {
+		Addr           string        `mapstructure:"addr"`
+		PublicURL      string        `mapstructure:"public_url"`
+		MaxBodyBytes   int64         `mapstructure:"max_body_bytes"`
+		WriteTimeout   time.Duration `mapstructure:"write_timeout"`
+		ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`
+		InternalAPIKey string        `mapstructure:"internal_api_key"`
+	} `mapstructure:"http"`
+
+	Postgres struct {
+		URL      string `mapstructure:"url"`
+		MaxConns int32  `mapstructure:"max_conns"`
+	} `mapstructure:"postgres"`
+
+	Redis struct {
+		Addr string `mapstructure:"addr"`
+		DB   int    `mapstructure:"db"`
+	} `mapstructure:"redis"`
+
+	ClickHouse struct {
+		Addr     string `mapstructure:"addr"`
+		Database string `mapstructure:"database"`
+		Username string `mapstructure:"username"`
+		Password string `mapstructure:"password"`
+		Cluster  string `mapstructure:"cluster"`
+	} `mapstructure:"clickhouse"`
+
+	RateLimit struct {
+		Window  time.Duration `mapstructure:"window"`
+		Reads   int           `mapstructure:"reads"`
+		Writes  int           `mapstructure:"writes"`
+		Queries int           `mapstructure:"queries"`
+	} `mapstructure:"ratelimit"`
+
+	Idempotency struct {
+		StaleAfter time.Duration `mapstructure:"stale_after"`
+		Retention  time.Duration `mapstructure:"retention"`
+	} `mapstructure:"idempotency"`
+}
+
+// key is one configuration entry: its dotted name, default and help text.
+type key struct {
+	name string
+	def  any
+	help string
+}
+
+// keys is the single list of every configuration key.
+var keys = []key{
+	{"role", "all", "which surfaces `serve` runs: api (merchant API and admin), ingest (storefront tracking), or all"},
+	{"data_dir", ".lift", "directory for local state: the dev stack, the ingest WAL, exports"},
+	{"http.addr", ":8080", "address the HTTP server listens on"},
+	{"http.public_url", "http://localhost:8080", "externally reachable base URL, used in preview and download links"},
+	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
+	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
+	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
+	{"http.internal_api_key", "", "x-api-key for the internal admin-tool endpoints; empty disables them"},
+	{"postgres.url", "", "Postgres URL; empty means start the local one under data_dir (lift dev, tests)"},
+	{"postgres.max_conns", int32(20), "largest Postgres connection pool"},
+	{"redis.addr", "", "Redis host:port; empty means start the local one"},
+	{"redis.db", 0, "Redis database number"},
+	{"clickhouse.addr", "", "ClickHouse native host:port; empty means start the local one"},
+	{"clickhouse.database", "lift", "ClickHouse database holding events, assignments and orders"},
+	{"clickhouse.username", "default", "ClickHouse user"},
+	{"clickhouse.password", "", "ClickHouse password"},
+	{"clickhouse.cluster", "", "ClickHouse cluster name; set it to create Replicated and Distributed tables"},
+	{"ratelimit.window", 60 * time.Second, "rate-limit window per token"},
+	{"ratelimit.reads", 600, "read requests per token per window"},
+	{"ratelimit.writes", 120, "write requests per token per window"},
+	{"ratelimit.queries", 30, "custom result queries per token per window"},
+	{"idempotency.stale_after", 90 * time.Second, "after this an unfinished Idempotency-Key claim may be taken again"},
+	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},
+}
+
+// Keys lists every key with its default and help, for documentation.
+func Keys() [][3]string {
+	out := make([][3]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, [3]string{k.name, fmt.Sprint(k.def), k.help})
+	}
+	return out
+}
+
+// EnvName is the environment variable that sets a key: LIFT_ plus the key
+// upper-cased with dots as underscores (clickhouse.addr → LIFT_CLICKHOUSE_ADDR).
+func EnvName(name string) string {
+	return "LIFT_" + strings.ToUpper(strings.ReplaceAll(name, ".", "_"))
+}
+
+// BindFlags declares one flag per key on fs (named like the key, with dots
+// as dashes) so every command can override any setting.
+func BindFlags(fs *pflag.FlagSet) {
+	for _, k := range keys {
+		flag := strings.ReplaceAll(k.name, ".", "-")
+		if fs.Lookup(flag) != nil {
+			continue
+		}
+		help := fmt.Sprintf("%s (env %s)", k.help, EnvName(k.name))
+		switch d := k.def.(type) {
+		case string:
+			fs.String(flag, d, help)
+		case int:
+			fs.Int(flag, d, help)
+		case int32:
+			fs.Int32(flag, d, help)
+		case int64:
+			fs.Int64(flag, d, help)
+		case bool:
+			fs.Bool(flag, d, help)
+		case time.Duration:
+			fs.Duration(flag, d, help)
+		default:
+			panic(fmt.Sprintf("config: key %s has unsupported default type %T", k.name, d))
+		}
+	}
+}
+
+// Load reads the configuration: defaults, then the file (path, or lift.yaml in
+// the working directory when path is empty and the file exists), then LIFT_*
+// variables, then flags from fs that were set explicitly.
+func Load(path string, fs *pflag.FlagSet) (*Config, error) {
+	v := viper.New()
+	for _, k := range keys {
+		v.SetDefault(k.name, k.def)
+		if err := v.BindEnv(k.name, EnvName(k.name)); err != nil {
+			return nil, fmt.Errorf("config: bind %s: %w", k.name, err)
+		}
+	}
+	if err := readFile(v, path); err != nil {
+		return nil, err
+	}
+	if fs != nil {
+		for _, k := range keys {
+			if f := fs.Lookup(strings.ReplaceAll(k.name, ".", "-")); f != nil && f.Changed {
+				if err := v.BindPFlag(k.name, f); err != nil {
+					return nil, fmt.Errorf("config: bind flag %s: %w", k.name, err)
+				}
+			}
+		}
+	}
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return &c, c.validate()
+}
+
+func readFile(v *viper.Viper, path string) error {
+	if path == "" {
+		v.SetConfigName("lift")
+		v.SetConfigType("yaml")
+		v.AddConfigPath(".")
+		if err := v.ReadInConfig(); err != nil {
+			if _, missing := err.(viper.ConfigFileNotFoundError); missing {
+				return nil
+			}
+			return fmt.Errorf("config: read lift.yaml: %w", err)
+		}
+		return nil
+	}
+	v.SetConfigFile(path)
+	if err := v.ReadInConfig(); err != nil {
+		return fmt.Errorf("config: read %s: %w", path, err)
+	}
+	return nil
+}
+
+func (c *Config) validate() error {
+	switch c.Role {
+	case "api", "ingest", "all":
+	default:
+		return fmt.Errorf("config: role must be api, ingest or all, not %q", c.Role)
+	}
+	if c.RateLimit.Window <= 0 || c.RateLimit.Reads <= 0 || c.RateLimit.Writes <= 0 || c.RateLimit.Queries <= 0 {
+		return fmt.Errorf("config: rate-limit window and budgets must be positive")
+	}
+	if c.HTTP.MaxBodyBytes <= 0 {
+		return fmt.Errorf("config: http.max_body_bytes must be positive")
+	}
+	return nil
+}
