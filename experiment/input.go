@@ -1,0 +1,366 @@
+package experiment
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// writable is the part of a test a client writes: the create body, and the
+// shape a PATCH merges into. Read-only fields are accepted and ignored, so a
+// client may send back what it read.
+type writable struct {
+	Type              Type                       `json:"type"`
+	Name              string                     `json:"name"`
+	Hypothesis        *string                    `json:"hypothesis"`
+	PrimaryMetric     *Metric                    `json:"primary_metric"`
+	TrafficAllocation *int                       `json:"traffic_allocation"`
+	Shared            map[string]json.RawMessage `json:"shared"`
+	Groups            []groupInput               `json:"test_groups"`
+	Schedule          *Schedule                  `json:"schedule"`
+	Audience          json.RawMessage            `json:"audience"`
+
+	Object              json.RawMessage `json:"object,omitempty"`
+	ID                  json.RawMessage `json:"id,omitempty"`
+	Status              json.RawMessage `json:"status,omitempty"`
+	HasForceAssignRules json.RawMessage `json:"has_force_assign_rules,omitempty"`
+	AssignmentVersion   json.RawMessage `json:"assignment_version,omitempty"`
+	ProductGroup        json.RawMessage `json:"product_group,omitempty"`
+	ResultsSummary      json.RawMessage `json:"results_summary,omitempty"`
+	FailureReason       json.RawMessage `json:"failure_reason,omitempty"`
+	CreatedAt           json.RawMessage `json:"created_at,omitempty"`
+	UpdatedAt           json.RawMessage `json:"updated_at,omitempty"`
+	StartedAt           json.RawMessage `json:"started_at,omitempty"`
+	EndedAt             json.RawMessage `json:"ended_at,omitempty"`
+}
+
+type groupInput struct {
+	Index   *int            `json:"index"`
+	Name    string          `json:"name"`
+	Split   int             `json:"split"`
+	Content json.RawMessage `json:"content"`
+}
+
+// ParseCreate reads a create body into a new draft for shop. It answers 400
+// `malformed_json` for unparsable JSON, 422 `invalid_type` for a type this
+// API cannot create, 501 `not_implemented` for checkout, and 422
+// `invalid_request` with param for a body the schema refuses.
+func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
+	if err := checkObject(body); err != nil {
+		return nil, err
+	}
+	var head struct {
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(body, &head)
+	var typ Type
+	if err := json.Unmarshal(head.Type, &typ); err != nil || len(head.Type) == 0 {
+		return nil, Errorf(KindValidation, "invalid_request", "type is required: one of %s.", typeList()).WithParam("type")
+	}
+	if err := CheckCreatable(typ); err != nil {
+		return nil, err
+	}
+	var in writable
+	if err := strictUnmarshal(body, &in); err != nil {
+		p, msg := jsonErrorParam(err)
+		return nil, Errorf(KindValidation, "invalid_request", "%s", msg).WithParam(p)
+	}
+	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1}
+	in.applyTo(t)
+	return t, nil
+}
+
+// CheckCreatable answers whether the API can create a test of type t.
+func CheckCreatable(t Type) error {
+	switch {
+	case t == TypeCheckout:
+		return Errorf(KindNotImplemented, "not_implemented",
+			"Checkout tests are authored in the admin panel; this API cannot create them.").WithParam("type")
+	case !t.Known():
+		return Errorf(KindValidation, "invalid_type", "type %q is not one of %s.", t, typeList()).WithParam("type")
+	}
+	return nil
+}
+
+func typeList() string {
+	var s []string
+	for _, t := range Types {
+		if t != TypeCheckout {
+			s = append(s, string(t))
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+func checkObject(body []byte) error {
+	if !json.Valid(body) {
+		return Errorf(KindInvalidRequest, "malformed_json", "The request body is not valid JSON.")
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		return Errorf(KindValidation, "invalid_request", "The request body is a JSON object.")
+	}
+	return nil
+}
+
+func (in *writable) applyTo(t *Test) {
+	t.Type = in.Type
+	t.Name = in.Name
+	t.Hypothesis = in.Hypothesis
+	t.PrimaryMetric = in.PrimaryMetric
+	t.TrafficAllocation = 100
+	if in.TrafficAllocation != nil {
+		t.TrafficAllocation = *in.TrafficAllocation
+	}
+	t.Shared = in.Shared
+	if t.Shared == nil {
+		t.Shared = map[string]json.RawMessage{}
+	}
+	t.Groups = make([]Group, len(in.Groups))
+	for i, g := range in.Groups {
+		idx := i
+		if g.Index != nil {
+			idx = *g.Index
+		}
+		content := g.Content
+		if isEmptyJSON(content) {
+			content = json.RawMessage("{}")
+		}
+		t.Groups[i] = Group{Index: idx, Name: g.Name, Split: g.Split, Content: content}
+	}
+	t.Schedule = in.Schedule
+	if t.Schedule != nil && t.Schedule.StartAt == nil && t.Schedule.EndAt == nil {
+		t.Schedule = nil
+	}
+	t.Audience = in.Audience
+	if string(t.Audience) == "null" {
+		t.Audience = nil
+	}
+}
+
+// writableOf is t's writable form, groups ordered by index.
+func writableOf(t *Test) writable {
+	w := writable{Type: t.Type, Name: t.Name, Hypothesis: t.Hypothesis, PrimaryMetric: t.PrimaryMetric,
+		Shared: t.Shared, Schedule: t.Schedule, Audience: t.Audience}
+	ta := t.TrafficAllocation
+	w.TrafficAllocation = &ta
+	gs := append([]Group(nil), t.Groups...)
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].Index < gs[j].Index })
+	for _, g := range gs {
+		idx := g.Index
+		w.Groups = append(w.Groups, groupInput{Index: &idx, Name: g.Name, Split: g.Split, Content: g.Content})
+	}
+	return w
+}
+
+// PatchResult says what a PATCH changed.
+type PatchResult struct {
+	Changed    []string // JSON paths that differ, sorted
+	Reassigned bool     // splits, allocation or the set of groups changed
+}
+
+// identifiers are the arrays whose entries merge by an identifier (§4.2 rule 2).
+var identifiers = map[string]string{"test_groups": "index", "prices": "product_variant_id", "offers": "key"}
+
+// ApplyPatch merges a sparse PATCH body into a copy of cur (§4.2) and returns
+// the result; cur is not modified. It refuses with 409 `locked_field` after
+// launch for anything but the open fields, 409 `editor_owned_content` for a
+// content change to a group holding admin-panel content, and 422
+// `invalid_request` / `rule_key_not_found` for unusable entries. The caller
+// validates the result.
+func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, error) {
+	if err := checkObject(body); err != nil {
+		return nil, PatchResult{}, err
+	}
+	var patch map[string]any
+	if err := decodeAny(body, &patch); err != nil {
+		return nil, PatchResult{}, Errorf(KindInvalidRequest, "malformed_json", "The request body is not valid JSON.")
+	}
+	var base map[string]any
+	baseJSON, err := json.Marshal(writableOf(cur))
+	if err != nil {
+		return nil, PatchResult{}, fmt.Errorf("experiment.ApplyPatch: %w", err)
+	}
+	if err := decodeAny(baseJSON, &base); err != nil {
+		return nil, PatchResult{}, fmt.Errorf("experiment.ApplyPatch: %w", err)
+	}
+	merged, err := mergeObject(base, patch, "")
+	if err != nil {
+		return nil, PatchResult{}, err
+	}
+	mergedJSON, err := json.Marshal(merged)
+	if err != nil {
+		return nil, PatchResult{}, fmt.Errorf("experiment.ApplyPatch: %w", err)
+	}
+	var in writable
+	if err := strictUnmarshal(mergedJSON, &in); err != nil {
+		p, msg := jsonErrorParam(err)
+		return nil, PatchResult{}, Errorf(KindValidation, "invalid_request", "%s", msg).WithParam(p)
+	}
+	if in.Type != cur.Type {
+		return nil, PatchResult{}, Errorf(KindValidation, "invalid_request",
+			"A test's type cannot change; create a new test.").WithParam("type")
+	}
+	next := *cur
+	in.applyTo(&next)
+	sort.SliceStable(next.Groups, func(i, j int) bool { return next.Groups[i].Index < next.Groups[j].Index })
+
+	changes := diffTests(cur, &next)
+	var res PatchResult
+	for _, c := range changes {
+		res.Changed = append(res.Changed, c.path)
+		if c.path == "traffic_allocation" || splitPath.MatchString(c.path) || groupPath.MatchString(c.path) {
+			res.Reassigned = true
+		}
+	}
+	if err := checkPatchAllowed(cur, changes); err != nil {
+		return nil, res, err
+	}
+	if len(res.Changed) > 0 {
+		next.UpdatedAt = now
+		if res.Reassigned {
+			next.AssignmentVersion++
+		}
+	}
+	return &next, res, nil
+}
+
+func checkPatchAllowed(cur *Test, changed []change) error {
+	for _, c := range changed {
+		if c.group < 0 {
+			continue
+		}
+		g := cur.Group(c.group)
+		if g == nil || !cur.EditorOwned(g) {
+			continue
+		}
+		// A removed group or a content change would erase what the admin
+		// panel wrote; its name and split stay open.
+		if c.rest == "" || c.rest == ".content" || strings.HasPrefix(c.rest, ".content.") {
+			return Errorf(KindConflict, "editor_owned_content",
+				"Test group %d holds content authored in the admin panel that the API cannot rewrite; nothing was changed.", c.group).
+				WithParam(c.path)
+		}
+	}
+	if !cur.Launched() {
+		return nil
+	}
+	for _, c := range changed {
+		if !openAfterLaunch(c.path) {
+			return Errorf(KindConflict, "locked_field",
+				"%s cannot change after launch; only name, hypothesis, primary_metric, test group names and splits, and schedule.end_at can. Create a new test to change anything else.", c.path).
+				WithParam(c.path)
+		}
+	}
+	return nil
+}
+
+func openAfterLaunch(p string) bool {
+	switch p {
+	case "name", "hypothesis", "primary_metric", "schedule.end_at":
+		return true
+	}
+	return groupNameOrSplit.MatchString(p)
+}
+
+// mergeObject applies patch onto base: objects merge key by key, identified
+// arrays merge entry by entry, anything else replaces.
+func mergeObject(base, patch map[string]any, path string) (map[string]any, error) {
+	out := make(map[string]any, len(base)+len(patch))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, pv := range patch {
+		p := joinParam(path, k)
+		bv := out[k]
+		switch pv := pv.(type) {
+		case map[string]any:
+			bm, _ := bv.(map[string]any)
+			m, err := mergeObject(bm, pv, p)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = m
+		case []any:
+			if id, ok := identifiers[k]; ok {
+				ba, _ := bv.([]any)
+				a, err := mergeArray(ba, pv, id, p)
+				if err != nil {
+					return nil, err
+				}
+				out[k] = a
+				continue
+			}
+			out[k] = pv
+		default:
+			out[k] = pv
+		}
+	}
+	return out, nil
+}
+
+func mergeArray(base, patch []any, id, path string) ([]any, error) {
+	out := append([]any(nil), base...)
+	find := func(key string) int {
+		for i, e := range out {
+			if m, ok := e.(map[string]any); ok && idString(m[id]) == key {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, pe := range patch {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		pm, ok := pe.(map[string]any)
+		if !ok {
+			return nil, Errorf(KindValidation, "invalid_request", "Entries of %s are objects.", path).WithParam(p)
+		}
+		key := idString(pm[id])
+		if key == "" {
+			return nil, Errorf(KindValidation, "invalid_request", "Each entry of %s names its %s.", path, id).WithParam(p + "." + id)
+		}
+		at := find(key)
+		remove, _ := pm["remove"].(bool)
+		delete(pm, "remove")
+		switch {
+		case remove && at < 0 && id == "key":
+			return nil, Errorf(KindValidation, "rule_key_not_found", "No offer has key %q.", key).WithParam(p + ".key")
+		case remove && at < 0:
+			return nil, Errorf(KindValidation, "invalid_request", "No entry of %s has %s %s to remove.", path, id, key).WithParam(p + "." + id)
+		case remove:
+			out = append(out[:at], out[at+1:]...)
+		case at < 0:
+			out = append(out, pm)
+		default:
+			bm, _ := out[at].(map[string]any)
+			m, err := mergeObject(bm, pm, p)
+			if err != nil {
+				return nil, err
+			}
+			out[at] = m
+		}
+	}
+	return out, nil
+}
+
+func idString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		if f, err := v.Float64(); err == nil {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		return v.String()
+	}
+	return ""
+}
+
+func decodeAny(raw []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(dst)
+}

@@ -1,0 +1,314 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// memCatalog is an in-memory Catalog for the pure domain's tests; the store's
+// tests run the same rules against Postgres.
+type memCatalog struct{ v CatalogView }
+
+func (m memCatalog) Lookup(_ context.Context, _ int64, r CatalogRefs) (*CatalogView, error) {
+	out := &CatalogView{Products: map[string]Product{}, Variants: map[string]Variant{},
+		Collections: map[string]Collection{}, Themes: map[string]Theme{}, Zones: map[string]Zone{}, Markets: map[string]Market{}}
+	for _, id := range r.Products {
+		if p, ok := m.v.Products[id]; ok {
+			out.Products[id] = p
+		}
+	}
+	for _, id := range r.Variants {
+		if p, ok := m.v.Variants[id]; ok {
+			out.Variants[id] = p
+		}
+	}
+	for _, id := range r.Collections {
+		if p, ok := m.v.Collections[id]; ok {
+			out.Collections[id] = p
+		}
+	}
+	for _, id := range r.Themes {
+		if p, ok := m.v.Themes[id]; ok {
+			out.Themes[id] = p
+		}
+	}
+	for _, id := range r.Zones {
+		if p, ok := m.v.Zones[id]; ok {
+			out.Zones[id] = p
+		}
+	}
+	for _, id := range r.Markets {
+		if p, ok := m.v.Markets[id]; ok {
+			out.Markets[id] = p
+		}
+	}
+	return out, nil
+}
+
+var testCatalog = memCatalog{CatalogView{
+	Products: map[string]Product{"gid://shopify/Product/1": {ID: "gid://shopify/Product/1", Title: "Tee"}},
+	Variants: map[string]Variant{
+		"gid://shopify/ProductVariant/11": {ID: "gid://shopify/ProductVariant/11", ProductID: "gid://shopify/Product/1", Price: "20.00", Cost: "8.00"},
+		"gid://shopify/ProductVariant/99": {ID: "gid://shopify/ProductVariant/99", ProductID: "gid://shopify/Product/9", Price: "5.00"},
+	},
+	Themes:  map[string]Theme{"gid://shopify/Theme/1": {ID: "gid://shopify/Theme/1", Name: "Dawn", Templates: []string{"product", "product.alt"}}},
+	Zones:   map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{{ID: "gid://shopify/DeliveryRate/1", Name: "Standard", Price: "5.00"}}}},
+	Markets: map[string]Market{"gid://shopify/Market/2": {ID: "gid://shopify/Market/2", Name: "EU", Currency: "EUR", Countries: []string{"DE", "FR"}}},
+}}
+
+var testShop = &Shop{ID: 1, Currency: "USD", SubscriptionActive: true, Features: []string{"price", "offer", "multi_market"}}
+
+func validate(t *testing.T, body string) ([]Finding, error) {
+	t.Helper()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tt, err := ParseCreate([]byte(body), 1, now)
+	if err != nil {
+		return nil, err
+	}
+	return Validate(context.Background(), testShop, tt, testCatalog, ValidateFull, now)
+}
+
+const priceShared = `"shared":{"price":{"product_ids":["gid://shopify/Product/1"]}}`
+
+func priceBody(variant string) string {
+	return `{"type":"price","name":"P",` + priceShared + `,"test_groups":[{"index":0,"name":"Control","split":50},
+	{"index":1,"name":"B","split":50,"content":{"prices":[` + variant + `]}}]}`
+}
+
+func TestValidateCodes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body, code, param string
+	}{
+		{"InvalidType", `{"type":"banana","name":"x"}`, "invalid_type", "type"},
+		{"NotImplemented", `{"type":"checkout","name":"x"}`, "not_implemented", "type"},
+		{"SplitSum", `{"type":"url_redirect","name":"x","shared":{"url_redirect":{"source_path":"/"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":40,"content":{"destination":"/b"}}]}`, "split_sum_invalid", "test_groups"},
+		{"DuplicateName", `{"type":"url_redirect","name":"x","shared":{"url_redirect":{"source_path":"/"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"a","split":50,"content":{"destination":"/b"}}]}`, "duplicate_group_name", "test_groups[1].name"},
+		{"DestinationRequired", `{"type":"url_redirect","name":"x","shared":{"url_redirect":{"source_path":"/"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50}]}`, "destination_required", "test_groups[1].content.destination"},
+		{"MatchType", `{"type":"url_redirect","name":"x","shared":{"url_redirect":{"source_path":"/","match_type":"regex"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"destination":"/b"}}]}`, "match_type_unsupported", "shared.url_redirect.match_type"},
+		{"VariantNotFound", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/5","price":{"amount":"1.00","currency":"USD"}}`), "product_not_found", "test_groups[1].content.prices[0].product_variant_id"},
+		{"VariantOfOtherProduct", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/99","price":{"amount":"1.00","currency":"USD"}}`), "product_not_found", "test_groups[1].content.prices[0].product_variant_id"},
+		{"CurrencyMismatch", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"19.00","currency":"EUR"}}`), "currency_mismatch", "test_groups[1].content.prices[0].price.currency"},
+		{"DuplicateChange", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"19.00","currency":"USD"}},{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"18.00","currency":"USD"}}`), "duplicate_change", "test_groups[1].content.prices[1].product_variant_id"},
+		{"MarketIncomplete", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"19.00","currency":"USD"},"country_prices":[{"country":"DE","price":{"amount":"18.00","currency":"EUR"}}]}`), "market_pricing_incomplete", "test_groups[1].content.prices[0].country_prices[0].country"},
+		{"ChangeRequired", priceBody(``), "change_required", "test_groups[1].content.prices"},
+		{"UnknownField", `{"type":"theme","name":"x","bogus":1}`, "invalid_request", "bogus"},
+		{"WrongKind", `{"type":"theme","name":7}`, "invalid_request", "name"},
+		{"ThemeNotFound", `{"type":"theme","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"theme_id":"gid://shopify/Theme/7"}}]}`, "theme_not_found", "test_groups[1].content.theme_id"},
+		{"ControlInvalid", `{"type":"theme","name":"x","test_groups":[{"index":0,"name":"A","split":50,"content":{"theme_id":"gid://shopify/Theme/1"}},{"index":1,"name":"B","split":50,"content":{"theme_id":"gid://shopify/Theme/1"}}]}`, "control_group_invalid", "test_groups[0].content"},
+		{"TemplateRequired", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/1"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50}]}`, "template_required", "test_groups[1].content.template"},
+		{"TemplateNotFound", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/1"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"template":"product.nope"}}]}`, "template_not_found", "test_groups[1].content.template"},
+		{"ZoneNotDeclared", `{"type":"shipping","name":"x","shared":{"shipping":{"zone_ids":["gid://shopify/DeliveryZone/1"]}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":"gid://shopify/DeliveryZone/2","name":"S","price":{"amount":"1.00","currency":"USD"}}]}}]}`, "zone_not_declared", "test_groups[1].content.rates[0].zone_id"},
+		{"ControlRates", `{"type":"shipping","name":"x","shared":{"shipping":{"zone_ids":["gid://shopify/DeliveryZone/1"]}},"test_groups":[{"index":0,"name":"A","split":50,"content":{"rates":[{"zone_id":"gid://shopify/DeliveryZone/1","name":"S","price":{"amount":"1.00","currency":"USD"}}]}},{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":"gid://shopify/DeliveryZone/1","name":"S","price":{"amount":"1.00","currency":"USD"}}]}}]}`, "control_offers_rates", "test_groups[0].content.rates"},
+		{"OfferCombination", `{"type":"offer","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"offers":[{"key":"k","title":"T","discount":{"type":"free_shipping"},"combines_with":["shipping"]}]}}]}`, "discount_combination_invalid", "test_groups[1].content.offers[0].combines_with[0]"},
+		{"OfferRange", `{"type":"offer","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"offers":[{"key":"k","title":"T","discount":{"type":"percentage","value":"10"},"conditions":{"min_quantity":5,"max_quantity":2}}]}}]}`, "condition_range_invalid", "test_groups[1].content.offers[0].conditions.max_quantity"},
+		{"CombinedNeedsChange", `{"type":"combined","name":"x","shared":{"theme":{},"url_redirect":{"source_path":"/"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{}}]}`, "change_required", "test_groups[1].content"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := validate(t, tc.body)
+			e, ok := AsError(err)
+			if !ok {
+				t.Fatalf("want error %s, got %v", tc.code, err)
+			}
+			if e.Code != tc.code || e.Param != tc.param {
+				t.Fatalf("got %s at %q, want %s at %q (%v)", e.Code, e.Param, tc.code, tc.param, e.Findings)
+			}
+		})
+	}
+}
+
+func TestValidateWarningsAndLimit(t *testing.T) {
+	t.Parallel()
+	warn, err := validate(t, priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"7.00","currency":"USD"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warn) != 1 || warn[0].Code != "price_below_cost" || warn[0].Severity != SeverityWarning {
+		t.Fatalf("warnings = %+v", warn)
+	}
+	ids := make([]string, 101)
+	for i := range ids {
+		ids[i] = `"gid://shopify/Product/1"`
+	}
+	body := `{"type":"price","name":"P","shared":{"price":{"product_ids":[` + strings.Join(ids, ",") + `]}},"test_groups":[]}`
+	_, err = validate(t, body)
+	e, _ := AsError(err)
+	if e == nil || e.Code != "product_limit_exceeded" || !strings.Contains(e.Message, "100") || !strings.Contains(e.Message, "101") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func draftWithPrice(t *testing.T) *Test {
+	t.Helper()
+	tt, err := ParseCreate([]byte(priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"19.00","currency":"USD"}}`)), 1, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tt
+}
+
+func TestApplyPatch(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(100, 0).UTC()
+	t.Run("MergeByIndexAndVariant", func(t *testing.T) {
+		t.Parallel()
+		cur := draftWithPrice(t)
+		next, res, err := ApplyPatch(cur, []byte(`{"test_groups":[{"index":1,"split":60,"content":{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/12","price":{"amount":"1.00","currency":"USD"}}]}},{"index":0,"split":40}]}`), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c PriceContent
+		_ = json.Unmarshal(next.Groups[1].Content, &c)
+		if len(c.Prices) != 2 || next.Groups[1].Split != 60 || next.Groups[1].Name != "B" {
+			t.Fatalf("merged = %+v %s", next.Groups, next.Groups[1].Content)
+		}
+		if !res.Reassigned || next.AssignmentVersion != cur.AssignmentVersion+1 {
+			t.Fatalf("assignment_version not bumped: %+v", res)
+		}
+	})
+	t.Run("Remove", func(t *testing.T) {
+		t.Parallel()
+		cur := draftWithPrice(t)
+		next, _, err := ApplyPatch(cur, []byte(`{"test_groups":[{"index":1,"content":{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/11","remove":true}]}}]}`), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(`{"prices":[]}`, string(next.Groups[1].Content)); diff != "" {
+			t.Fatal(diff)
+		}
+	})
+	t.Run("LockedField", func(t *testing.T) {
+		t.Parallel()
+		cur := draftWithPrice(t)
+		cur.Status = StatusActive
+		_, _, err := ApplyPatch(cur, []byte(`{"name":"ok","test_groups":[{"index":1,"name":"B2","content":{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"9.00","currency":"USD"}}]}}]}`), now)
+		e, _ := AsError(err)
+		if e == nil || e.Code != "locked_field" || e.Param != "test_groups[1].content.prices" {
+			t.Fatalf("got %v", err)
+		}
+		next, _, err := ApplyPatch(cur, []byte(`{"name":"ok","schedule":{"end_at":"2030-01-01T00:00:00Z"},"test_groups":[{"index":1,"name":"B2"}]}`), now)
+		if err != nil || next.Name != "ok" || next.Groups[1].Name != "B2" {
+			t.Fatalf("open fields refused: %v", err)
+		}
+	})
+	t.Run("EditorOwned", func(t *testing.T) {
+		t.Parallel()
+		cur := &Test{Type: TypeVisualEditor, Name: "v", TrafficAllocation: 100, Groups: []Group{
+			{Index: 0, Name: "A", Split: 50, Content: json.RawMessage(`{}`)},
+			{Index: 1, Name: "B", Split: 50, Content: json.RawMessage(`{"dom_changes":[{"selector":"h1"}]}`)}}}
+		_, _, err := ApplyPatch(cur, []byte(`{"test_groups":[{"index":1,"content":{"custom_css":"h1{}"}}]}`), now)
+		e, _ := AsError(err)
+		if e == nil || e.Code != "editor_owned_content" || e.Param != "test_groups[1].content.custom_css" {
+			t.Fatalf("got %v", err)
+		}
+		if _, _, err := ApplyPatch(cur, []byte(`{"test_groups":[{"index":1,"name":"Renamed"}]}`), now); err != nil {
+			t.Fatalf("rename refused: %v", err)
+		}
+	})
+	t.Run("RuleKeyNotFound", func(t *testing.T) {
+		t.Parallel()
+		cur := &Test{Type: TypeOffer, Name: "o", TrafficAllocation: 100, Groups: []Group{
+			{Index: 0, Name: "A", Split: 50, Content: json.RawMessage(`{}`)},
+			{Index: 1, Name: "B", Split: 50, Content: json.RawMessage(`{"offers":[{"key":"a","title":"A","discount":{"type":"free_shipping"}}]}`)}}}
+		_, _, err := ApplyPatch(cur, []byte(`{"test_groups":[{"index":1,"content":{"offers":[{"key":"zz","remove":true}]}}]}`), now)
+		e, _ := AsError(err)
+		if e == nil || e.Code != "rule_key_not_found" || e.Param != "test_groups[0].content.offers[0].key" {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+func TestPlanAction(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		from      Status
+		action    Action
+		want      Status
+		unchanged bool
+		code      string
+	}{
+		{StatusDraft, ActionStart, StatusActive, false, ""},
+		{StatusFailed, ActionStart, StatusActive, false, ""},
+		{StatusActive, ActionStart, StatusActive, true, ""},
+		{StatusActive, ActionPause, StatusPaused, false, ""},
+		{StatusPaused, ActionResume, StatusActive, false, ""},
+		{StatusPaused, ActionEnd, StatusEnded, false, ""},
+		{StatusEnded, ActionEnd, StatusEnded, true, ""},
+		{StatusEnded, ActionArchive, StatusArchived, false, ""},
+		{StatusDraft, ActionPreview, StatusPreview, false, ""},
+		{StatusPreview, ActionPreview, StatusPreview, false, ""},
+		{StatusDraft, ActionPause, "", false, "invalid_status_transition"},
+		{StatusActive, ActionArchive, "", false, "invalid_status_transition"},
+		{StatusArchived, ActionStart, "", false, "invalid_status_transition"},
+	} {
+		t.Run(string(tc.from)+"_"+string(tc.action), func(t *testing.T) {
+			t.Parallel()
+			tt := &Test{Status: tc.from}
+			p, err := PlanAction(tt, tc.action)
+			if tc.code != "" {
+				e, _ := AsError(err)
+				if e == nil || e.Code != tc.code || e.Details["current_status"] != string(tc.from) {
+					t.Fatalf("got %v", err)
+				}
+				return
+			}
+			if err != nil || p.Target != tc.want || p.Unchanged != tc.unchanged {
+				t.Fatalf("plan = %+v, %v", p, err)
+			}
+		})
+	}
+	if diff := cmp.Diff([]Action{ActionPause, ActionEnd}, AllowedActions(StatusActive)); diff != "" {
+		t.Fatal(diff)
+	}
+	_, err := PlanAction(&Test{Status: StatusDraft, ChecksPending: true}, ActionStart)
+	if e, _ := AsError(err); e == nil || e.Code != "checks_pending" {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := PlanAction(&Test{Status: StatusDraft, ChecksPending: true}, ActionArchive); err != nil {
+		t.Fatalf("archive during checks: %v", err)
+	}
+}
+
+func TestEntitlements(t *testing.T) {
+	t.Parallel()
+	price := &Test{Type: TypePrice, Shared: map[string]json.RawMessage{"price": json.RawMessage(`{"markets":[{"id":"m"}]}`)}}
+	ship := &Test{Type: TypeShipping}
+	for _, tc := range []struct {
+		name  string
+		shop  Shop
+		t     *Test
+		step  Step
+		code  string
+		param string
+	}{
+		{"Inactive", Shop{}, ship, StepCreate, "subscription_inactive", ""},
+		{"Cap", Shop{SubscriptionActive: true, BillingCapReached: true}, ship, StepResume, "billing_cap_reached", ""},
+		{"CapNotOnUpdate", Shop{SubscriptionActive: true, BillingCapReached: true, CarrierService: true}, ship, StepUpdate, "", ""},
+		{"Feature", Shop{SubscriptionActive: true, Features: []string{"price"}}, price, StepCreate, "feature_not_in_plan", "multi_market"},
+		{"Carrier", Shop{SubscriptionActive: true}, ship, StepStart, "carrier_service_required", ""},
+		{"CarrierAnnual", Shop{SubscriptionActive: true, AnnualBilling: true}, ship, StepStart, "", ""},
+		{"Allowance", Shop{SubscriptionActive: true, AnnualBilling: true, AllowanceExhausted: true}, ship, StepStart, "billing_cap_reached", ""},
+		{"AllowanceNotOnCreate", Shop{SubscriptionActive: true, AnnualBilling: true, AllowanceExhausted: true}, ship, StepCreate, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := CheckEntitlements(&tc.shop, tc.t, tc.step)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			e, _ := AsError(err)
+			if e == nil || e.Code != tc.code || e.Param != tc.param || e.Kind != KindForbidden {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
