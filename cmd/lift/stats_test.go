@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/liftab/lift/stats"
+)
+
+// execStats runs a fresh `stats` command on stdin, as the shell would.
+func execStats(t *testing.T, stdin string) (string, error) {
+	t.Helper()
+	cmd := newStatsCmd()
+	var out bytes.Buffer
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{}) // not the test binary's own flags
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestStatsCommandIsRegistered(t *testing.T) {
+	t.Parallel()
+	cmd, _, err := rootCmd.Find([]string{"stats"})
+	if err != nil || cmd.Name() != "stats" {
+		t.Fatalf("rootCmd.Find(stats) = %v, %v", cmd, err)
+	}
+}
+
+func TestStatsCommand(t *testing.T) {
+	t.Parallel()
+	out, err := execStats(t, `{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}],"splits":[50,50]}`)
+	if err != nil {
+		t.Fatalf("lift stats: %v\n%s", err, out)
+	}
+	var got stats.Analysis
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not an analysis: %v\n%s", err, out)
+	}
+	c := got.Comparisons[0]
+	// DESIGN §8 reference case 3: lift 0.04082, chance 0.60918.
+	want := []float64{0.04082, 0.60918}
+	if diff := cmp.Diff(want, []float64{*c.Lift, c.Bayesian.ProbBeatControl}, cmpopts.EquateApprox(0, 5e-6)); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(out, "\n  \"comparisons\": [") {
+		t.Errorf("output is not indented JSON:\n%s", out)
+	}
+}
+
+func TestStatsCommandRejectsBadRequests(t *testing.T) {
+	t.Parallel()
+	for stdin, want := range map[string]string{
+		``: "EOF",
+		`{"metric_kind":"proportion","groups":[{"n":10,"sums":3}]}`:                  `unknown field "sums"`,
+		`{"metric_kind":"proportion","groups":[{"n":10,"sum":30},{"n":10,"sum":3}]}`: "groups[0]: sum 30 is not a count",
+	} {
+		_, err := execStats(t, stdin)
+		if !errors.Is(err, stats.ErrInvalidRequest) || !strings.Contains(err.Error(), want) {
+			t.Errorf("stdin %q: err = %v, want invalid request mentioning %q", stdin, err, want)
+		}
+	}
+}
