@@ -1,0 +1,274 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// CatalogFile is the catalog import format (docs/tests-api.md): what `lift
+// seed --catalog FILE.json` reads and what the embedded demo catalog is
+// written in. Importing replaces the shop's whole catalog mirror.
+type CatalogFile struct {
+	Currency      string                  `json:"currency"`
+	Products      []CatalogProduct        `json:"products"`
+	Collections   []experiment.Collection `json:"collections"`
+	Themes        []experiment.Theme      `json:"themes"`
+	DeliveryZones []experiment.Zone       `json:"delivery_zones"`
+	Markets       []experiment.Market     `json:"markets"`
+}
+
+// CatalogProduct is a product with its variants.
+type CatalogProduct struct {
+	experiment.Product
+	Variants []experiment.Variant `json:"variants"`
+}
+
+var (
+	catalogGID    = regexp.MustCompile(`^gid://[a-z0-9_-]+/[A-Za-z]+/[0-9]+$`)
+	catalogAmount = regexp.MustCompile(`^[0-9]+(\.[0-9]{1,4})?$`)
+)
+
+// ParseCatalog reads and checks a catalog file: ids are global ids, amounts
+// decimal strings, every currency a three-letter code. It names the first
+// problem by JSON path.
+func ParseCatalog(raw []byte) (*CatalogFile, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var f CatalogFile
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("store.ParseCatalog: %w", err)
+	}
+	bad := func(path, format string, args ...any) error {
+		return fmt.Errorf("store.ParseCatalog: %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	if len(f.Currency) != 3 {
+		return nil, bad("currency", "a three-letter currency code is required")
+	}
+	for i, p := range f.Products {
+		if !catalogGID.MatchString(p.ID) {
+			return nil, bad(fmt.Sprintf("products[%d].id", i), "%q is not a global id", p.ID)
+		}
+		for j, v := range p.Variants {
+			path := fmt.Sprintf("products[%d].variants[%d]", i, j)
+			if !catalogGID.MatchString(v.ID) {
+				return nil, bad(path+".id", "%q is not a global id", v.ID)
+			}
+			if v.ProductID != "" && v.ProductID != p.ID {
+				return nil, bad(path+".product_id", "names another product")
+			}
+			if !catalogAmount.MatchString(v.Price) {
+				return nil, bad(path+".price", "%q is not a decimal amount", v.Price)
+			}
+			if v.Cost != "" && !catalogAmount.MatchString(v.Cost) {
+				return nil, bad(path+".cost", "%q is not a decimal amount", v.Cost)
+			}
+		}
+	}
+	for i, z := range f.DeliveryZones {
+		if !catalogGID.MatchString(z.ID) {
+			return nil, bad(fmt.Sprintf("delivery_zones[%d].id", i), "%q is not a global id", z.ID)
+		}
+		for j, r := range z.Rates {
+			if !catalogGID.MatchString(r.ID) || !catalogAmount.MatchString(r.Price) {
+				return nil, bad(fmt.Sprintf("delivery_zones[%d].rates[%d]", i, j), "needs a global id and a decimal price")
+			}
+		}
+	}
+	for i, m := range f.Markets {
+		if !catalogGID.MatchString(m.ID) || len(m.Currency) != 3 {
+			return nil, bad(fmt.Sprintf("markets[%d]", i), "needs a global id and a three-letter currency")
+		}
+	}
+	return &f, nil
+}
+
+// ImportCatalog replaces the shop's catalog mirror with f and sets the shop's
+// currency, in q's transaction.
+func ImportCatalog(ctx context.Context, q Querier, shopID int64, f *CatalogFile) error {
+	wrap := func(err error) error { return fmt.Errorf("store.ImportCatalog shop %d: %w", shopID, err) }
+	for _, table := range []string{"catalog_delivery_rates", "catalog_delivery_zones", "catalog_variants",
+		"catalog_products", "catalog_collections", "catalog_themes", "catalog_markets"} {
+		if _, err := q.Exec(ctx, "DELETE FROM "+table+" WHERE shop_id=$1", shopID); err != nil {
+			return wrap(err)
+		}
+	}
+	if _, err := q.Exec(ctx, "UPDATE shops SET currency=$2, updated_at=now() WHERE id=$1", shopID, f.Currency); err != nil {
+		return wrap(err)
+	}
+	for _, p := range f.Products {
+		if _, err := q.Exec(ctx, `INSERT INTO catalog_products (shop_id, id, title, handle) VALUES ($1,$2,$3,$4)`,
+			shopID, p.ID, p.Title, p.Handle); err != nil {
+			return wrap(err)
+		}
+		for _, v := range p.Variants {
+			var cost *string
+			if v.Cost != "" {
+				cost = &v.Cost
+			}
+			if _, err := q.Exec(ctx, `INSERT INTO catalog_variants (shop_id, id, product_id, title, sku, price, cost)
+				VALUES ($1,$2,$3,$4,$5,$6::numeric,$7::numeric)`, shopID, v.ID, p.ID, v.Title, v.SKU, v.Price, cost); err != nil {
+				return wrap(err)
+			}
+		}
+	}
+	for _, c := range f.Collections {
+		if _, err := q.Exec(ctx, `INSERT INTO catalog_collections (shop_id, id, title, product_ids) VALUES ($1,$2,$3,$4)`,
+			shopID, c.ID, c.Title, nonNilStrings(c.ProductIDs)); err != nil {
+			return wrap(err)
+		}
+	}
+	for _, t := range f.Themes {
+		role := t.Role
+		if role == "" {
+			role = "unpublished"
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO catalog_themes (shop_id, id, name, role, templates) VALUES ($1,$2,$3,$4,$5)`,
+			shopID, t.ID, t.Name, role, nonNilStrings(t.Templates)); err != nil {
+			return wrap(err)
+		}
+	}
+	for _, z := range f.DeliveryZones {
+		if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_zones (shop_id, id, name, countries) VALUES ($1,$2,$3,$4)`,
+			shopID, z.ID, z.Name, nonNilStrings(z.Countries)); err != nil {
+			return wrap(err)
+		}
+		for _, r := range z.Rates {
+			if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_rates (shop_id, id, zone_id, name, price)
+				VALUES ($1,$2,$3,$4,$5::numeric)`, shopID, r.ID, z.ID, r.Name, r.Price); err != nil {
+				return wrap(err)
+			}
+		}
+	}
+	for _, m := range f.Markets {
+		if _, err := q.Exec(ctx, `INSERT INTO catalog_markets (shop_id, id, name, currency, countries) VALUES ($1,$2,$3,$4,$5)`,
+			shopID, m.ID, m.Name, m.Currency, nonNilStrings(m.Countries)); err != nil {
+			return wrap(err)
+		}
+	}
+	return nil
+}
+
+// Catalog reads the catalog mirror for validation; it implements
+// experiment.Catalog.
+type Catalog struct{ Q Querier }
+
+// Lookup implements experiment.Catalog with one query per kind named.
+func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogRefs) (*experiment.CatalogView, error) {
+	v := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{},
+		Collections: map[string]experiment.Collection{}, Themes: map[string]experiment.Theme{},
+		Zones: map[string]experiment.Zone{}, Markets: map[string]experiment.Market{}}
+	wrap := func(err error) error { return fmt.Errorf("store.Catalog.Lookup shop %d: %w", shopID, err) }
+	if len(r.Products) > 0 {
+		rows, err := c.Q.Query(ctx, `SELECT id, title, handle FROM catalog_products WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Products)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		for rows.Next() {
+			var p experiment.Product
+			if err := rows.Scan(&p.ID, &p.Title, &p.Handle); err != nil {
+				rows.Close()
+				return nil, wrap(err)
+			}
+			v.Products[p.ID] = p
+		}
+		rows.Close()
+	}
+	if len(r.Variants) > 0 {
+		rows, err := c.Q.Query(ctx, `SELECT id, product_id, title, sku, price::text, coalesce(cost::text, '')
+			FROM catalog_variants WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Variants)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		for rows.Next() {
+			var x experiment.Variant
+			if err := rows.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost); err != nil {
+				rows.Close()
+				return nil, wrap(err)
+			}
+			v.Variants[x.ID] = x
+		}
+		rows.Close()
+	}
+	if len(r.Collections) > 0 {
+		rows, err := c.Q.Query(ctx, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Collections)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		for rows.Next() {
+			var x experiment.Collection
+			if err := rows.Scan(&x.ID, &x.Title, &x.ProductIDs); err != nil {
+				rows.Close()
+				return nil, wrap(err)
+			}
+			v.Collections[x.ID] = x
+		}
+		rows.Close()
+	}
+	if len(r.Themes) > 0 {
+		rows, err := c.Q.Query(ctx, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Themes)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		for rows.Next() {
+			var x experiment.Theme
+			if err := rows.Scan(&x.ID, &x.Name, &x.Role, &x.Templates); err != nil {
+				rows.Close()
+				return nil, wrap(err)
+			}
+			v.Themes[x.ID] = x
+		}
+		rows.Close()
+	}
+	if len(r.Zones) > 0 {
+		rows, err := c.Q.Query(ctx, `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
+			FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
+			WHERE z.shop_id=$1 AND z.id = ANY($2) ORDER BY z.id, r.id`, shopID, r.Zones)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		for rows.Next() {
+			var z experiment.Zone
+			var rid, rname, rprice *string
+			if err := rows.Scan(&z.ID, &z.Name, &z.Countries, &rid, &rname, &rprice); err != nil {
+				rows.Close()
+				return nil, wrap(err)
+			}
+			if prev, ok := v.Zones[z.ID]; ok {
+				z = prev
+			}
+			if rid != nil {
+				z.Rates = append(z.Rates, experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)})
+			}
+			v.Zones[z.ID] = z
+		}
+		rows.Close()
+	}
+	if len(r.Markets) > 0 {
+		rows, err := c.Q.Query(ctx, `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Markets)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		for rows.Next() {
+			var x experiment.Market
+			if err := rows.Scan(&x.ID, &x.Name, &x.Currency, &x.Countries); err != nil {
+				rows.Close()
+				return nil, wrap(err)
+			}
+			v.Markets[x.ID] = x
+		}
+		rows.Close()
+	}
+	return v, nil
+}
+
+func nonNilStrings(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}

@@ -1,0 +1,382 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/liftab/lift/experiment"
+)
+
+// Querier is what a pool, a connection and a transaction all offer, so the
+// repository functions run inside a write's transaction or on their own.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// ErrTestNotFound is the 404 of every test lookup: a test of another shop
+// reads as not found.
+func errTestNotFound(id int64) error {
+	return experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %d.", id)
+}
+
+const testColumns = `id, shop_id, type, status, name, hypothesis, primary_metric, traffic_allocation,
+	shared, audience, schedule_start_at, schedule_end_at, has_force_assign_rules, assignment_version,
+	product_group_id, product_group_name, checks_pending, failure_reason, created_at, updated_at,
+	started_at, ended_at`
+
+// CreateTest inserts t with its groups and sets t.ID.
+func CreateTest(ctx context.Context, q Querier, t *experiment.Test) error {
+	shared, err := json.Marshal(t.Shared)
+	if err != nil {
+		return fmt.Errorf("store.CreateTest: %w", err)
+	}
+	start, end := scheduleTimes(t.Schedule)
+	pgID, pgName := productGroup(t.ProductGroup)
+	err = q.QueryRow(ctx, `INSERT INTO experiments (shop_id, type, status, name, hypothesis, primary_metric,
+		traffic_allocation, shared, audience, schedule_start_at, schedule_end_at, has_force_assign_rules,
+		assignment_version, product_group_id, product_group_name, checks_pending, failure_reason,
+		created_at, updated_at, started_at, ended_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21) RETURNING id`,
+		t.ShopID, t.Type, t.Status, t.Name, t.Hypothesis, metricPtr(t.PrimaryMetric), t.TrafficAllocation,
+		shared, jsonOrNil(t.Audience), start, end, t.HasForceAssignRules, t.AssignmentVersion, pgID, pgName,
+		t.ChecksPending, t.FailureReason, t.CreatedAt, t.UpdatedAt, t.StartedAt, t.EndedAt).Scan(&t.ID)
+	if err != nil {
+		return fmt.Errorf("store.CreateTest: %w", err)
+	}
+	if err := insertGroups(ctx, q, t); err != nil {
+		return fmt.Errorf("store.CreateTest: %w", err)
+	}
+	return nil
+}
+
+// SaveTest writes every mutable column of t and replaces its groups. It
+// answers experiment_not_found when t is not a test of t.ShopID.
+func SaveTest(ctx context.Context, q Querier, t *experiment.Test) error {
+	shared, err := json.Marshal(t.Shared)
+	if err != nil {
+		return fmt.Errorf("store.SaveTest: %w", err)
+	}
+	start, end := scheduleTimes(t.Schedule)
+	tag, err := q.Exec(ctx, `UPDATE experiments SET status=$3, name=$4, hypothesis=$5, primary_metric=$6,
+		traffic_allocation=$7, shared=$8, audience=$9, schedule_start_at=$10, schedule_end_at=$11,
+		assignment_version=$12, checks_pending=$13, failure_reason=$14, updated_at=$15, started_at=$16, ended_at=$17
+		WHERE shop_id=$1 AND id=$2`,
+		t.ShopID, t.ID, t.Status, t.Name, t.Hypothesis, metricPtr(t.PrimaryMetric), t.TrafficAllocation,
+		shared, jsonOrNil(t.Audience), start, end, t.AssignmentVersion, t.ChecksPending, t.FailureReason,
+		t.UpdatedAt, t.StartedAt, t.EndedAt)
+	if err != nil {
+		return fmt.Errorf("store.SaveTest %d: %w", t.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errTestNotFound(t.ID)
+	}
+	if _, err := q.Exec(ctx, `DELETE FROM test_groups WHERE experiment_id=$1`, t.ID); err != nil {
+		return fmt.Errorf("store.SaveTest %d: %w", t.ID, err)
+	}
+	if err := insertGroups(ctx, q, t); err != nil {
+		return fmt.Errorf("store.SaveTest %d: %w", t.ID, err)
+	}
+	return nil
+}
+
+// SetChecksPending marks whether asynchronous launch checks run for a test.
+func SetChecksPending(ctx context.Context, q Querier, shopID, id int64, pending bool, now time.Time) error {
+	tag, err := q.Exec(ctx, `UPDATE experiments SET checks_pending=$3, updated_at=$4 WHERE shop_id=$1 AND id=$2`,
+		shopID, id, pending, now)
+	if err != nil {
+		return fmt.Errorf("store.SetChecksPending %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errTestNotFound(id)
+	}
+	return nil
+}
+
+func insertGroups(ctx context.Context, q Querier, t *experiment.Test) error {
+	for _, g := range t.Groups {
+		content := g.Content
+		if len(content) == 0 {
+			content = json.RawMessage("{}")
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO test_groups (experiment_id, idx, name, split, content)
+			VALUES ($1,$2,$3,$4,$5)`, t.ID, g.Index, g.Name, g.Split, []byte(content)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FindTestByID reads one test of the shop; lock takes a row lock for the rest
+// of the transaction so concurrent actions on the test serialise. It answers
+// experiment_not_found for an unknown id or a test of another shop.
+func FindTestByID(ctx context.Context, q Querier, shopID, id int64, lock bool) (*experiment.Test, error) {
+	sql := `SELECT ` + testColumns + ` FROM experiments WHERE shop_id=$1 AND id=$2`
+	if lock {
+		sql += ` FOR UPDATE`
+	}
+	t, err := scanTest(q.QueryRow(ctx, sql, shopID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errTestNotFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store.FindTestByID %d: %w", id, err)
+	}
+	if err := loadGroups(ctx, q, []*experiment.Test{t}); err != nil {
+		return nil, fmt.Errorf("store.FindTestByID %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// FindTests lists a shop's tests newest first, one page of f.Limit, and
+// reports whether more follow.
+func FindTests(ctx context.Context, q Querier, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
+	where := []string{"shop_id=$1"}
+	args := []any{shopID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(args))))
+	}
+	if len(f.Statuses) > 0 {
+		add("status = ANY(?)", statusStrings(f.Statuses))
+	}
+	if len(f.Types) > 0 {
+		add("type = ANY(?)", typeStrings(f.Types))
+	}
+	if f.Scheduled != nil {
+		cond := `(status IN ('draft','preview') AND schedule_start_at IS NOT NULL)`
+		if !*f.Scheduled {
+			cond = "NOT " + cond
+		}
+		where = append(where, cond)
+	}
+	if f.CreatedGT != nil {
+		add("created_at > ?", *f.CreatedGT)
+	}
+	if f.CreatedGE != nil {
+		add("created_at >= ?", *f.CreatedGE)
+	}
+	if f.CreatedLT != nil {
+		add("created_at < ?", *f.CreatedLT)
+	}
+	if f.CreatedLE != nil {
+		add("created_at <= ?", *f.CreatedLE)
+	}
+	if c := f.After; c != nil {
+		args = append(args, c.CreatedAt, c.ID)
+		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	args = append(args, limit+1)
+	sql := fmt.Sprintf(`SELECT %s FROM experiments WHERE %s ORDER BY created_at DESC, id DESC LIMIT $%d`,
+		testColumns, strings.Join(where, " AND "), len(args))
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store.FindTests: %w", err)
+	}
+	var out []*experiment.Test
+	for rows.Next() {
+		t, err := scanTest(rows)
+		if err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("store.FindTests: %w", err)
+		}
+		out = append(out, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store.FindTests: %w", err)
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	if err := loadGroups(ctx, q, out); err != nil {
+		return nil, false, fmt.Errorf("store.FindTests: %w", err)
+	}
+	return out, more, nil
+}
+
+// DueAction is a lifecycle action a schedule asks for.
+type DueAction struct {
+	ShopID int64
+	TestID int64
+	Action experiment.Action
+	At     time.Time // the schedule time that made it due
+}
+
+// FindDueActions lists tests whose schedule has come: drafts and previews
+// past start_at are due a start, active and paused tests past end_at an end.
+func FindDueActions(ctx context.Context, q Querier, now time.Time, limit int) ([]DueAction, error) {
+	rows, err := q.Query(ctx, `
+		(SELECT shop_id, id, 'start', schedule_start_at FROM experiments
+		  WHERE status IN ('draft','preview') AND schedule_start_at <= $1 AND NOT checks_pending
+		  ORDER BY schedule_start_at LIMIT $2)
+		UNION ALL
+		(SELECT shop_id, id, 'end', schedule_end_at FROM experiments
+		  WHERE status IN ('active','paused') AND schedule_end_at <= $1
+		  ORDER BY schedule_end_at LIMIT $2)`, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store.FindDueActions: %w", err)
+	}
+	defer rows.Close()
+	var out []DueAction
+	for rows.Next() {
+		var d DueAction
+		var a string
+		if err := rows.Scan(&d.ShopID, &d.TestID, &a, &d.At); err != nil {
+			return nil, fmt.Errorf("store.FindDueActions: %w", err)
+		}
+		d.Action = experiment.Action(a)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store.FindDueActions: %w", err)
+	}
+	return out, nil
+}
+
+func scanTest(row pgx.Row) (*experiment.Test, error) {
+	var t experiment.Test
+	var shared, audience []byte
+	var metric, pgID, pgName *string
+	var start, end *time.Time
+	err := row.Scan(&t.ID, &t.ShopID, &t.Type, &t.Status, &t.Name, &t.Hypothesis, &metric, &t.TrafficAllocation,
+		&shared, &audience, &start, &end, &t.HasForceAssignRules, &t.AssignmentVersion, &pgID, &pgName,
+		&t.ChecksPending, &t.FailureReason, &t.CreatedAt, &t.UpdatedAt, &t.StartedAt, &t.EndedAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(shared, &t.Shared); err != nil {
+		return nil, fmt.Errorf("shared of test %d: %w", t.ID, err)
+	}
+	if len(audience) > 0 {
+		t.Audience = compactJSON(audience)
+	}
+	for k, v := range t.Shared {
+		t.Shared[k] = compactJSON(v)
+	}
+	if metric != nil {
+		m := experiment.Metric(*metric)
+		t.PrimaryMetric = &m
+	}
+	if start != nil || end != nil {
+		t.Schedule = &experiment.Schedule{StartAt: utcPtr(start), EndAt: utcPtr(end)}
+	}
+	if pgID != nil {
+		t.ProductGroup = &experiment.ProductGroup{ID: *pgID, Name: derefString(pgName)}
+	}
+	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+	t.StartedAt, t.EndedAt = utcPtr(t.StartedAt), utcPtr(t.EndedAt)
+	return &t, nil
+}
+
+func loadGroups(ctx context.Context, q Querier, ts []*experiment.Test) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	byID := make(map[int64]*experiment.Test, len(ts))
+	ids := make([]int64, len(ts))
+	for i, t := range ts {
+		byID[t.ID] = t
+		ids[i] = t.ID
+		t.Groups = []experiment.Group{}
+	}
+	rows, err := q.Query(ctx, `SELECT experiment_id, idx, name, split, content FROM test_groups
+		WHERE experiment_id = ANY($1) ORDER BY experiment_id, idx`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var g experiment.Group
+		var content []byte
+		if err := rows.Scan(&id, &g.Index, &g.Name, &g.Split, &content); err != nil {
+			return err
+		}
+		g.Content = compactJSON(content)
+		byID[id].Groups = append(byID[id].Groups, g)
+	}
+	return rows.Err()
+}
+
+// compactJSON undoes jsonb's spacing so stored JSON reads back as it was sent.
+func compactJSON(raw []byte) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func scheduleTimes(s *experiment.Schedule) (start, end *time.Time) {
+	if s == nil {
+		return nil, nil
+	}
+	return s.StartAt, s.EndAt
+}
+
+func productGroup(p *experiment.ProductGroup) (id, name *string) {
+	if p == nil {
+		return nil, nil
+	}
+	return &p.ID, &p.Name
+}
+
+func metricPtr(m *experiment.Metric) *string {
+	if m == nil {
+		return nil
+	}
+	s := string(*m)
+	return &s
+}
+
+func jsonOrNil(raw json.RawMessage) []byte {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func statusStrings(xs []experiment.Status) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func typeStrings(xs []experiment.Type) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
