@@ -119,7 +119,7 @@ func TestSequentialIsWiderThanFixedHorizon(t *testing.T) {
 	ratio := (seq.ConfidenceInterval.Upper - seq.ConfidenceInterval.Lower) /
 		(fixed.ConfidenceInterval.Upper - fixed.ConfidenceInterval.Lower)
 	// At n = tuning the price of looking any time is a modestly wider
-	// interval (about 1.6× at α = 0.05), not an unusable one.
+	// interval (about 1.55× at α = 0.05), not an unusable one.
 	if ratio < 1.2 || ratio > 2 {
 		t.Errorf("sequential/fixed width ratio = %v, want within [1.2, 2]", ratio)
 	}
