@@ -1,0 +1,72 @@
+package platform_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/platform"
+)
+
+func TestPrepareLaunch(t *testing.T) {
+	t.Parallel()
+	shop := &experiment.Shop{Domain: "a.myshopify.com"}
+	price := &experiment.Test{ID: 7, Type: experiment.TypePrice, Groups: []experiment.Group{
+		{Index: 0, Content: json.RawMessage(`{}`)},
+		{Index: 1, Content: json.RawMessage(`{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/1"}]}`)}}}
+	theme := &experiment.Test{ID: 8, Type: experiment.TypeTheme, Groups: []experiment.Group{
+		{Index: 1, Content: json.RawMessage(`{"theme_id":"gid://shopify/OnlineStoreTheme/2"}`)}}}
+	ship := &experiment.Test{ID: 9, Type: experiment.TypeShipping}
+
+	t.Run("Succeeds", func(t *testing.T) {
+		t.Parallel()
+		fake := platform.NewFake()
+		fake.Token = "tok"
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		c := platform.NewClient(srv.URL, "tok")
+		for _, tt := range []*experiment.Test{price, theme, ship} {
+			if err := c.PrepareLaunch(context.Background(), shop, tt); err != nil {
+				t.Fatalf("%s: %v", tt.Type, err)
+			}
+		}
+		if _, ok := fake.CartTransform(shop.Domain, "7"); !ok {
+			t.Fatal("no cart transform registered")
+		}
+		if !fake.HasAppBlock(shop.Domain, "gid://shopify/OnlineStoreTheme/2") {
+			t.Fatal("no app block installed")
+		}
+	})
+	t.Run("InjectedFailure", func(t *testing.T) {
+		t.Parallel()
+		fake := platform.NewFake()
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		fake.Fail(shop.Domain, platform.OpCartTransform, http.StatusInternalServerError)
+		err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, price)
+		var pe *platform.Error
+		if !errors.As(err, &pe) || pe.Op != "register cart transform" || pe.Status != 500 {
+			t.Fatalf("got %v", err)
+		}
+		fake.Heal(shop.Domain)
+		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, price); err != nil {
+			t.Fatalf("after heal: %v", err)
+		}
+	})
+	t.Run("BadToken", func(t *testing.T) {
+		t.Parallel()
+		fake := platform.NewFake()
+		fake.Token = "right"
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		err := platform.NewClient(srv.URL, "wrong").PrepareLaunch(context.Background(), shop, ship)
+		var pe *platform.Error
+		if !errors.As(err, &pe) || pe.Status != http.StatusUnauthorized {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
