@@ -44,6 +44,23 @@ def visitors_proportion(n, rate):
     return (rng.random(n) < rate).astype(float)
 
 
+class ManyVisitors:
+    """Conversions of more visitors than fit in memory as an array: only the
+    count is drawn. Enough for proportion metrics, which need n and the sum."""
+
+    def __init__(self, n, rate):
+        self.n, self.k = n, int(rng.binomial(n, rate))
+
+    def __len__(self):
+        return self.n
+
+    def sum(self):
+        return float(self.k)
+
+    def mean(self):
+        return self.k / self.n
+
+
 def visitors_revenue(n, buy_rate, mean_order):
     """Per-visitor revenue: most visitors buy nothing, buyers' totals are lognormal."""
     buys = rng.random(n) < buy_rate
@@ -310,6 +327,10 @@ def grid():
                            [visitors_proportion(7000, 0.1), visitors_proportion(3300, 0.1)], splits=[70, 30]))
     cases.append(make_case("srm insufficient", "proportion",
                            [visitors_proportion(7, 0.5), visitors_proportion(9, 0.5)], splits=[50, 50]))
+    # Past 10^7 degrees of freedom the engine uses the normal for Student's t.
+    for opts in ({}, {"sequential": {"tuning_parameter": 1e8}}):
+        cases.append(make_case("proportion 30M visitors a group " + ("+".join(opts) or "plain"), "proportion",
+                               [ManyVisitors(30_000_000, 0.031), ManyVisitors(30_000_000, 0.0312)], opts))
     # Degenerate inputs: the expectation is a reason, not a number.
     zeros = np.zeros(50)
     cases.append(make_case("control has no conversions", "proportion", [zeros, visitors_proportion(50, 0.2)]))
