@@ -1,0 +1,147 @@
+// Package jobs runs Lift's background work on asynq (Redis): the queues, the
+// worker that executes tasks, and the scheduler loop of DESIGN §7 that finds
+// due work in Postgres and enqueues it under deterministic task ids.
+//
+// Adding a task type takes three steps: a type name and payload struct, a
+// handler registered on the Worker with Handle, and (for periodic work) a
+// Source given to the Scheduler that lists what is due. schedule.go is the
+// worked example: scheduled starts and ends of tests.
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Queues of DESIGN §7, with their weights: critical (webhooks, lifecycle
+// side effects), default (snapshots, result queries), low (exports).
+const (
+	QueueCritical = "critical"
+	QueueDefault  = "default"
+	QueueLow      = "low"
+)
+
+// Queues maps each queue to its priority weight for the worker.
+var Queues = map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
+
+// Redis names the Redis database asynq uses.
+type Redis struct {
+	Addr string
+	DB   int
+}
+
+func (r Redis) opt() asynq.RedisClientOpt { return asynq.RedisClientOpt{Addr: r.Addr, DB: r.DB} }
+
+// Job is one task to enqueue: ID makes it unique, so a second scheduler, a
+// restart or a retried tick never runs the same work twice.
+type Job struct {
+	Type    string
+	Payload any
+	ID      string
+	Queue   string
+	Timeout time.Duration // bounds how long a crashed worker orphans it
+}
+
+// Client enqueues jobs. The API uses it (enqueue only) and the scheduler too.
+type Client struct{ c *asynq.Client }
+
+// NewClient connects to Redis lazily; Close releases it.
+func NewClient(r Redis) *Client { return &Client{c: asynq.NewClient(r.opt())} }
+
+// Close releases the connection.
+func (c *Client) Close() error { return c.c.Close() }
+
+// ErrDuplicate reports that a job with the same ID is already queued, running
+// or retained as done: the work is in hand and nothing was added.
+var ErrDuplicate = errors.New("jobs: duplicate job id")
+
+// Enqueue adds j. It answers ErrDuplicate when the id is taken.
+func (c *Client) Enqueue(ctx context.Context, j Job) error {
+	payload, err := json.Marshal(j.Payload)
+	if err != nil {
+		return fmt.Errorf("jobs.Enqueue %s: %w", j.Type, err)
+	}
+	queue := j.Queue
+	if queue == "" {
+		queue = QueueDefault
+	}
+	timeout := j.Timeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	opts := []asynq.Option{asynq.Queue(queue), asynq.Timeout(timeout), asynq.MaxRetry(5),
+		// Keep the finished task for a day so its id keeps refusing duplicates.
+		asynq.Retention(24 * time.Hour)}
+	if j.ID != "" {
+		opts = append(opts, asynq.TaskID(j.ID))
+	}
+	_, err = c.c.EnqueueContext(ctx, asynq.NewTask(j.Type, payload), opts...)
+	switch {
+	case errors.Is(err, asynq.ErrTaskIDConflict), errors.Is(err, asynq.ErrDuplicateTask):
+		return ErrDuplicate
+	case err != nil:
+		return fmt.Errorf("jobs.Enqueue %s: %w", j.Type, err)
+	}
+	return nil
+}
+
+// Worker executes tasks from every queue.
+type Worker struct {
+	srv *asynq.Server
+	mux *asynq.ServeMux
+}
+
+// WorkerConfig tunes the worker; zero values take defaults.
+type WorkerConfig struct {
+	Concurrency int // default 10
+	Logger      *slog.Logger
+}
+
+// NewWorker prepares a worker; register handlers with Handle, then Start.
+func NewWorker(r Redis, cfg WorkerConfig) *Worker {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 10
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	srv := asynq.NewServer(r.opt(), asynq.Config{
+		Concurrency: cfg.Concurrency,
+		Queues:      Queues,
+		Logger:      asynqLogger{cfg.Logger},
+		LogLevel:    asynq.WarnLevel,
+	})
+	return &Worker{srv: srv, mux: asynq.NewServeMux()}
+}
+
+// Handle registers the handler of a task type. The payload is decoded into a
+// fresh P; an error retries the task, a decode error does not.
+func Handle[P any](w *Worker, typ string, h func(ctx context.Context, p P) error) {
+	w.mux.HandleFunc(typ, func(ctx context.Context, t *asynq.Task) error {
+		var p P
+		if err := json.Unmarshal(t.Payload(), &p); err != nil {
+			return fmt.Errorf("%s payload: %v: %w", typ, err, asynq.SkipRetry)
+		}
+		return h(ctx, p)
+	})
+}
+
+// Start runs the worker in the background.
+func (w *Worker) Start() error { return w.srv.Start(w.mux) }
+
+// Shutdown waits for running tasks and stops.
+func (w *Worker) Shutdown() { w.srv.Shutdown() }
+
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)) }

@@ -1,0 +1,63 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+)
+
+// TypeScheduledAction starts or ends a test whose schedule says so.
+const TypeScheduledAction = "experiment:scheduled_action"
+
+// ScheduledAction is the payload of TypeScheduledAction.
+type ScheduledAction struct {
+	ShopID int64             `json:"shop_id"`
+	TestID int64             `json:"experiment_id"`
+	Action experiment.Action `json:"action"`
+	At     time.Time         `json:"at"`
+}
+
+// Actor applies a lifecycle action on the scheduler's behalf. The public
+// API's lifecycle implements it, so a scheduled start runs the same checks
+// and platform side effects as POST /v1/experiments/{id}/start.
+type Actor interface {
+	// RunScheduled applies action to the test if its schedule still asks for
+	// it (the merchant may have moved or removed the schedule since the job
+	// was enqueued, or acted by hand). A refusal the merchant must fix (an
+	// entitlement, a validation finding) is recorded on the test and is not
+	// an error; only failures worth a retry are.
+	RunScheduled(ctx context.Context, shopID, testID int64, action experiment.Action) error
+}
+
+// ScheduleSource finds tests whose start_at or end_at has passed. The job id
+// names the test, the action and the schedule time, so each scheduled moment
+// is enqueued once however many ticks see it.
+func ScheduleSource(limit int) Source {
+	return func(ctx context.Context, q store.Querier, now time.Time) ([]Job, error) {
+		due, err := store.FindDueActions(ctx, q, now, limit)
+		if err != nil {
+			return nil, err
+		}
+		jobs := make([]Job, len(due))
+		for i, d := range due {
+			jobs[i] = Job{
+				Type:    TypeScheduledAction,
+				Payload: ScheduledAction{ShopID: d.ShopID, TestID: d.TestID, Action: d.Action, At: d.At},
+				ID:      fmt.Sprintf("schedule:%s:%d:%d", d.Action, d.TestID, d.At.Unix()),
+				Queue:   QueueCritical,
+				Timeout: 2 * time.Minute,
+			}
+		}
+		return jobs, nil
+	}
+}
+
+// HandleScheduled registers the handler of scheduled actions on w.
+func HandleScheduled(w *Worker, actor Actor) {
+	Handle(w, TypeScheduledAction, func(ctx context.Context, p ScheduledAction) error {
+		return actor.RunScheduled(ctx, p.ShopID, p.TestID, p.Action)
+	})
+}

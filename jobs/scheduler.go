@@ -1,0 +1,111 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/liftab/lift/store"
+)
+
+// schedulerLock is the advisory lock key of the scheduler leader.
+const schedulerLock = 0x6c696674_0007 // "lift" + 7
+
+// Source lists the jobs due at now, reading through q (the tick's
+// transaction). Sources must be cheap: they run every Interval.
+type Source func(ctx context.Context, q store.Querier, now time.Time) ([]Job, error)
+
+// SchedulerConfig configures the scheduler loop; zero values take defaults.
+type SchedulerConfig struct {
+	Interval time.Duration    // between ticks; default 15 s
+	Now      func() time.Time // the clock; default time.Now
+	Logger   *slog.Logger
+}
+
+// Scheduler is the loop of DESIGN §7: each tick, the one process holding the
+// Postgres advisory lock asks every Source what is due and enqueues it with
+// the job's deterministic id. The schedule lives in Postgres, so a restart
+// loses nothing and a second scheduler adds nothing.
+type Scheduler struct {
+	pool    *pgxpool.Pool
+	client  *Client
+	sources []Source
+	cfg     SchedulerConfig
+}
+
+// NewScheduler builds a scheduler over the given sources.
+func NewScheduler(pool *pgxpool.Pool, client *Client, cfg SchedulerConfig, sources ...Source) *Scheduler {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 15 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Scheduler{pool: pool, client: client, sources: sources, cfg: cfg}
+}
+
+// TickResult says what one tick did.
+type TickResult struct {
+	Leader     bool // false: another scheduler held the lock, nothing was done
+	Enqueued   int
+	Duplicates int // due jobs already in hand
+}
+
+// Tick runs one pass. Tests call it directly with an injected clock.
+func (s *Scheduler) Tick(ctx context.Context) (TickResult, error) {
+	var res TickResult
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return res, fmt.Errorf("jobs.Scheduler.Tick: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// The lock lasts as long as the tick's transaction, so a crashed leader
+	// frees it at once and the next tick elsewhere takes over.
+	if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(schedulerLock)).Scan(&res.Leader); err != nil {
+		return res, fmt.Errorf("jobs.Scheduler.Tick: lock: %w", err)
+	}
+	if !res.Leader {
+		return res, nil
+	}
+	now := s.cfg.Now()
+	for _, src := range s.sources {
+		jobs, err := src(ctx, tx, now)
+		if err != nil {
+			return res, fmt.Errorf("jobs.Scheduler.Tick: %w", err)
+		}
+		for _, j := range jobs {
+			switch err := s.client.Enqueue(ctx, j); {
+			case errors.Is(err, ErrDuplicate):
+				res.Duplicates++
+			case err != nil:
+				return res, fmt.Errorf("jobs.Scheduler.Tick: %w", err)
+			default:
+				res.Enqueued++
+			}
+		}
+	}
+	return res, tx.Commit(ctx)
+}
+
+// Run ticks every Interval until ctx ends. A failed tick is logged and the
+// next one tries again.
+func (s *Scheduler) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Error("scheduler tick failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/store"
+)
+
+// recorder is an Actor that records what the worker asked of it.
+type recorder struct {
+	mu   sync.Mutex
+	seen []string
+	done chan struct{}
+}
+
+func (r *recorder) RunScheduled(_ context.Context, _, testID int64, a experiment.Action) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, string(a))
+	r.done <- struct{}{}
+	return nil
+}
+
+func TestSchedulerEnqueuesDueOnceAndOnlyAsLeader(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, lifttest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	addr, db := lifttest.Redis(t)
+	var shopID int64
+	if err := pool.QueryRow(ctx, `INSERT INTO shops (domain) VALUES ('j.myshopify.com') RETURNING id`).Scan(&shopID); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	start := base.Add(time.Hour)
+	tt := &experiment.Test{ShopID: shopID, Type: experiment.TypeURLRedirect, Status: experiment.StatusDraft, Name: "s",
+		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
+		Schedule: &experiment.Schedule{StartAt: &start}, CreatedAt: base, UpdatedAt: base}
+	if err := store.CreateTest(ctx, pool, tt); err != nil {
+		t.Fatal(err)
+	}
+
+	now := base
+	client := jobs.NewClient(jobs.Redis{Addr: addr, DB: db})
+	defer client.Close()
+	s := jobs.NewScheduler(pool, client, jobs.SchedulerConfig{Now: func() time.Time { return now }}, jobs.ScheduleSource(100))
+
+	for _, step := range []struct {
+		name string
+		at   time.Time
+		want jobs.TickResult
+	}{
+		{"BeforeStart", base, jobs.TickResult{Leader: true}},
+		{"AtStart", start, jobs.TickResult{Leader: true, Enqueued: 1}},
+		{"AgainIsDuplicate", start.Add(time.Minute), jobs.TickResult{Leader: true, Duplicates: 1}},
+	} {
+		now = step.at
+		got, err := s.Tick(ctx)
+		if err != nil || got != step.want {
+			t.Fatalf("%s: tick = %+v, %v; want %+v", step.name, got, err, step.want)
+		}
+	}
+
+	// Another process holding the lock makes this one stand by.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(0x6c696674_0007)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Tick(ctx); err != nil || got.Leader {
+		t.Fatalf("tick while another leads = %+v, %v", got, err)
+	}
+	tx.Rollback(ctx)
+
+	// The worker hands the enqueued job to the actor.
+	rec := &recorder{done: make(chan struct{}, 1)}
+	w := jobs.NewWorker(jobs.Redis{Addr: addr, DB: db}, jobs.WorkerConfig{Concurrency: 1})
+	jobs.HandleScheduled(w, rec)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Shutdown()
+	select {
+	case <-rec.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker never ran the scheduled start")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.seen) != 1 || rec.seen[0] != "start" {
+		t.Fatalf("actor saw %v", rec.seen)
+	}
+}
