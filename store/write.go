@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/liftab/lift/experiment"
+)
+
+// Actor is who performs a write, for the audit log. The API sets it per
+// request; commands and background jobs set their own.
+type Actor struct {
+	Name      string // "token", "cli", "scheduler", "worker", "webhook"
+	TokenID   int64  // when Name is "token"
+	RequestID string
+	Method    string
+	Path      string
+}
+
+type actorKey struct{}
+type claimKey struct{}
+
+// WithActor returns ctx carrying the actor that Write records in the audit log.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+func actorFrom(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
+		return a
+	}
+	return Actor{Name: "system"}
+}
+
+// WithIdempotencyClaim returns ctx carrying a claimed Idempotency-Key. A Write
+// under it completes the claim with its response in the same transaction.
+func WithIdempotencyClaim(ctx context.Context, c IdempotencyClaim) context.Context {
+	return context.WithValue(ctx, claimKey{}, c)
+}
+
+func claimFrom(ctx context.Context) (IdempotencyClaim, bool) {
+	c, ok := ctx.Value(claimKey{}).(IdempotencyClaim)
+	return c, ok
+}
+
+// WriteMeta describes a write for the audit log.
+type WriteMeta struct {
+	ShopID       int64  // 0 when fn creates the shop; then WriteResult.ShopID names it
+	Action       string // e.g. "experiment.create", "experiment.start"
+	ResourceType string // e.g. "experiment"
+}
+
+// WriteResult is what a write produced: the resource it touched and, for a
+// request under an Idempotency-Key, the response to replay on a retry.
+type WriteResult struct {
+	ShopID     int64
+	ResourceID string
+	Status     int    // HTTP status of the response
+	Body       []byte // the response body, exactly as sent
+}
+
+// Write is the one way Lift changes Postgres on behalf of someone. In a single
+// transaction it runs fn, records the audit entry, and completes the request's
+// Idempotency-Key claim with the response — so a write is never performed
+// without its audit record, and a retried create never performs it twice.
+//
+// Errors: whatever fn returns (rolled back); KindUnavailable audit_unavailable
+// when the audit record cannot be written (nothing performed); KindUnavailable
+// internal_error when the write could not run alongside other changes (lock
+// or serialization conflict; nothing attempted); KindTimeout internal_error
+// when it took longer than the write timeout (rolled back).
+func (db *DB) Write(ctx context.Context, meta WriteMeta, fn func(ctx context.Context, tx *Tx) (WriteResult, error)) (res WriteResult, err error) {
+	ctx, cancel := context.WithTimeout(ctx, db.writeTimeout)
+	defer cancel()
+	defer func() { err = translateWriteError(ctx, err) }()
+
+	pgtx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return res, fmt.Errorf("store.Write %s: begin: %w", meta.Action, err)
+	}
+	defer pgtx.Rollback(context.WithoutCancel(ctx))
+	// Waiting long on another writer's lock is worse than failing fast with a
+	// retryable 503: nothing has been attempted yet.
+	if _, err := pgtx.Exec(ctx, "SET LOCAL lock_timeout = '3s'"); err != nil {
+		return res, fmt.Errorf("store.Write %s: %w", meta.Action, err)
+	}
+	tx := &Tx{tx: pgtx, now: db.Now()}
+	res, err = fn(ctx, tx)
+	if err != nil {
+		return res, err
+	}
+	if res.ShopID == 0 {
+		res.ShopID = meta.ShopID
+	}
+	if err := writeAudit(ctx, tx, meta, res, actorFrom(ctx)); err != nil {
+		return res, experiment.Errorf(experiment.KindUnavailable, "audit_unavailable",
+			"The change could not be recorded in the audit log, so it was not performed. Retry later.")
+	}
+	if c, ok := claimFrom(ctx); ok {
+		if err := completeClaim(ctx, pgtx, c, res.Status, res.Body, tx.now); err != nil {
+			return res, fmt.Errorf("store.Write %s: complete idempotency key: %w", meta.Action, err)
+		}
+	}
+	if err := pgtx.Commit(ctx); err != nil {
+		return res, fmt.Errorf("store.Write %s: commit: %w", meta.Action, err)
+	}
+	return res, nil
+}
+
+func translateWriteError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := experiment.AsError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || sqlState(err) == "57014":
+		return experiment.Errorf(experiment.KindTimeout, "internal_error",
+			"The write took too long and was rolled back; nothing changed. Retry.")
+	case sqlState(err) == "55P03" || sqlState(err) == "40001" || sqlState(err) == "40P01":
+		return experiment.Errorf(experiment.KindUnavailable, "internal_error",
+			"The write could not run alongside other changes; nothing was attempted. Retry.")
+	}
+	return err
+}
+
+func writeAudit(ctx context.Context, tx *Tx, meta WriteMeta, res WriteResult, a Actor) error {
+	var tokenID *int64
+	if a.TokenID != 0 {
+		tokenID = &a.TokenID
+	}
+	_, err := tx.tx.Exec(ctx, `INSERT INTO audit_log
+		(shop_id, actor, token_id, action, resource_type, resource_id, request_id, method, path, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		res.ShopID, a.Name, tokenID, meta.Action, meta.ResourceType, res.ResourceID, a.RequestID, a.Method, a.Path, tx.now)
+	return err
+}
+
+// AuditEntry is one row of the audit log.
+type AuditEntry struct {
+	ID           int64
+	ShopID       int64
+	Actor        string
+	TokenID      *int64
+	Action       string
+	ResourceType string
+	ResourceID   string
+	RequestID    string
+	Method       string
+	Path         string
+	CreatedAt    time.Time
+}
+
+// FindAuditEntries returns a shop's audit log, newest first.
+func (db *DB) FindAuditEntries(ctx context.Context, shopID int64, limit int) ([]AuditEntry, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, shop_id, actor, token_id, action, resource_type, resource_id,
+		request_id, method, path, created_at FROM audit_log WHERE shop_id = $1 ORDER BY id DESC LIMIT $2`, shopID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store.FindAuditEntries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
+		var e AuditEntry
+		err := r.Scan(&e.ID, &e.ShopID, &e.Actor, &e.TokenID, &e.Action, &e.ResourceType, &e.ResourceID,
+			&e.RequestID, &e.Method, &e.Path, &e.CreatedAt)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store.FindAuditEntries: %w", err)
+	}
+	return out, nil
+}
