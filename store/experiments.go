@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/liftab/lift/experiment"
 )
 
@@ -379,4 +380,52 @@ func typeStrings(xs []experiment.Type) []string {
 		out[i] = string(x)
 	}
 	return out
+}
+
+// The methods below are the repository as the rest of Lift sees it: reads on
+// the DB, writes on the Tx that DB.Write hands out (so audit and idempotency
+// ride in the same transaction).
+
+// FindTestByID reads one test of the shop (experiment_not_found otherwise).
+func (db *DB) FindTestByID(ctx context.Context, shopID, id int64) (*experiment.Test, error) {
+	return FindTestByID(ctx, db.pool, shopID, id, false)
+}
+
+// FindTests lists a shop's tests newest first and reports whether more follow.
+func (db *DB) FindTests(ctx context.Context, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
+	return FindTests(ctx, db.pool, shopID, f)
+}
+
+// Catalog is the shop catalog mirror that validation reads.
+func (db *DB) Catalog() experiment.Catalog { return Catalog{Q: db.pool} }
+
+// Pool is the connection pool, for background loops (the scheduler) that
+// hold an advisory lock for the length of their own transaction.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// FindTestForUpdate reads a test and locks its row until the write ends, so
+// concurrent changes to one test serialise.
+func (tx *Tx) FindTestForUpdate(ctx context.Context, shopID, id int64) (*experiment.Test, error) {
+	return FindTestByID(ctx, tx.tx, shopID, id, true)
+}
+
+// CreateTest inserts t with its groups and sets t.ID.
+func (tx *Tx) CreateTest(ctx context.Context, t *experiment.Test) error {
+	return CreateTest(ctx, tx.tx, t)
+}
+
+// SaveTest writes t's mutable fields and groups.
+func (tx *Tx) SaveTest(ctx context.Context, t *experiment.Test) error { return SaveTest(ctx, tx.tx, t) }
+
+// SetChecksPending marks whether asynchronous launch checks run for a test.
+func (tx *Tx) SetChecksPending(ctx context.Context, shopID, id int64, pending bool) error {
+	return SetChecksPending(ctx, tx.tx, shopID, id, pending, tx.now)
+}
+
+// Catalog reads the catalog mirror inside the transaction.
+func (tx *Tx) Catalog() experiment.Catalog { return Catalog{Q: tx.tx} }
+
+// ImportCatalog replaces the shop's catalog mirror with f.
+func (tx *Tx) ImportCatalog(ctx context.Context, shopID int64, f *CatalogFile) error {
+	return ImportCatalog(ctx, tx.tx, shopID, f)
 }
