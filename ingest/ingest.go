@@ -1,0 +1,266 @@
+// Package ingest takes the storefront's tracking requests at full volume and
+// loses none it acknowledged: a request is validated, appended to a
+// write-ahead log on local disk (group-committed), answered, and later
+// flushed in large batches into ClickHouse (DESIGN §6).
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/warehouse"
+)
+
+// Sink receives the flushed batches. *warehouse.Warehouse is the one used;
+// Insert must be safe to retry with the same batch (the tables fold rows by
+// their ids).
+type Sink interface {
+	Insert(ctx context.Context, b *warehouse.Batch) error
+}
+
+// Config of the ingester. Zero fields take the defaults.
+type Config struct {
+	Dir            string        // WAL directory; required
+	SegmentBytes   int64         // rotate a segment at this size; default 16 MiB
+	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB
+	CommitInterval time.Duration // minimum time between two fsyncs; default 2 ms
+	MaxBatchRows   int           // rows per insert; default 50 000
+	FlushInterval  time.Duration // longest a row waits for its batch; default 1 s
+	RetryMin       time.Duration // first wait after a failed insert; default 100 ms
+	RetryMax       time.Duration // longest wait between retries; default 5 s
+	InsertTimeout  time.Duration // one insert attempt; default 30 s
+	Now            func() time.Time
+	Logger         *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	c.SegmentBytes = cmp.Or(c.SegmentBytes, 16<<20)
+	c.DiskBudget = cmp.Or(c.DiskBudget, 2<<30)
+	c.CommitInterval = cmp.Or(c.CommitInterval, 2*time.Millisecond)
+	c.MaxBatchRows = cmp.Or(c.MaxBatchRows, 50_000)
+	c.FlushInterval = cmp.Or(c.FlushInterval, time.Second)
+	c.RetryMin = cmp.Or(c.RetryMin, 100*time.Millisecond)
+	c.RetryMax = cmp.Or(c.RetryMax, 5*time.Second)
+	c.InsertTimeout = cmp.Or(c.InsertTimeout, 30*time.Second)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Dir == "":
+		return errors.New("Dir is required")
+	case c.SegmentBytes < 1<<10:
+		return errors.New("SegmentBytes must be at least 1 KiB")
+	case c.DiskBudget < c.SegmentBytes:
+		return errors.New("DiskBudget must hold at least one segment")
+	case c.CommitInterval < 0 || c.FlushInterval < 0 || c.RetryMin < 0 || c.RetryMax < c.RetryMin || c.InsertTimeout < 0:
+		return errors.New("intervals must not be negative, RetryMax ≥ RetryMin")
+	case c.MaxBatchRows < 1:
+		return errors.New("MaxBatchRows must be positive")
+	}
+	return nil
+}
+
+// Stats are counters since Start, for the bench and operators.
+type Stats struct {
+	Appended    int64 // rows acknowledged (on disk)
+	Inserted    int64 // rows accepted by ClickHouse (replays included)
+	FailedFlush int64 // insert attempts that failed
+	WALBytes    int64 // bytes held in the WAL
+}
+
+// Ingester validates tracking requests, logs them durably and flushes them.
+// Create with New, then Start; Close drains.
+type Ingester struct {
+	cfg  Config
+	sink Sink
+	log  *slog.Logger
+
+	wal    *wal
+	reader *walReader
+
+	closing   chan struct{}
+	drainCtx  context.Context // cancelled when Close's deadline passes
+	drainStop context.CancelFunc
+	flushed   chan struct{}
+	closeOnce sync.Once
+
+	appended, inserted, failed atomic.Int64
+	drained                    bool // set by the flusher when it emptied the WAL on Close
+}
+
+// New checks cfg. Nothing is opened until Start.
+func New(cfg Config, sink Sink) (*Ingester, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("ingest.New: %w", err)
+	}
+	if sink == nil {
+		return nil, errors.New("ingest.New: a Sink is required")
+	}
+	return &Ingester{cfg: cfg, sink: sink, log: cfg.Logger}, nil
+}
+
+// Start opens the WAL, replays what a previous run left unflushed and starts
+// the flusher. Requests are accepted as soon as it returns.
+func (in *Ingester) Start() error {
+	w, err := openWAL(walConfig{
+		dir: in.cfg.Dir, segmentBytes: in.cfg.SegmentBytes, diskBudget: in.cfg.DiskBudget,
+		commitInterval: in.cfg.CommitInterval,
+	})
+	if err != nil {
+		return fmt.Errorf("ingest.Start: %w", err)
+	}
+	in.wal = w
+	in.reader = newWALReader(w)
+	in.closing = make(chan struct{})
+	in.flushed = make(chan struct{})
+	in.drainCtx, in.drainStop = context.WithCancel(context.Background())
+	go in.flushLoop()
+	return nil
+}
+
+// Close stops accepting, then flushes everything in the WAL to ClickHouse
+// until ctx is done. What could not be flushed by then stays in the WAL and
+// is replayed by the next Start; Close reports that as an error.
+func (in *Ingester) Close(ctx context.Context) error {
+	var err error
+	in.closeOnce.Do(func() {
+		in.wal.close()
+		close(in.closing)
+		select {
+		case <-in.flushed:
+		case <-ctx.Done():
+			in.drainStop()
+			<-in.flushed
+		}
+		in.drainStop()
+		in.reader.close()
+		if !in.drained {
+			err = fmt.Errorf("ingest.Close: %w; the rest stays in the WAL for the next start", ctx.Err())
+		}
+	})
+	return err
+}
+
+// Stats returns the counters.
+func (in *Ingester) Stats() Stats {
+	in.wal.mu.Lock()
+	walBytes := in.wal.diskBytes
+	in.wal.mu.Unlock()
+	return Stats{Appended: in.appended.Load(), Inserted: in.inserted.Load(), FailedFlush: in.failed.Load(), WALBytes: walBytes}
+}
+
+// Now is the ingester's clock; adapters stamp Meta.ReceivedAt with it.
+func (in *Ingester) Now() time.Time { return in.cfg.Now() }
+
+// TrackEvent records a behavioral event (POST /api/track/event). It returns
+// a KindInvalidRequest error naming the field, or KindUnavailable when the
+// WAL is full or closed; nil means the event is durably logged.
+func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequest, m Meta) error {
+	rows, err := validEvent(req, shopID, m)
+	if err != nil {
+		return err
+	}
+	recs := make([]record, len(rows))
+	for i := range rows {
+		r, err := encodeRecord(kindEvent, &rows[i])
+		if err != nil {
+			return err
+		}
+		recs[i] = r
+	}
+	return in.append(recs...)
+}
+
+// TrackAssignment records an assignment (POST /api/track/assignment) and
+// returns its id, which is the same for every call of that visitor and test:
+// only the first stands.
+func (in *Ingester) TrackAssignment(ctx context.Context, shopID int64, req *AssignmentRequest, m Meta) (string, error) {
+	row, err := validAssignment(req, shopID, m)
+	if err != nil {
+		return "", err
+	}
+	rec, ferr := encodeRecord(kindAssignment, &row)
+	if ferr != nil {
+		return "", ferr
+	}
+	if err := in.append(rec); err != nil {
+		return "", err
+	}
+	return row.AssignmentID, nil
+}
+
+// ObserveSession records a page load of a session (GET /api/observe/session).
+func (in *Ingester) ObserveSession(ctx context.Context, shopID int64, req *SessionRequest, m Meta) error {
+	row, err := validSession(req, shopID, m)
+	if err != nil {
+		return err
+	}
+	rec, ferr := encodeRecord(kindSession, &row)
+	if ferr != nil {
+		return ferr
+	}
+	return in.append(rec)
+}
+
+// ObserveProduct records a product page view (GET /api/observe).
+func (in *Ingester) ObserveProduct(ctx context.Context, shopID int64, req *ObserveRequest, m Meta) error {
+	row, err := validPageView(req, shopID, m)
+	if err != nil {
+		return err
+	}
+	rec, ferr := encodeRecord(kindPageView, &row)
+	if ferr != nil {
+		return ferr
+	}
+	return in.append(rec)
+}
+
+// TrackLegacy records one of the legacy analytics calls.
+func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int64, req *LegacyRequest, m Meta) error {
+	ev, order, err := validLegacy(kind, req, shopID, m)
+	if err != nil {
+		return err
+	}
+	var rec record
+	var ferr error
+	if order != nil {
+		rec, ferr = encodeRecord(kindOrder, order)
+	} else {
+		rec, ferr = encodeRecord(kindEvent, ev)
+	}
+	if ferr != nil {
+		return ferr
+	}
+	return in.append(rec)
+}
+
+// append logs records as one unit and translates the WAL's refusals.
+func (in *Ingester) append(recs ...record) error {
+	err := in.wal.append(recs...)
+	switch {
+	case err == nil:
+		in.appended.Add(int64(len(recs)))
+		return nil
+	case errors.Is(err, ErrWALFull):
+		return experiment.Errorf(experiment.KindUnavailable, "ingest_backlog_full", "tracking is paused while the backlog drains; retry later")
+	case errors.Is(err, ErrClosed):
+		return experiment.Errorf(experiment.KindUnavailable, "ingest_closed", "the server is shutting down; retry")
+	default:
+		return fmt.Errorf("ingest.append: %w", err)
+	}
+}

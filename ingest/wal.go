@@ -1,0 +1,368 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The write-ahead log is a directory of segment files named by a sequence
+// number (00000000000000000042.wal). A frame is
+//
+//	[4 bytes little-endian payload length][4 bytes CRC-32C of payload][payload]
+//
+// and a payload is a kind byte followed by the JSON of one warehouse row.
+//
+// Appends are group-committed: requests add frames to a shared buffer and wait;
+// one committer goroutine writes the buffer, fsyncs once, and wakes every
+// waiter of that generation. So durability costs each request at most one
+// commit interval plus one fsync of latency, and no throughput.
+//
+// The flusher reads the committed frames back in order (walReader) and, once
+// ClickHouse has accepted them, calls release: whole segments before the
+// accepted position are deleted and the position is saved in a checkpoint
+// file, so a restart replays only what was not yet accepted. A crash between
+// an accepted insert and the checkpoint replays that batch: the tables fold
+// rows by their ids, so it never counts twice.
+//
+// A frame torn by a crash mid-write fails its CRC; the reader stops that
+// segment there. That frame was never acknowledged (acks follow the fsync).
+
+const (
+	frameHeader    = 8
+	maxFrame       = 1 << 20
+	segmentSuffix  = ".wal"
+	checkpointName = "checkpoint"
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrWALFull is returned by append when the log is over its disk budget
+// (ClickHouse has been away for long); the request is refused, not lost.
+var ErrWALFull = errors.New("ingest: write-ahead log over its disk budget")
+
+// ErrClosed is returned by append after Close.
+var ErrClosed = errors.New("ingest: closed")
+
+// walConfig is the part of Config the log needs.
+type walConfig struct {
+	dir            string
+	segmentBytes   int64
+	diskBudget     int64
+	commitInterval time.Duration
+}
+
+// commitGen is one group commit: everyone who appended into it waits on done.
+type commitGen struct {
+	done chan struct{}
+	err  error
+}
+
+type wal struct {
+	cfg walConfig
+
+	mu        sync.Mutex
+	pending   []byte // frames of the open generation
+	gen       *commitGen
+	diskBytes int64 // bytes in segment files plus pending
+	closed    bool
+	// committed position, read by the flusher
+	committedSeq  uint64
+	committedSize int64
+	sizes         map[uint64]int64 // on-disk size of every live segment
+
+	kick     chan struct{} // an append is waiting for the committer
+	readable chan struct{} // a commit made new frames readable
+	stopped  chan struct{} // the committer has exited
+
+	// owned by the committer goroutine
+	spare []byte
+	f     *os.File
+	seq   uint64
+	size  int64
+}
+
+// openWAL opens (creating) the log directory, measures what is left from a
+// previous run and starts a fresh segment after the last one; the old
+// segments are left for the reader to replay.
+func openWAL(cfg walConfig) (*wal, error) {
+	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("ingest.openWAL: %w", err)
+	}
+	seqs, err := listSegments(cfg.dir)
+	if err != nil {
+		return nil, fmt.Errorf("ingest.openWAL: %w", err)
+	}
+	w := &wal{
+		cfg:      cfg,
+		gen:      &commitGen{done: make(chan struct{})},
+		sizes:    make(map[uint64]int64),
+		kick:     make(chan struct{}, 1),
+		readable: make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
+	}
+	for _, s := range seqs {
+		fi, err := os.Stat(segmentPath(cfg.dir, s))
+		if err != nil {
+			return nil, fmt.Errorf("ingest.openWAL: %w", err)
+		}
+		w.sizes[s] = fi.Size()
+		w.diskBytes += fi.Size()
+	}
+	next := uint64(1)
+	if len(seqs) > 0 {
+		next = seqs[len(seqs)-1] + 1
+	}
+	if err := w.openSegment(next); err != nil {
+		return nil, fmt.Errorf("ingest.openWAL: %w", err)
+	}
+	go w.commitLoop()
+	return w, nil
+}
+
+func segmentPath(dir string, seq uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", seq, segmentSuffix))
+}
+
+func listSegments(dir string) ([]uint64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint64
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), segmentSuffix)
+		if !ok {
+			continue
+		}
+		s, err := strconv.ParseUint(name, 10, 64)
+		if err != nil {
+			continue
+		}
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+// openSegment makes seq the segment appends go to. Committer only (or
+// openWAL before the committer starts).
+func (w *wal) openSegment(seq uint64) error {
+	f, err := os.OpenFile(segmentPath(w.cfg.dir, seq), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syncDir(w.cfg.dir); err != nil {
+		f.Close()
+		return err
+	}
+	if w.f != nil {
+		w.f.Close()
+	}
+	w.f, w.seq, w.size = f, seq, 0
+	w.mu.Lock()
+	w.sizes[seq] = 0
+	w.committedSeq, w.committedSize = seq, 0
+	w.mu.Unlock()
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// append adds payloads to the log as one unit and returns once they are on
+// disk (fsynced), or with ErrWALFull / ErrClosed / the write error, in which
+// case nothing was acknowledged.
+func (w *wal) append(recs ...record) error {
+	n := 0
+	for _, r := range recs {
+		if 1+len(r.body) > maxFrame {
+			return fmt.Errorf("ingest: frame of %d bytes over the limit", len(r.body))
+		}
+		n += frameHeader + 1 + len(r.body)
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	if w.diskBytes+int64(n) > w.cfg.diskBudget {
+		w.mu.Unlock()
+		return ErrWALFull
+	}
+	for _, r := range recs {
+		w.pending = appendFrame(w.pending, r)
+	}
+	w.diskBytes += int64(n)
+	gen := w.gen
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	<-gen.done
+	return gen.err
+}
+
+// record is one frame's content: a kind byte, then the row's encoding.
+type record struct {
+	kind byte
+	body []byte
+}
+
+func appendFrame(b []byte, r record) []byte {
+	sum := crc32.Update(crc32.Update(0, crcTable, []byte{r.kind}), crcTable, r.body)
+	b = binary.LittleEndian.AppendUint32(b, uint32(1+len(r.body)))
+	b = binary.LittleEndian.AppendUint32(b, sum)
+	b = append(b, r.kind)
+	return append(b, r.body...)
+}
+
+// commitLoop is the one writer of segment files.
+func (w *wal) commitLoop() {
+	defer close(w.stopped)
+	for {
+		<-w.kick
+		start := time.Now()
+		w.mu.Lock()
+		buf, gen, closing := w.pending, w.gen, w.closed
+		w.pending, w.gen = w.spare[:0], &commitGen{done: make(chan struct{})}
+		w.mu.Unlock()
+
+		if len(buf) > 0 {
+			gen.err = w.write(buf)
+		}
+		close(gen.done)
+		w.spare = buf
+		if closing {
+			w.f.Close()
+			return
+		}
+		// Spread fsyncs at least commitInterval apart: the requests arriving
+		// meanwhile share the next one.
+		if d := w.cfg.commitInterval - time.Since(start); d > 0 {
+			time.Sleep(d)
+		}
+	}
+}
+
+// write appends buf to the current segment, fsyncs, publishes the new
+// committed size and rotates the segment when it is full.
+func (w *wal) write(buf []byte) error {
+	if _, err := w.f.Write(buf); err != nil {
+		w.undo(len(buf))
+		return fmt.Errorf("ingest: WAL write: %w", err)
+	}
+	if err := w.f.Sync(); err != nil {
+		w.undo(len(buf))
+		return fmt.Errorf("ingest: WAL fsync: %w", err)
+	}
+	w.size += int64(len(buf))
+	w.mu.Lock()
+	w.sizes[w.seq] = w.size
+	w.committedSize = w.size
+	w.mu.Unlock()
+	select {
+	case w.readable <- struct{}{}:
+	default:
+	}
+	if w.size >= w.cfg.segmentBytes {
+		if err := w.openSegment(w.seq + 1); err != nil {
+			return nil // the frames are durable; the next write retries the rotation
+		}
+	}
+	return nil
+}
+
+// undo forgets a failed write. The bytes may be partly in the file; a later
+// write puts good frames after them, which the reader cannot find, so a
+// failed write also moves to a new segment.
+func (w *wal) undo(n int) {
+	w.mu.Lock()
+	w.diskBytes -= int64(n)
+	w.mu.Unlock()
+	_ = w.openSegment(w.seq + 1)
+}
+
+// position reports the committed end: frames before it may be read.
+func (w *wal) position() (seq uint64, size int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.committedSeq, w.committedSize
+}
+
+// release deletes the segments before seq (the flusher has them all in
+// ClickHouse) and records that everything before (seq, off) is done.
+func (w *wal) release(seq uint64, off int64) error {
+	w.mu.Lock()
+	var gone []uint64
+	for s, size := range w.sizes {
+		if s < seq {
+			gone = append(gone, s)
+			w.diskBytes -= size
+			delete(w.sizes, s)
+		}
+	}
+	w.mu.Unlock()
+	for _, s := range gone {
+		if err := os.Remove(segmentPath(w.cfg.dir, s)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("ingest: WAL release: %w", err)
+		}
+	}
+	return writeCheckpoint(w.cfg.dir, seq, off)
+}
+
+// close stops appends, commits what is pending and stops the committer.
+func (w *wal) close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		<-w.stopped
+		return
+	}
+	w.closed = true
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	<-w.stopped
+}
+
+// writeCheckpoint saves the done position atomically (temp file + rename).
+// It is not fsynced: losing it on a power cut only replays accepted rows,
+// which the tables fold.
+func writeCheckpoint(dir string, seq uint64, off int64) error {
+	tmp := filepath.Join(dir, checkpointName+".tmp")
+	b := binary.LittleEndian.AppendUint64(nil, seq)
+	b = binary.LittleEndian.AppendUint64(b, uint64(off))
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("ingest: checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, checkpointName)); err != nil {
+		return fmt.Errorf("ingest: checkpoint: %w", err)
+	}
+	return nil
+}
+
+func readCheckpoint(dir string) (seq uint64, off int64, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, checkpointName))
+	if err != nil || len(b) != 16 {
+		return 0, 0, false
+	}
+	return binary.LittleEndian.Uint64(b), int64(binary.LittleEndian.Uint64(b[8:])), true
+}

@@ -1,0 +1,217 @@
+package ingest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func testWAL(t *testing.T, dir string, segmentBytes, budget int64) *wal {
+	t.Helper()
+	w, err := openWAL(walConfig{dir: dir, segmentBytes: segmentBytes, diskBudget: budget, commitInterval: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// readAll drains what the reader can see now.
+func readAll(t *testing.T, r *walReader) []string {
+	t.Helper()
+	var got []string
+	for {
+		n, err := r.read(1000, func(p []byte) { got = append(got, string(p[1:])) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return got
+		}
+	}
+}
+
+func rec(s string) record { return record{kind: kindEvent, body: []byte(s)} }
+
+func TestWALAppendReadAcrossSegments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := testWAL(t, dir, 1024, 1<<20)
+	var want []string
+	for i := range 200 {
+		s := fmt.Sprintf("record-%03d-%s", i, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+		want = append(want, s)
+		if err := w.append(rec(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newWALReader(w)
+	got := readAll(t, r)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("mismatch (-want +got):\n%s", diff)
+	}
+	seqs, _ := listSegments(dir)
+	if len(seqs) < 5 {
+		t.Fatalf("expected several segments of 1 KiB, got %d", len(seqs))
+	}
+	seq, off := r.position()
+	if err := w.release(seq, off); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := listSegments(dir)
+	if len(after) != 1 || after[0] != seq {
+		t.Errorf("after release segments = %v, want only [%d]", after, seq)
+	}
+	w.close()
+}
+
+func TestWALGroupCommitConcurrent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := openWAL(walConfig{dir: dir, segmentBytes: 64 << 10, diskBudget: 1 << 30, commitInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 16, 200
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if err := w.append(rec(fmt.Sprintf("%02d-%04d", g, i))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got := readAll(t, newWALReader(w))
+	if len(got) != writers*each {
+		t.Fatalf("read %d records, want %d", len(got), writers*each)
+	}
+	seen := map[string]bool{}
+	for _, s := range got {
+		if seen[s] {
+			t.Fatalf("record %s read twice", s)
+		}
+		seen[s] = true
+	}
+	w.close()
+}
+
+func TestWALReplayAfterRestart(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		release   int // records accepted (released) before the "crash"
+		wantAfter int
+	}{
+		{name: "NothingReleased", release: 0, wantAfter: 50},
+		{name: "HalfReleased", release: 25, wantAfter: 25},
+		{name: "AllReleased", release: 50, wantAfter: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			w := testWAL(t, dir, 512, 1<<20)
+			for i := range 50 {
+				if err := w.append(rec(fmt.Sprintf("r%02d", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := newWALReader(w)
+			if tc.release > 0 {
+				if n, err := r.read(tc.release, func([]byte) {}); err != nil || n != tc.release {
+					t.Fatalf("read %d, %v", n, err)
+				}
+				seq, off := r.position()
+				if err := w.release(seq, off); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.close() // the process dies; nothing else is cleaned up
+
+			w2 := testWAL(t, dir, 512, 1<<20)
+			defer w2.close()
+			got := readAll(t, newWALReader(w2))
+			if len(got) != tc.wantAfter {
+				t.Fatalf("replayed %d records, want %d", len(got), tc.wantAfter)
+			}
+			if tc.wantAfter > 0 && got[0] != fmt.Sprintf("r%02d", 50-tc.wantAfter) {
+				t.Errorf("replay starts at %s", got[0])
+			}
+		})
+	}
+}
+
+func TestWALTornTailIsIgnored(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := testWAL(t, dir, 1<<20, 1<<20)
+	for i := range 10 {
+		if err := w.append(rec(fmt.Sprintf("r%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.close()
+	// A crash in the middle of a write leaves half a frame at the end.
+	seqs, _ := listSegments(dir)
+	f, err := os.OpenFile(segmentPath(dir, seqs[len(seqs)-1]), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(appendFrame(nil, rec("never acknowledged"))[:12])
+	f.Close()
+
+	w2 := testWAL(t, dir, 1<<20, 1<<20)
+	defer w2.close()
+	if err := w2.append(rec("after restart")); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, newWALReader(w2))
+	want := []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "after restart"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestWALDiskBudget(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := testWAL(t, dir, 1024, 4096)
+	defer w.close()
+	var err error
+	n := 0
+	for ; n < 1000; n++ {
+		if err = w.append(rec("0123456789012345678901234567890123456789")); err != nil {
+			break
+		}
+	}
+	if err != ErrWALFull {
+		t.Fatalf("err = %v after %d appends, want ErrWALFull", err, n)
+	}
+	// Releasing flushed segments makes room again.
+	r := newWALReader(w)
+	readAll(t, r)
+	seq, off := r.position()
+	if err := w.release(seq, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.append(rec("fits again")); err != nil {
+		t.Fatalf("append after release: %v", err)
+	}
+}
+
+func TestWALClosedRefuses(t *testing.T) {
+	t.Parallel()
+	w := testWAL(t, filepath.Join(t.TempDir(), "wal"), 1024, 1<<20)
+	w.close()
+	if err := w.append(rec("late")); err != ErrClosed {
+		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+}
