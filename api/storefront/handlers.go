@@ -1,0 +1,242 @@
+package storefront
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/ingest"
+)
+
+const contentTypeJSON = "application/json; charset=utf-8"
+
+var acceptedBody = []byte(`{"accepted":true}`)
+
+func (h *Handler) meta(c *gin.Context) ingest.Meta {
+	return ingest.Meta{ReceivedAt: h.in.Now(), UserAgent: c.Request.UserAgent()}
+}
+
+func badRequest(param, format string, args ...any) *experiment.Error {
+	return experiment.Errorf(experiment.KindInvalidRequest, "invalid_request", format, args...).WithParam(param)
+}
+
+// bodyPool recycles request body buffers; the hot path should not allocate
+// one per request.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// decode reads a JSON body sent as application/json or as text/plain (what
+// navigator.sendBeacon sends for a string) into v.
+func (h *Handler) decode(c *gin.Context, v any) error {
+	if ct := c.GetHeader("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && mt != "text/plain") {
+			return badRequest("Content-Type", "Content-Type must be application/json or text/plain")
+		}
+	}
+	bp := bodyPool.Get().(*[]byte)
+	defer bodyPool.Put(bp)
+	body, err := readLimited((*bp)[:0], c.Request.Body, h.cfg.MaxBodyBytes)
+	*bp = body[:0]
+	if errors.Is(err, errBodyTooLarge) {
+		return badRequest("body", "request body must be at most %d KB", h.cfg.MaxBodyBytes>>10)
+	}
+	if err != nil {
+		return badRequest("body", "request body could not be read")
+	}
+	if len(body) == 0 {
+		return badRequest("body", "request body is required (a JSON object)")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return badRequest(te.Field, "%s has the wrong type", te.Field)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) || te != nil {
+			return badRequest("body", "request body must be a JSON object")
+		}
+		return badRequest("body", "request body has an id field that is neither a string nor a number")
+	}
+	return nil
+}
+
+// readLimited appends all of r to buf, refusing more than limit bytes.
+func readLimited(buf []byte, r io.Reader, limit int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, errBodyTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+func accepted(c *gin.Context) {
+	c.Data(http.StatusAccepted, contentTypeJSON, acceptedBody)
+}
+
+// GET /api/get-session → {"sessionId": "<uuid>"}.
+func (h *Handler) getSession(c *gin.Context) error {
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, gin.H{"sessionId": ingest.NewID()})
+	return nil
+}
+
+// GET /api/observe?shop&productId&experimentId → 202.
+func (h *Handler) observe(c *gin.Context) error {
+	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	if err != nil {
+		return err
+	}
+	req := ingest.ObserveRequest{
+		ProductID: c.Query("productId"), ExperimentID: c.Query("experimentId"),
+		SessionID: c.Query("sessionId"), VisitorID: c.Query("visitorId"),
+	}
+	if err := h.in.ObserveProduct(c, shop.ID, &req, h.meta(c)); err != nil {
+		return err
+	}
+	accepted(c)
+	return nil
+}
+
+// GET /api/observe/session?shop&sessionId&experimentId → 202.
+func (h *Handler) observeSession(c *gin.Context) error {
+	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	if err != nil {
+		return err
+	}
+	req := ingest.SessionRequest{
+		SessionID: c.Query("sessionId"), ExperimentID: c.Query("experimentId"), VisitorID: c.Query("visitorId"),
+		PagePath: c.Query("pagePath"), Referrer: c.Query("referrer"), Device: c.Query("device"),
+		Country: c.Query("country"), VisitorType: c.Query("visitorType"), UTMSource: c.Query("utmSource"),
+		UTMMedium: c.Query("utmMedium"), UTMCampaign: c.Query("utmCampaign"),
+	}
+	if err := h.in.ObserveSession(c, shop.ID, &req, h.meta(c)); err != nil {
+		return err
+	}
+	accepted(c)
+	return nil
+}
+
+// POST /api/track/event?shop → 202 {"accepted":true}.
+func (h *Handler) trackEvent(c *gin.Context) error {
+	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	if err != nil {
+		return err
+	}
+	var req ingest.EventRequest
+	if err := h.decode(c, &req); err != nil {
+		return err
+	}
+	if err := h.in.TrackEvent(c, shop.ID, &req, h.meta(c)); err != nil {
+		return err
+	}
+	accepted(c)
+	return nil
+}
+
+type assignmentResponse struct {
+	Success      bool   `json:"success"`
+	AssignmentID string `json:"assignmentId"`
+}
+
+// POST /api/track/assignment?shop → {"success":true,"assignmentId":…}.
+func (h *Handler) trackAssignment(c *gin.Context) error {
+	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	if err != nil {
+		return err
+	}
+	var req ingest.AssignmentRequest
+	if err := h.decode(c, &req); err != nil {
+		return err
+	}
+	id, err := h.in.TrackAssignment(c, shop.ID, &req, h.meta(c))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, assignmentResponse{Success: true, AssignmentID: id})
+	return nil
+}
+
+// POST /api/analytics/{add-to-cart,checkout,order}: shop in the body (or the
+// query) → 202 {"accepted":true}.
+func (h *Handler) legacy(kind ingest.LegacyKind) func(*gin.Context) error {
+	return func(c *gin.Context) error {
+		var req ingest.LegacyRequest
+		if err := h.decode(c, &req); err != nil {
+			return err
+		}
+		domain := req.Shop
+		if domain == "" {
+			domain = c.Query("shop")
+		}
+		shop, err := h.shops.find(c, "shop", domain)
+		if err != nil {
+			return err
+		}
+		if err := h.in.TrackLegacy(c, kind, shop.ID, &req, h.meta(c)); err != nil {
+			return err
+		}
+		accepted(c)
+		return nil
+	}
+}
+
+type metadataResponse struct {
+	Found                  bool   `json:"found"`
+	ExperimentID           string `json:"experimentId,omitempty"`
+	ExperimentName         string `json:"experimentName,omitempty"`
+	VariantID              *int   `json:"variantId,omitempty"`
+	VariantName            string `json:"variantName,omitempty"`
+	AnalyticsMeasurementID string `json:"analyticsMeasurementId"`
+}
+
+// GET /api/ga4/metadata?experimentId&groupIndex. Found or not, it answers
+// 200; a failed lookup is logged and answered as not found, never as a 500.
+func (h *Handler) ga4Metadata(c *gin.Context) error {
+	experimentID := c.Query("experimentId")
+	if experimentID == "" {
+		return badRequest("experimentId", "experimentId is required")
+	}
+	raw, ok := c.GetQuery("groupIndex")
+	if !ok || raw == "" {
+		return badRequest("groupIndex", "groupIndex is required")
+	}
+	group, err := strconv.Atoi(raw)
+	if err != nil || group < 0 {
+		return badRequest("groupIndex", "groupIndex must be a non-negative integer")
+	}
+	notFound := metadataResponse{Found: false, AnalyticsMeasurementID: ""}
+	if h.cfg.Metadata == nil {
+		c.JSON(http.StatusOK, notFound)
+		return nil
+	}
+	md, err := h.cfg.Metadata.FindAnalyticsMetadata(c, experimentID, group)
+	if err != nil {
+		if e, ok := experiment.AsError(err); !ok || e.Kind != experiment.KindNotFound {
+			h.log.Error("storefront: analytics metadata lookup failed", "experiment", experimentID, "err", err)
+		}
+		c.JSON(http.StatusOK, notFound)
+		return nil
+	}
+	c.JSON(http.StatusOK, metadataResponse{
+		Found: true, ExperimentID: md.ExperimentID, ExperimentName: md.ExperimentName, VariantID: &md.VariantID,
+		VariantName: md.VariantName, AnalyticsMeasurementID: md.AnalyticsMeasurementID,
+	})
+	return nil
+}

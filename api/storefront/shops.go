@@ -1,0 +1,92 @@
+package storefront
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// shopCache keeps shop lookups off Postgres on the hot path. Found shops
+// live ShopTTL, unknown domains MissingShopTTL (so a new install is seen
+// within seconds). If the lookup fails for another reason (Postgres down), a
+// stale entry is served rather than refusing tracking.
+type shopCache struct {
+	r        ShopResolver
+	ttl, neg time.Duration
+	now      func() time.Time
+	mu       sync.RWMutex
+	m        map[string]shopEntry
+}
+
+type shopEntry struct {
+	shop    *experiment.Shop // nil: no such shop
+	expires time.Time
+}
+
+// maxCachedShops bounds the map: a flood of made-up domains only resets it.
+const maxCachedShops = 100_000
+
+func newShopCache(r ShopResolver, ttl, neg time.Duration, now func() time.Time) *shopCache {
+	return &shopCache{r: r, ttl: ttl, neg: neg, now: now, m: make(map[string]shopEntry)}
+}
+
+// find returns the installed shop of a domain, or a 400 naming param.
+func (c *shopCache) find(ctx context.Context, param, domain string) (*experiment.Shop, error) {
+	domain = normalizeDomain(domain)
+	if domain == "" {
+		return nil, experiment.Errorf(experiment.KindInvalidRequest, "missing_parameter", "%s is required", param).WithParam(param)
+	}
+	now := c.now()
+	c.mu.RLock()
+	e, ok := c.m[domain]
+	c.mu.RUnlock()
+	if !ok || now.After(e.expires) {
+		shop, err := c.r.FindShopByDomain(ctx, domain)
+		var xe *experiment.Error
+		switch {
+		case err == nil:
+			e = shopEntry{shop: shop, expires: now.Add(c.ttl)}
+		case errors.As(err, &xe) && xe.Kind == experiment.KindNotFound || errors.Is(err, experiment.ErrNotFound):
+			e = shopEntry{expires: now.Add(c.neg)}
+		case ok:
+			return usable(param, domain, e.shop) // stale beats refusing tracking
+		default:
+			return nil, err
+		}
+		c.mu.Lock()
+		if len(c.m) >= maxCachedShops {
+			clear(c.m)
+		}
+		c.m[domain] = e
+		c.mu.Unlock()
+	}
+	return usable(param, domain, e.shop)
+}
+
+func usable(param, domain string, shop *experiment.Shop) (*experiment.Shop, error) {
+	if shop == nil || !shop.Installed() {
+		return nil, experiment.Errorf(experiment.KindInvalidRequest, "unknown_shop",
+			"%s %q is not a shop with Lift installed", param, domain).WithParam(param)
+	}
+	return shop, nil
+}
+
+// normalizeDomain accepts "Shop.myshopify.com", "https://shop.myshopify.com/".
+func normalizeDomain(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://")
+	s = strings.TrimSuffix(s, "/")
+	if len(s) > 255 {
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
