@@ -110,7 +110,7 @@ func effects(ctl, trt summary) (rel, abs effect, nc *notComputable) {
 	r := trt.mean / ctl.mean
 	rel = effect{r - 1, (seB + seA*r*r) / (ctl.mean * ctl.mean)}
 	if abs.variance == 0 || rel.variance == 0 {
-		return rel, abs, &notComputable{ReasonZeroVariance, "the estimate has zero variance (every unit has the same value)"}
+		return rel, abs, &notComputable{ReasonZeroVariance, "the estimate has zero variance (all units alike), so there is no test or interval to give"}
 	}
 	return rel, abs, nil
 }
