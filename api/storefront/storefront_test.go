@@ -52,6 +52,13 @@ func (m staticMetadata) FindAnalyticsMetadata(_ context.Context, id string, grou
 
 func setup(t *testing.T, opts ...func(*storefront.Config)) *bundle {
 	t.Helper()
+	return build(t, func(addr string) string { return addr }, opts...)
+}
+
+// build is setup with the ClickHouse address passed through route (the
+// outage test puts a proxy in between).
+func build(t *testing.T, route func(string) string, opts ...func(*storefront.Config)) *bundle {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
 	if err != nil {
@@ -71,12 +78,13 @@ func setup(t *testing.T, opts ...func(*storefront.Config)) *bundle {
 		t.Fatal(err)
 	}
 	addr, database := lifttest.ClickHouse(t)
-	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: addr, Database: database})
+	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: route(addr), Database: database, ReadTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wh.Close() })
-	in, err := ingest.New(ingest.Config{Dir: t.TempDir(), FlushInterval: 50 * time.Millisecond, RetryMin: 20 * time.Millisecond}, wh)
+	in, err := ingest.New(ingest.Config{Dir: t.TempDir(), FlushInterval: 50 * time.Millisecond,
+		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, InsertTimeout: 5 * time.Second}, wh)
 	if err != nil {
 		t.Fatal(err)
 	}
