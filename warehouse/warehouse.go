@@ -63,8 +63,9 @@ type Warehouse struct {
 	db   string
 }
 
-// Open connects to ClickHouse and checks the connection with a ping.
-// It returns an error when the server cannot be reached within DialTimeout.
+// Open connects to ClickHouse and checks the connection with a ping (unless
+// cfg.Lazy). It returns an error when the server cannot be reached within
+// DialTimeout.
 func Open(ctx context.Context, cfg Config) (*Warehouse, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
