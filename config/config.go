@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -52,6 +53,13 @@ type Config struct {
 		Queries int           `mapstructure:"queries"`
 	} `mapstructure:"ratelimit"`
 
+	Platform struct {
+		URL   string `mapstructure:"url"`
+		Token string `mapstructure:"token"`
+	} `mapstructure:"platform"`
+
+	SigningSecret string `mapstructure:"signing_secret"`
+
 	Idempotency struct {
 		StaleAfter time.Duration `mapstructure:"stale_after"`
 		Retention  time.Duration `mapstructure:"retention"`
@@ -88,6 +96,9 @@ var keys = []key{
 	{"ratelimit.reads", 600, "read requests per token per window"},
 	{"ratelimit.writes", 120, "write requests per token per window"},
 	{"ratelimit.queries", 30, "custom result queries per token per window"},
+	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
+	{"platform.token", "", "access token for the platform's admin API"},
+	{"signing_secret", "", "secret that signs preview and export-download links; empty picks a random one per process (links then die with it)"},
 	{"idempotency.stale_after", 90 * time.Second, "after this an unfinished Idempotency-Key claim may be taken again"},
 	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},
 }
@@ -167,16 +178,12 @@ func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 
 func readFile(v *viper.Viper, path string) error {
 	if path == "" {
-		v.SetConfigName("lift")
-		v.SetConfigType("yaml")
-		v.AddConfigPath(".")
-		if err := v.ReadInConfig(); err != nil {
-			if _, missing := err.(viper.ConfigFileNotFoundError); missing {
-				return nil
-			}
-			return fmt.Errorf("config: read lift.yaml: %w", err)
+		// Only lift.yaml itself: viper's name search would also pick up a
+		// built `lift` binary in the working directory.
+		if _, err := os.Stat("lift.yaml"); err != nil {
+			return nil
 		}
-		return nil
+		path = "lift.yaml"
 	}
 	v.SetConfigFile(path)
 	if err := v.ReadInConfig(); err != nil {

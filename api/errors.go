@@ -1,0 +1,134 @@
+// Package api holds what every HTTP surface of Lift shares: the one writer of
+// error envelopes, request ids, body limits, JSON decoding, health checks, and
+// the public API's middleware (auth, scopes, rate limits, idempotency). The
+// surfaces themselves live in subpackages (api/v1, api/storefront, …).
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/liftab/lift/experiment"
+)
+
+// Surface selects the error envelope a route group answers with.
+type Surface int
+
+const (
+	// SurfaceV1 is the public API: {"error": {type, code, message, param, …}}.
+	SurfaceV1 Surface = iota
+	// SurfaceSession is the admin panel, storefront and webhook surface:
+	// {"status": "error", "message": …}.
+	SurfaceSession
+)
+
+const surfaceKey = "lift.surface"
+
+// UseSurface marks the routes after it as answering errors in surface s.
+func UseSurface(s Surface) gin.HandlerFunc {
+	return func(c *gin.Context) { c.Set(surfaceKey, s); c.Next() }
+}
+
+// HandlerFunc is a gin handler that returns its error instead of writing it.
+type HandlerFunc func(c *gin.Context) error
+
+// Handle adapts a HandlerFunc: a returned error is answered by WriteError.
+func Handle(fn HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := fn(c); err != nil {
+			WriteError(c, err)
+		}
+	}
+}
+
+// status and type of each kind, as the contract and DESIGN §9 fix them.
+var kinds = map[experiment.Kind]struct {
+	status int
+	typ    string
+}{
+	experiment.KindInvalidRequest:  {http.StatusBadRequest, "invalid_request_error"},
+	experiment.KindTooLarge:        {http.StatusRequestEntityTooLarge, "invalid_request_error"},
+	experiment.KindUnauthenticated: {http.StatusUnauthorized, "authentication_error"},
+	experiment.KindForbidden:       {http.StatusForbidden, "permission_error"},
+	experiment.KindNotFound:        {http.StatusNotFound, "not_found_error"},
+	experiment.KindConflict:        {http.StatusConflict, "conflict_error"},
+	experiment.KindValidation:      {http.StatusUnprocessableEntity, "validation_error"},
+	experiment.KindRateLimited:     {http.StatusTooManyRequests, "rate_limit_error"},
+	experiment.KindNotImplemented:  {http.StatusNotImplemented, "api_error"},
+	experiment.KindUnavailable:     {http.StatusServiceUnavailable, "api_error"},
+	experiment.KindTimeout:         {http.StatusGatewayTimeout, "api_error"},
+	experiment.KindInternal:        {http.StatusInternalServerError, "api_error"},
+}
+
+// StatusOf is the HTTP status an error is answered with.
+func StatusOf(err error) int {
+	if e, ok := experiment.AsError(err); ok {
+		return kinds[e.Kind].status
+	}
+	return http.StatusInternalServerError
+}
+
+// envelope is the public API's error body (contract part 7).
+type envelope struct {
+	Error envelopeError `json:"error"`
+}
+
+type envelopeError struct {
+	Type      string                `json:"type"`
+	Code      string                `json:"code"`
+	Message   string                `json:"message"`
+	Param     *string               `json:"param"`
+	RequestID string                `json:"request_id,omitempty"`
+	Details   map[string]any        `json:"details,omitempty"`
+	Findings  *[]experiment.Finding `json:"findings,omitempty"`
+}
+
+// WriteError is the one place an error becomes a response. Errors that are
+// not *experiment.Error are ours: the client sees a fixed message and the
+// request id, the log gets the cause. Only 5xx carry a request id and only
+// 5xx are logged.
+func WriteError(c *gin.Context, err error) {
+	e, ok := experiment.AsError(err)
+	if !ok {
+		e = experiment.Errorf(experiment.KindInternal, "internal_error", "An internal error occurred. Retry later; if it persists, contact support with the request id.")
+	}
+	k, known := kinds[e.Kind]
+	if !known {
+		k = kinds[experiment.KindInternal]
+	}
+	reqID := ""
+	if k.status >= 500 {
+		reqID = RequestID(c)
+		slog.ErrorContext(c.Request.Context(), "request failed", "request_id", reqID, "method", c.Request.Method,
+			"path", c.Request.URL.Path, "status", k.status, "code", e.Code, "err", err)
+	}
+	if surface, _ := c.Get(surfaceKey); surface == SurfaceSession {
+		c.AbortWithStatusJSON(k.status, gin.H{"status": "error", "message": e.Message})
+		return
+	}
+	body := envelopeError{Type: k.typ, Code: e.Code, Message: e.Message, RequestID: reqID, Details: e.Details}
+	if e.Param != "" {
+		body.Param = &e.Param
+	}
+	if e.Kind == experiment.KindValidation {
+		f := e.Findings
+		if f == nil {
+			f = []experiment.Finding{}
+		}
+		body.Findings = &f
+	}
+	c.AbortWithStatusJSON(k.status, envelope{Error: body})
+}
+
+// Invalid is a 400 invalid_request_error with the given code and param.
+func Invalid(code, param, format string, args ...any) *experiment.Error {
+	return experiment.Errorf(experiment.KindInvalidRequest, code, format, args...).WithParam(param)
+}
+
+// isMaxBytes reports whether err came from a body over the limit.
+func isMaxBytes(err error) bool {
+	var mb *http.MaxBytesError
+	return errors.As(err, &mb)
+}

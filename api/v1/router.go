@@ -1,0 +1,45 @@
+// Package v1 is the public API at /v1 (the contract in
+// seeds/000_bef6b670f846737c.txt): bearer tokens, one error envelope, rate
+// limits, idempotent creates and an audit record of every write.
+package v1
+
+import (
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+)
+
+// API holds what the v1 handlers need. Fields are added as resources are.
+type API struct {
+	Store        *store.DB
+	Limiter      *api.RateLimiter
+	Idempotency  api.IdempotencyConfig
+	MaxBodyBytes int64
+	Now          func() time.Time
+	Experiments  *Experiments // the tests resource (experiments.go, lifecycle.go)
+}
+
+// Mount adds the /v1 routes to r. Every route passes, in order: body limit
+// (413), bearer auth (401, 403 api_access_disabled), rate limit (429, 503;
+// headers on every response), scope (403 insufficient_scope), then per route
+// its query-parameter allowlist (400) and, on creates, Idempotency-Key.
+func (a *API) Mount(r gin.IRouter) {
+	g := r.Group("/v1", api.UseSurface(api.SurfaceV1), api.LimitBody(a.MaxBodyBytes),
+		api.Authenticate(a.Store), api.RateLimit(a.Limiter), api.RequireScope())
+	idem := api.Idempotent(a.Store, a.Idempotency)
+
+	// Routes. Each resource's handlers live in their own file.
+	a.Experiments.Routes(g, idem)
+}
+
+// NotFound answers an unknown /v1 path in the contract's envelope.
+func NotFound(c *gin.Context) {
+	api.WriteError(c, experiment.Errorf(experiment.KindNotFound, "not_found", "No such endpoint: %s %s.", c.Request.Method, c.Request.URL.Path))
+}
+
+// listParams are the query parameters of GET /v1/experiments.
+var listParams = []string{"limit", "cursor", "status", "type", "scheduled", "include",
+	"created_at[gte]", "created_at[gt]", "created_at[lte]", "created_at[lt]"}

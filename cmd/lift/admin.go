@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	rootCmd.AddCommand(newMigrateCmd(), newShopsCmd(), newTokensCmd())
+}
+
+// withApp runs fn with the process's connections, read from the same
+// configuration the server reads, and operator actions audited as "cli".
+func withApp(cmd *cobra.Command, fn func(ctx context.Context, a *App) error) error {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return err
+	}
+	ctx := store.WithActor(cmd.Context(), store.Actor{Name: "cli"})
+	a, err := openApp(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(ctx, a)
+}
+
+func newMigrateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply pending Postgres migrations and ClickHouse DDL (running it twice changes nothing)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withApp(cmd, func(ctx context.Context, a *App) error {
+				if err := a.migrate(ctx); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "migrations applied")
+				return nil
+			})
+		},
+	}
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+func newShopsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "shops", Short: "Install shops and switch their API access"}
+	var tz, currency, name string
+	var features []string
+	var raised bool
+	create := &cobra.Command{
+		Use:   "create DOMAIN",
+		Short: "Install a shop",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withApp(cmd, func(ctx context.Context, a *App) error {
+				s, err := a.DB.CreateShop(ctx, experiment.Shop{Domain: args[0], Name: name, Timezone: tz, Currency: currency,
+					Features: features, RaisedProductLimit: raised})
+				if err != nil {
+					return err
+				}
+				fmt.Printf("%d\n", s.ID)
+				fmt.Fprintf(cmd.ErrOrStderr(), "shop %s installed (id %d, %s, %s); enable the API with: lift shops enable-api %s\n",
+					s.Domain, s.ID, s.Timezone, s.Currency, s.Domain)
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&tz, "timezone", "UTC", "IANA time zone of the shop (results use its local dates)")
+	create.Flags().StringVar(&currency, "currency", "USD", "ISO 4217 currency code of the shop")
+	create.Flags().StringVar(&name, "name", "", "display name")
+	create.Flags().StringSliceVar(&features, "features", []string{"price", "offer", "multi_market"}, "plan features")
+	create.Flags().BoolVar(&raised, "raised-product-limit", false, "allow 500 products per price test instead of 100")
+	cmd.AddCommand(create, setAPI("enable-api", true), setAPI("disable-api", false))
+	for _, c := range cmd.Commands() {
+		config.BindFlags(c.Flags())
+	}
+	return cmd
+}
+
+func setAPI(use string, enabled bool) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " DOMAIN",
+		Short: map[bool]string{true: "Enable the public API for a shop", false: "Disable the public API for a shop (its tokens get 403)"}[enabled],
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withApp(cmd, func(ctx context.Context, a *App) error {
+				s, err := a.DB.FindShopByDomain(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if _, err := a.DB.UpdateShop(ctx, s.ID, store.ShopUpdate{APIEnabled: &enabled}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "API access for %s: %v\n", s.Domain, enabled)
+				return nil
+			})
+		},
+	}
+}
+
+func newTokensCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "tokens", Short: "Create and revoke public API tokens"}
+	var shop, scope string
+	create := &cobra.Command{
+		Use:   "create --shop DOMAIN [--scope read_experiments|write_experiments]",
+		Short: "Create a token; the secret is printed once, alone on stdout",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc := experiment.Scope(scope)
+			if sc != experiment.ScopeRead && sc != experiment.ScopeWrite {
+				return fmt.Errorf("--scope must be read_experiments or write_experiments, not %q", scope)
+			}
+			return withApp(cmd, func(ctx context.Context, a *App) error {
+				s, err := a.DB.FindShopByDomain(ctx, shop)
+				if err != nil {
+					return err
+				}
+				tok, secret, err := a.DB.CreateToken(ctx, s.ID, sc)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "token %d for %s, scope %s; the secret below is shown only now\n", tok.ID, s.Domain, tok.Scope)
+				fmt.Fprintln(os.Stdout, secret)
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&shop, "shop", "", "shop domain (required)")
+	create.Flags().StringVar(&scope, "scope", string(experiment.ScopeRead), "read_experiments or write_experiments (write includes read)")
+	create.MarkFlagRequired("shop")
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a token; requests with it get 401 token_revoked",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(strings.TrimSpace(args[0]), 10, 64)
+			if err != nil {
+				return fmt.Errorf("token id must be a number, not %q", args[0])
+			}
+			return withApp(cmd, func(ctx context.Context, a *App) error {
+				if _, err := a.DB.RevokeToken(ctx, id); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "token %d revoked\n", id)
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(create, revoke)
+	for _, c := range cmd.Commands() {
+		config.BindFlags(c.Flags())
+	}
+	return cmd
+}

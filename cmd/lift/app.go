@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/devstack"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/warehouse"
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+)
+
+// configFile is the --config flag every command shares.
+var configFile string
+
+func init() {
+	rootCmd.PersistentFlags().StringVar(&configFile, "config", "", "configuration file (default ./lift.yaml when present)")
+}
+
+// loadConfig reads the configuration every command shares: defaults <
+// lift.yaml < LIFT_* environment < the command's flags. Addresses left empty
+// point at the local stack that `lift dev` and `make test` run.
+func loadConfig(cmd *cobra.Command) (*config.Config, error) {
+	cfg, err := config.Load(configFile, cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Postgres.URL == "" {
+		cfg.Postgres.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/lift?sslmode=disable", devstack.PostgresPort)
+	}
+	if cfg.Redis.Addr == "" {
+		cfg.Redis.Addr = fmt.Sprintf("127.0.0.1:%d", devstack.RedisPort)
+	}
+	if cfg.ClickHouse.Addr == "" {
+		cfg.ClickHouse.Addr = fmt.Sprintf("127.0.0.1:%d", devstack.ClickHouseTCPPort)
+	}
+	return cfg, nil
+}
+
+// App is a running process's connections, built once by openApp and shared
+// by every surface and worker in the process.
+type App struct {
+	Config    *config.Config
+	DB        *store.DB
+	Redis     *redis.Client
+	Warehouse *warehouse.Warehouse
+	Jobs      *jobs.Client
+	Platform  platform.Admin
+	// SigningSecret signs preview and export-download links.
+	SigningSecret []byte
+	Now           func() time.Time
+	Log           *slog.Logger
+
+	fakePlatform *http.Server
+}
+
+// openPlatform connects to the commerce platform's admin API, or, when no
+// URL is configured, serves the built-in fake on a loopback port so a demo
+// can launch tests end to end.
+func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
+	if cfg.Platform.URL != "" {
+		return platform.NewClient(cfg.Platform.URL, cfg.Platform.Token), nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("fake platform: %w", err)
+	}
+	a.fakePlatform = &http.Server{Handler: platform.NewFake(), ReadHeaderTimeout: 5 * time.Second}
+	go a.fakePlatform.Serve(ln)
+	return platform.NewClient("http://"+ln.Addr().String(), ""), nil
+}
+
+// signingSecret is the configured secret, or a random one for this process.
+func signingSecret(configured string) ([]byte, error) {
+	if configured != "" {
+		return []byte(configured), nil
+	}
+	b := make([]byte, 32)
+	_, err := rand.Read(b)
+	return b, err
+}
+
+// openApp connects to Postgres, Redis and ClickHouse. Redis and ClickHouse
+// being down is not fatal to a server (readyz reports it, ingest buffers in
+// its WAL); Postgres is required.
+func openApp(ctx context.Context, cfg *config.Config) (*App, error) {
+	a := &App{Config: cfg, Now: func() time.Time { return time.Now().UTC() }, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	var err error
+	a.DB, err = store.Open(ctx, store.Config{URL: cfg.Postgres.URL, MaxConns: cfg.Postgres.MaxConns, Now: a.Now, WriteTimeout: cfg.HTTP.WriteTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.DB.Ping(ctx); err != nil {
+		a.DB.Close()
+		return nil, fmt.Errorf("postgres at %s: %w", redactURL(cfg.Postgres.URL), err)
+	}
+	a.Redis = redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, DialTimeout: 2 * time.Second, MaxRetries: 1})
+	a.Jobs = jobs.NewClient(jobs.Redis{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB})
+	if a.SigningSecret, err = signingSecret(cfg.SigningSecret); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if a.Platform, err = a.openPlatform(cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Warehouse, err = warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr, Database: cfg.ClickHouse.Database,
+		Username: cfg.ClickHouse.Username, Password: cfg.ClickHouse.Password, Lazy: true})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close releases every connection.
+func (a *App) Close() error {
+	var errs []error
+	if a.Warehouse != nil {
+		errs = append(errs, a.Warehouse.Close())
+	}
+	if a.Redis != nil {
+		errs = append(errs, a.Redis.Close())
+	}
+	if a.Jobs != nil {
+		errs = append(errs, a.Jobs.Close())
+	}
+	if a.fakePlatform != nil {
+		errs = append(errs, a.fakePlatform.Close())
+	}
+	if a.DB != nil {
+		a.DB.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// migrate applies pending Postgres migrations and ClickHouse DDL.
+func (a *App) migrate(ctx context.Context) error {
+	if err := a.DB.Migrate(ctx); err != nil {
+		return err
+	}
+	// The database may not exist yet, so the DDL runs on a connection to
+	// the server's default database.
+	c := a.Config.ClickHouse
+	w, err := warehouse.Open(ctx, warehouse.Config{Addr: c.Addr, Username: c.Username, Password: c.Password})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return warehouse.Migrate(ctx, w.Conn(), c.Database, c.Cluster)
+}
+
+// redactURL hides a password in a connection URL for messages.
+func redactURL(u string) string {
+	if i, j := indexOf(u, "://"), indexOf(u, "@"); i >= 0 && j > i {
+		if k := indexOf(u[i+3:j], ":"); k >= 0 {
+			return u[:i+3+k] + ":***" + u[j:]
+		}
+	}
+	return u
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/devstack"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/experiment/catalogdata"
+	"github.com/liftab/lift/store"
+	"github.com/spf13/cobra"
+)
+
+func init() { rootCmd.AddCommand(newDevCmd()) }
+
+// demoDomain is the shop `lift dev` seeds.
+const demoDomain = "demo-shop.myshopify.com"
+
+func newDevCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Start the local stack, migrate, seed a demo shop and serve everything on one port",
+		Long: "lift dev installs and starts Postgres, Redis and ClickHouse under .lift/ (unless LIFT_POSTGRES_URL,\n" +
+			"LIFT_REDIS_ADDR or LIFT_CLICKHOUSE_ADDR name servers to use), migrates both stores, seeds the demo\n" +
+			"shop " + demoDomain + " with a catalog and one API token per scope, and serves the API,\n" +
+			"the storefront ingest and the background worker in one process.\n\n" + configHelp(),
+		RunE: runDev,
+	}
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+func runDev(cmd *cobra.Command, _ []string) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	stack, err := devstack.Up(ctx, stackOptions(cmd, true))
+	if err != nil {
+		return err
+	}
+	// The stack's addresses become the configuration's unless set otherwise.
+	for k, v := range map[string]string{"LIFT_POSTGRES_URL": stack.PostgresURL, "LIFT_REDIS_ADDR": stack.RedisAddr, "LIFT_CLICKHOUSE_ADDR": stack.ClickHouseAddr} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return err
+	}
+	cfg.Role = "all"
+	app, err := openApp(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	if err := app.migrate(ctx); err != nil {
+		return err
+	}
+	seedCtx := store.WithActor(ctx, store.Actor{Name: "cli"})
+	tokens, err := app.seedDemoShop(seedCtx)
+	if err != nil {
+		return err
+	}
+	ready := make(chan string, 1)
+	go func() {
+		addr := <-ready
+		printWelcome(cmd.OutOrStdout(), addr, tokens)
+	}()
+	return app.serve(ctx, ready)
+}
+
+// demoTokens are the demo shop's secrets. They are kept in .lift/ (local,
+// never committed) so every `lift dev` can show them, since a secret cannot
+// be read back from its stored hash.
+type demoTokens struct{ Read, Write string }
+
+func (a *App) seedDemoShop(ctx context.Context) (demoTokens, error) {
+	path := filepath.Join(a.Config.DataDir, "demo-tokens")
+	shop, err := a.DB.FindShopByDomain(ctx, demoDomain)
+	if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
+		shop, err = a.DB.CreateShop(ctx, experiment.Shop{Domain: demoDomain, Name: "Demo Shop", Timezone: "America/New_York",
+			Currency: "USD", Features: []string{"price", "offer", "multi_market", "carrier_service"}})
+		if err == nil {
+			enabled := true
+			shop, err = a.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &enabled})
+		}
+		os.Remove(path)
+	}
+	if err != nil {
+		return demoTokens{}, err
+	}
+	if err := a.seedDemoCatalog(ctx, shop); err != nil {
+		return demoTokens{}, err
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			return demoTokens{Read: f[0], Write: f[1]}, nil
+		}
+	}
+	var t demoTokens
+	for _, p := range []struct {
+		scope experiment.Scope
+		dst   *string
+	}{{experiment.ScopeRead, &t.Read}, {experiment.ScopeWrite, &t.Write}} {
+		if _, *p.dst, err = a.DB.CreateToken(ctx, shop.ID, p.scope); err != nil {
+			return t, err
+		}
+	}
+	if err := os.MkdirAll(a.Config.DataDir, 0o755); err != nil {
+		return t, err
+	}
+	return t, errors.Join(os.WriteFile(path, []byte(t.Read+"\n"+t.Write+"\n"), 0o600))
+}
+
+func printWelcome(w io.Writer, addr string, t demoTokens) {
+	host := addr
+	if strings.HasPrefix(host, "[::]") || strings.HasPrefix(host, "0.0.0.0") {
+		host = "localhost" + host[strings.LastIndex(host, ":"):]
+	}
+	fmt.Fprintf(w, `
+Lift is running on http://%[1]s  (api, storefront ingest and worker in one process)
+
+Demo shop %[2]s
+  read token:  %[3]s
+  write token: %[4]s
+
+Try:
+  curl -s http://%[1]s/readyz
+  curl -s -H "Authorization: Bearer %[3]s" http://%[1]s/v1/experiments
+  curl -s -X POST "http://%[1]s/api/track/event?shop=%[2]s" -H 'Content-Type: application/json' \
+    -d '{"sessionId":"6f1c2a8e-4b7d-4e21-9a0b-3c5d7e9f1a2b","visitorId":"v1","eventType":"page_viewed","source":"script","createdAt":"2026-11-21T12:00:00Z","experimentIds":[]}'
+
+Stop with Ctrl-C; the local services keep running (make stop stops them).
+`, host, demoDomain, t.Read, t.Write)
+}
+
+// seedDemoCatalog loads the demo catalog into the shop's catalog mirror;
+// importing replaces the mirror, so a restart leaves the same catalog.
+func (a *App) seedDemoCatalog(ctx context.Context, shop *experiment.Shop) error {
+	f, err := store.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		return err
+	}
+	return a.DB.ImportCatalog(ctx, shop.ID, f)
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/gin-gonic/gin"
+	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/api/storefront"
+	v1 "github.com/liftab/lift/api/v1"
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/ingest"
+	"github.com/spf13/cobra"
+)
+
+func init() { rootCmd.AddCommand(newServeCmd()) }
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the merchant API (/v1, /api admin) and/or the storefront ingest (/api/track, /api/observe)",
+		Long:  "Serve HTTP. --role api serves the merchant surfaces, --role ingest the storefront tracking\nendpoints (scale it apart behind any load balancer; each node keeps its own WAL), --role all both.\n\n" + configHelp(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			app, err := openApp(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer app.Close()
+			return app.serve(ctx, nil)
+		},
+	}
+	config.BindFlags(cmd.Flags())
+	return cmd
+}
+
+// configHelp lists every configuration key with its environment variable.
+func configHelp() string {
+	var b strings.Builder
+	b.WriteString("Configuration (defaults < lift.yaml < LIFT_* environment < flags):\n")
+	for _, k := range config.Keys() {
+		fmt.Fprintf(&b, "  %-26s %-30s default %q\n      %s\n", k[0], config.EnvName(k[0]), k[1], k[2])
+	}
+	return b.String()
+}
+
+// serve runs the HTTP server for the configured role until ctx ends, then
+// drains requests in flight and the ingest WAL batcher. ready, when not nil,
+// receives the listening address once requests are accepted.
+func (a *App) serve(ctx context.Context, ready chan<- string) error {
+	role := a.Config.Role
+	engine, closeIngest, err := a.router(role)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: engine, ReadHeaderTimeout: 10e9}
+	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
+	if err != nil {
+		closeIngest(ctx)
+		return fmt.Errorf("serve: %w", err)
+	}
+	a.Log.Info("serving", "addr", ln.Addr().String(), "role", role)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.Config.HTTP.ShutdownGrace)
+	defer cancel()
+	shutdownErr := srv.Shutdown(shutdownCtx)
+	ingestErr := closeIngest(shutdownCtx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, shutdownErr, ingestErr)
+}
+
+// router builds the gin engine with the surfaces of role mounted. The
+// returned func stops what the surfaces started (the ingester).
+func (a *App) router(role string) (*gin.Engine, func(context.Context) error, error) {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery(), api.RequestIDs())
+	r.HandleMethodNotAllowed = false
+	api.MountHealth(r, a.healthChecks())
+	stop := func(context.Context) error { return nil }
+
+	if role == "api" || role == "all" {
+		a.v1().Mount(r)
+	}
+	if role == "ingest" || role == "all" {
+		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), Now: a.Now, Logger: a.Log}, a.Warehouse)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := in.Start(); err != nil {
+			return nil, nil, err
+		}
+		stop = in.Close
+		sf, err := storefront.New(storefront.Config{Ingester: in, Shops: a.DB, Logger: a.Log})
+		if err != nil {
+			in.Close(context.Background())
+			return nil, nil, err
+		}
+		sf.Mount(r)
+	}
+	r.NoRoute(func(c *gin.Context) {
+		if strings.HasPrefix(c.Request.URL.Path, "/v1/") {
+			v1.NotFound(c)
+			return
+		}
+		c.JSON(http.StatusNotFound, gin.H{"status": "error", "message": "not found"})
+	})
+	return r, stop, nil
+}
+
+// v1 builds the public API with this process's connections.
+func (a *App) v1() *v1.API {
+	c := a.Config
+	limits := map[api.Class]int{api.ClassRead: c.RateLimit.Reads, api.ClassWrite: c.RateLimit.Writes, api.ClassQuery: c.RateLimit.Queries}
+	return &v1.API{
+		Store: a.DB,
+		Experiments: &v1.Experiments{
+			DB:        a.DB,
+			Lifecycle: &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret},
+			Jobs:      a.Jobs,
+		},
+		Limiter:      api.NewRateLimiter(a.Redis, c.RateLimit.Window, limits, a.Now),
+		Idempotency:  api.IdempotencyConfig{StaleAfter: c.Idempotency.StaleAfter, Retention: c.Idempotency.Retention},
+		MaxBodyBytes: c.HTTP.MaxBodyBytes,
+		Now:          a.Now,
+	}
+}
+
+// healthChecks are the dependencies /readyz reports on.
+func (a *App) healthChecks() map[string]api.Check {
+	return map[string]api.Check{
+		"postgres":   a.DB.Ping,
+		"redis":      func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() },
+		"clickhouse": a.Warehouse.Ping,
+	}
+}
