@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -129,7 +128,7 @@ func newTokensCmd() *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "token %d for %s, scope %s; the secret below is shown only now\n", tok.ID, s.Domain, tok.Scope)
-				fmt.Fprintln(os.Stdout, secret)
+				fmt.Fprintln(cmd.OutOrStdout(), secret)
 				return nil
 			})
 		},

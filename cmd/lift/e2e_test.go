@@ -1,0 +1,479 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/store"
+)
+
+// server is the real program wired as `lift serve --role all` wires it, on
+// real Postgres, Redis and ClickHouse, reached over HTTP.
+type server struct {
+	t   *testing.T
+	app *App
+	url string
+	cfg *config.Config
+}
+
+type option func(*config.Config)
+
+func newServer(t *testing.T, opts ...option) *server {
+	t.Helper()
+	cfg, err := config.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Postgres.URL = lifttest.PostgresURL(t)
+	addr, db := lifttest.Redis(t)
+	cfg.Redis.Addr, cfg.Redis.DB = addr, db
+	cfg.ClickHouse.Addr, cfg.ClickHouse.Database = lifttest.ClickHouse(t)
+	cfg.DataDir = t.TempDir()
+	for _, o := range opts {
+		o(cfg)
+	}
+	ctx := context.Background()
+	app, err := openApp(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	r, stop, err := app.router("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r)
+	t.Cleanup(func() { srv.Close(); stop(context.Background()) })
+	return &server{t: t, app: app, url: srv.URL, cfg: cfg}
+}
+
+// shop installs a shop with the demo catalog and returns its read and write
+// tokens.
+func (s *server) shop(apiEnabled bool) (shop *experiment.Shop, read, write string) {
+	s.t.Helper()
+	ctx := context.Background()
+	shop, err := s.app.DB.CreateShop(ctx, experiment.Shop{Domain: lifttest.Name("shop-") + ".myshopify.com"})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.app.seedDemoCatalog(ctx, shop); err != nil {
+		s.t.Fatal(err)
+	}
+	on := true
+	if _, err := s.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &on}); err != nil {
+		s.t.Fatal(err)
+	}
+	_, read, _ = s.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeRead)
+	_, write, _ = s.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite)
+	if !apiEnabled {
+		off := false
+		if _, err := s.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &off}); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	return shop, read, write
+}
+
+type reply struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+// errField returns error.<name> of the envelope.
+func (r reply) errField(name string) any {
+	e, _ := r.body["error"].(map[string]any)
+	return e[name]
+}
+
+func (s *server) do(method, path, token, body string, header ...string) reply {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := reply{status: res.StatusCode, header: res.Header, raw: raw}
+	json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// wantError checks status, type, code and param of the contract's envelope,
+// and that a request_id is present exactly on 5xx.
+func wantError(t *testing.T, r reply, status int, typ, code string, param any) {
+	t.Helper()
+	if r.status != status || r.errField("type") != typ || r.errField("code") != code || r.errField("param") != param {
+		t.Fatalf("got %d %s\nwant %d type=%s code=%s param=%v", r.status, r.raw, status, typ, code, param)
+	}
+	e := r.body["error"].(map[string]any)
+	if _, has := e["param"]; !has {
+		t.Errorf("param missing from envelope: %s", r.raw)
+	}
+	if _, has := e["request_id"]; has != (status >= 500) {
+		t.Errorf("request_id present=%v on a %d: %s", has, status, r.raw)
+	}
+}
+
+const themeTest = `{"type":"theme","name":"%s","test_groups":[{"index":0,"name":"Control","split":50},` +
+	`{"index":1,"name":"Variant","split":50,"content":{"theme_id":"gid://shopify/OnlineStoreTheme/1202"}}]}`
+
+func themeBody(name string) string { return fmt.Sprintf(themeTest, name) }
+
+// count is how many tests the shop has, read straight from Postgres.
+func (s *server) count(shopID int64) int {
+	s.t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.cfg.Postgres.URL)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM experiments WHERE shop_id = $1", shopID).Scan(&n); err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+func (s *server) exec(sql string) {
+	s.t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.cfg.Postgres.URL)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), sql); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	t.Parallel()
+	t.Run("AllUp", func(t *testing.T) {
+		t.Parallel()
+		s := newServer(t)
+		r := s.do("GET", "/readyz", "", "")
+		checks, _ := r.body["checks"].(map[string]any)
+		if r.status != 200 || checks["postgres"] != "ok" || checks["redis"] != "ok" || checks["clickhouse"] != "ok" {
+			t.Fatalf("readyz = %d %s", r.status, r.raw)
+		}
+		if r := s.do("GET", "/healthz", "", ""); r.status != 200 {
+			t.Fatalf("healthz = %d", r.status)
+		}
+	})
+	t.Run("ClickHouseDown", func(t *testing.T) {
+		t.Parallel()
+		s := newServer(t, func(c *config.Config) { c.ClickHouse.Addr = deadAddr(t) })
+		r := s.do("GET", "/readyz", "", "")
+		down, _ := r.body["unavailable"].([]any)
+		if r.status != 503 || len(down) != 1 || down[0] != "clickhouse" {
+			t.Fatalf("readyz = %d %s, want 503 naming clickhouse only", r.status, r.raw)
+		}
+	})
+}
+
+// deadAddr is a loopback address where nothing listens.
+func deadAddr(t *testing.T) string {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.Listener.Addr().String()
+	srv.Close()
+	return addr
+}
+
+func TestAuthentication(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	shop, read, write := s.shop(true)
+	_, offRead, _ := s.shop(false)
+	uninstalled, uRead, _ := s.shop(true)
+	yes := true
+	if _, err := s.app.DB.UpdateShop(context.Background(), uninstalled.ID, store.ShopUpdate{Uninstalled: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	_ = shop
+	cases := []struct {
+		name, method, path, auth string
+		status                   int
+		typ, code                string
+	}{
+		{"MissingToken", "GET", "/v1/experiments", "", 401, "authentication_error", "missing_token"},
+		{"NotBearer", "GET", "/v1/experiments", "Basic abc", 401, "authentication_error", "missing_token"},
+		{"Malformed", "GET", "/v1/experiments", "Bearer nope", 401, "authentication_error", "invalid_token"},
+		{"Unknown", "GET", "/v1/experiments", "Bearer lift_" + strings.Repeat("A", 43), 401, "authentication_error", "invalid_token"},
+		{"ShopUninstalled", "GET", "/v1/experiments", "Bearer " + uRead, 401, "authentication_error", "invalid_token"},
+		{"APIAccessDisabled", "GET", "/v1/experiments", "Bearer " + offRead, 403, "permission_error", "api_access_disabled"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := []string{}
+			if c.auth != "" {
+				h = []string{"Authorization", c.auth}
+			}
+			wantError(t, s.do(c.method, c.path, "", "", h...), c.status, c.typ, c.code, nil)
+		})
+	}
+	t.Run("InsufficientScope", func(t *testing.T) {
+		r := s.do("POST", "/v1/experiments", read, themeBody("x"))
+		wantError(t, r, 403, "permission_error", "insufficient_scope", nil)
+		d, _ := r.errField("details").(map[string]any)
+		if d["token_scope"] != "read_experiments" || d["required_scope"] != "write_experiments" {
+			t.Fatalf("details = %v", d)
+		}
+	})
+	t.Run("WriteIncludesRead", func(t *testing.T) {
+		if r := s.do("GET", "/v1/experiments", write, ""); r.status != 200 {
+			t.Fatalf("GET with write token = %d %s", r.status, r.raw)
+		}
+	})
+	t.Run("TokenRevoked", func(t *testing.T) {
+		_, r2, _ := s.shop(true)
+		tok, _, err := s.app.DB.FindTokenBySecret(context.Background(), r2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.app.DB.RevokeToken(context.Background(), tok.ID)
+		wantError(t, s.do("GET", "/v1/experiments", r2, ""), 401, "authentication_error", "token_revoked", nil)
+	})
+}
+
+func TestAnotherShopsTestReadsAsNotFound(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	_, _, writeA := s.shop(true)
+	_, readB, _ := s.shop(true)
+	r := s.do("POST", "/v1/experiments", writeA, themeBody("mine"))
+	if r.status != 201 {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	id := r.body["id"].(string)
+	wantError(t, s.do("GET", "/v1/experiments/"+id, readB, ""), 404, "not_found_error", "experiment_not_found", nil)
+}
+
+func TestRequestShape(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	_, read, write := s.shop(true)
+	t.Run("TooLarge", func(t *testing.T) {
+		big := `{"name":"` + strings.Repeat("x", 10<<20) + `"}`
+		wantError(t, s.do("POST", "/v1/experiments", write, big), 413, "invalid_request_error", "request_too_large", nil)
+	})
+	t.Run("MalformedJSON", func(t *testing.T) {
+		wantError(t, s.do("POST", "/v1/experiments", write, `{"name":`), 400, "invalid_request_error", "malformed_json", nil)
+	})
+	t.Run("UnknownQueryParameter", func(t *testing.T) {
+		wantError(t, s.do("GET", "/v1/experiments?colour=red", read, ""), 400, "invalid_request_error", "unknown_parameter", "colour")
+	})
+	t.Run("RepeatedQueryParameter", func(t *testing.T) {
+		wantError(t, s.do("GET", "/v1/experiments?limit=1&limit=2", read, ""), 400, "invalid_request_error", "invalid_request", "limit")
+	})
+	t.Run("UnknownRoute", func(t *testing.T) {
+		r := s.do("GET", "/v1/nothing", read, "")
+		if r.status != 404 || r.errField("type") != "not_found_error" {
+			t.Fatalf("got %d %s", r.status, r.raw)
+		}
+	})
+}
+
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, func(c *config.Config) { c.RateLimit.Reads, c.RateLimit.Writes = 3, 2 })
+	_, read, write := s.shop(true)
+	for i := 1; i <= 3; i++ {
+		r := s.do("GET", "/v1/experiments", read, "")
+		if r.status != 200 || r.header.Get("X-RateLimit-Limit") != "3" || r.header.Get("X-RateLimit-Remaining") != fmt.Sprint(3-i) || r.header.Get("X-RateLimit-Reset") == "" {
+			t.Fatalf("read %d: %d limit=%q remaining=%q reset=%q", i, r.status, r.header.Get("X-RateLimit-Limit"),
+				r.header.Get("X-RateLimit-Remaining"), r.header.Get("X-RateLimit-Reset"))
+		}
+	}
+	r := s.do("GET", "/v1/experiments", read, "")
+	wantError(t, r, 429, "rate_limit_error", "rate_limited", nil)
+	if ra := r.header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Fatalf("Retry-After = %q", ra)
+	}
+	if r.header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("remaining on 429 = %q", r.header.Get("X-RateLimit-Remaining"))
+	}
+	// Budgets are per class: writes still have theirs.
+	if r := s.do("POST", "/v1/experiments", write, themeBody("w")); r.status != 201 || r.header.Get("X-RateLimit-Limit") != "2" {
+		t.Fatalf("write after reads exhausted = %d limit=%q %s", r.status, r.header.Get("X-RateLimit-Limit"), r.raw)
+	}
+}
+
+func TestRedisDown(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, func(c *config.Config) { c.Redis.Addr = deadAddr(t) })
+	shop, read, write := s.shop(true)
+	if r := s.do("GET", "/v1/experiments", read, ""); r.status != 200 {
+		t.Fatalf("read with Redis down = %d %s, want served", r.status, r.raw)
+	}
+	r := s.do("POST", "/v1/experiments", write, themeBody("x"), "X-Correlation-Id", "corr-123")
+	wantError(t, r, 503, "api_error", "rate_limit_unavailable", nil)
+	if r.errField("request_id") != "corr-123" {
+		t.Fatalf("request_id = %v, want the x-correlation-id", r.errField("request_id"))
+	}
+	if n := s.count(shop.ID); n != 0 {
+		t.Fatalf("%d tests created with the limiter down", n)
+	}
+}
+
+func TestIdempotency(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	shop, _, write := s.shop(true)
+	t.Run("InvalidKey", func(t *testing.T) {
+		for _, key := range []string{"", strings.Repeat("k", 256)} {
+			r := s.do("POST", "/v1/experiments", write, themeBody("x"), "Idempotency-Key", key)
+			wantError(t, r, 400, "invalid_request_error", "invalid_idempotency_key", "Idempotency-Key")
+		}
+	})
+	t.Run("RetryReturnsFirstResponse", func(t *testing.T) {
+		before := s.count(shop.ID)
+		first := s.do("POST", "/v1/experiments", write, themeBody("retry"), "Idempotency-Key", "key-retry")
+		again := s.do("POST", "/v1/experiments", write, themeBody("retry"), "Idempotency-Key", "key-retry")
+		if first.status != 201 || again.status != 201 || !bytes.Equal(first.raw, again.raw) {
+			t.Fatalf("first %d %s\nagain %d %s", first.status, first.raw, again.status, again.raw)
+		}
+		if n := s.count(shop.ID); n != before+1 {
+			t.Fatalf("tests: %d → %d, want one more", before, n)
+		}
+		other := s.do("POST", "/v1/experiments", write, themeBody("different"), "Idempotency-Key", "key-retry")
+		wantError(t, other, 409, "conflict_error", "idempotency_key_in_use", nil)
+	})
+	t.Run("ConcurrentDoubleCreate", func(t *testing.T) {
+		before := s.count(shop.ID)
+		var wg sync.WaitGroup
+		replies := make([]reply, 8)
+		for i := range replies {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				replies[i] = s.do("POST", "/v1/experiments", write, themeBody("race"), "Idempotency-Key", "key-race")
+			}()
+		}
+		wg.Wait()
+		var created []byte
+		for _, r := range replies {
+			switch {
+			case r.status == 201 && created == nil:
+				created = r.raw
+			case r.status == 201 && !bytes.Equal(r.raw, created):
+				t.Fatalf("two different 201 bodies:\n%s\n%s", created, r.raw)
+			case r.status == 409:
+				wantError(t, r, 409, "conflict_error", "idempotency_key_in_use", nil)
+			case r.status != 201:
+				t.Fatalf("unexpected %d %s", r.status, r.raw)
+			}
+		}
+		if n := s.count(shop.ID); n != before+1 {
+			t.Fatalf("tests: %d → %d, want exactly one more", before, n)
+		}
+	})
+}
+
+func TestUnavailableStoresChangeNothing(t *testing.T) {
+	t.Parallel()
+	t.Run("AuditUnavailable", func(t *testing.T) {
+		t.Parallel()
+		s := newServer(t)
+		shop, _, write := s.shop(true)
+		s.exec("ALTER TABLE audit_log RENAME TO audit_log_away")
+		r := s.do("POST", "/v1/experiments", write, themeBody("x"))
+		wantError(t, r, 503, "api_error", "audit_unavailable", nil)
+		if n := s.count(shop.ID); n != 0 {
+			t.Fatalf("%d tests created without an audit record", n)
+		}
+	})
+	t.Run("IdempotencyUnavailable", func(t *testing.T) {
+		t.Parallel()
+		s := newServer(t)
+		shop, _, write := s.shop(true)
+		s.exec("ALTER TABLE idempotency_keys RENAME TO idempotency_keys_away")
+		r := s.do("POST", "/v1/experiments", write, themeBody("x"), "Idempotency-Key", "k1")
+		wantError(t, r, 503, "api_error", "idempotency_unavailable", nil)
+		if n := s.count(shop.ID); n != 0 {
+			t.Fatalf("%d tests created without a usable key", n)
+		}
+	})
+}
+
+func TestWritesAreAudited(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	shop, _, write := s.shop(true)
+	r := s.do("POST", "/v1/experiments", write, themeBody("audited"), "X-Correlation-Id", "corr-audit")
+	if r.status != 201 {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	entries, err := s.app.DB.FindAuditEntries(context.Background(), shop.ID, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Action == "experiment.create" && e.ResourceID == r.body["id"] && e.Actor == "token" && e.RequestID == "corr-audit" && e.Method == "POST" {
+			return
+		}
+	}
+	t.Fatalf("no audit entry for the create among %+v", entries)
+}
+
+// TestTokensCommand runs `lift tokens create` and `lift tokens revoke` as a
+// person would, and uses the printed secret.
+func TestTokensCommand(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	shop, _, _ := s.shop(true)
+	flags := []string{"--postgres-url=" + s.cfg.Postgres.URL, "--redis-addr=" + s.cfg.Redis.Addr,
+		"--clickhouse-addr=" + s.cfg.ClickHouse.Addr, "--clickhouse-database=" + s.cfg.ClickHouse.Database}
+	run := func(args ...string) (stdout, stderr string) {
+		t.Helper()
+		cmd := newTokensCmd()
+		var out, errb bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errb)
+		cmd.SetArgs(append(args, flags...))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := cmd.ExecuteContext(ctx); err != nil {
+			t.Fatalf("lift tokens %v: %v\n%s", args, err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	stdout, stderr := run("create", "--shop", shop.Domain, "--scope", "read_experiments")
+	secret := strings.TrimSpace(stdout)
+	if strings.Count(stdout, "\n") != 1 || !store.WellFormedSecret(secret) {
+		t.Fatalf("stdout must be the secret alone, got %q", stdout)
+	}
+	if r := s.do("GET", "/v1/experiments", secret, ""); r.status != 200 {
+		t.Fatalf("GET with the new token = %d %s", r.status, r.raw)
+	}
+	var id int64
+	if _, err := fmt.Sscanf(stderr, "token %d", &id); err != nil {
+		t.Fatalf("stderr %q does not name the token id: %v", stderr, err)
+	}
+	run("revoke", fmt.Sprint(id))
+	wantError(t, s.do("GET", "/v1/experiments", secret, ""), 401, "authentication_error", "token_revoked", nil)
+}
