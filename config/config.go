@@ -20,12 +20,10 @@ type Config struct {
 	DataDir string `mapstructure:"data_dir"`
 
 	HTTP struct {
-		Addr           string        `mapstructure:"addr"`
-		PublicURL      string        `mapstructure:"public_url"`
-		MaxBodyBytes   int64         `mapstructure:"max_body_bytes"`
-		WriteTimeout   time.Duration `mapstructure:"write_timeout"`
-		ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`
-		InternalAPIKey string        `mapstructure:"internal_api_key"`
+		Addr          string        `mapstructure:"addr"`
+		MaxBodyBytes  int64         `mapstructure:"max_body_bytes"`
+		WriteTimeout  time.Duration `mapstructure:"write_timeout"`
+		ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
 	} `mapstructure:"http"`
 
 	Postgres struct {
@@ -78,20 +76,18 @@ var keys = []key{
 	{"role", "all", "which surfaces `serve` runs: api (merchant API and admin), ingest (storefront tracking), or all"},
 	{"data_dir", ".lift", "directory for local state: the dev stack, the ingest WAL, exports"},
 	{"http.addr", ":8080", "address the HTTP server listens on"},
-	{"http.public_url", "http://localhost:8080", "externally reachable base URL, used in preview and download links"},
 	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
 	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
 	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
-	{"http.internal_api_key", "", "x-api-key for the internal admin-tool endpoints; empty disables them"},
-	{"postgres.url", "", "Postgres URL; empty means start the local one under data_dir (lift dev, tests)"},
+	{"postgres.url", "", "Postgres URL; empty means the local stack on 127.0.0.1:54329 (started by lift dev and make test)"},
 	{"postgres.max_conns", int32(20), "largest Postgres connection pool"},
-	{"redis.addr", "", "Redis host:port; empty means start the local one"},
+	{"redis.addr", "", "Redis host:port; empty means the local stack on 127.0.0.1:16379"},
 	{"redis.db", 0, "Redis database number"},
-	{"clickhouse.addr", "", "ClickHouse native host:port; empty means start the local one"},
+	{"clickhouse.addr", "", "ClickHouse native-protocol host:port; empty means the local stack on 127.0.0.1:19000"},
 	{"clickhouse.database", "lift", "ClickHouse database holding events, assignments and orders"},
 	{"clickhouse.username", "default", "ClickHouse user"},
 	{"clickhouse.password", "", "ClickHouse password"},
-	{"clickhouse.cluster", "", "ClickHouse cluster name; set it to create Replicated and Distributed tables"},
+	{"clickhouse.cluster", "", "ClickHouse cluster name; set, the DDL runs ON CLUSTER with Replicated* engines"},
 	{"ratelimit.window", 60 * time.Second, "rate-limit window per token"},
 	{"ratelimit.reads", 600, "read requests per token per window"},
 	{"ratelimit.writes", 120, "write requests per token per window"},
