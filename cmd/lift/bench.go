@@ -1,0 +1,392 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/liftab/lift/devstack"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/warehouse"
+	"github.com/spf13/cobra"
+)
+
+func init() { rootCmd.AddCommand(newBenchCmd()) }
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks that prove DESIGN §11's targets"}
+	var o ingestBench
+	ing := &cobra.Command{
+		Use:   "ingest",
+		Short: "Storefront ingest against a bare 202 handler: events/s, p50/p99, memory over time",
+		Long: `Starts, in this process, the real ingest server (storefront handlers, WAL with fsync,
+flusher into ClickHouse in a fresh database) and a bare Go handler that only answers 202, both on
+loopback. Drives both with the same closed-loop load (single events per request) and prints
+events/s and p50/p99 for each and the ratio; then holds the ingest server at half its peak rate
+(open loop) and prints p50/p99 and RSS/heap every second to show memory stays flat. Finally it
+drains the WAL and checks that ClickHouse holds every acknowledged event once.`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	ing.Flags().DurationVar(&o.duration, "duration", 10*time.Second, "length of each closed-loop phase")
+	ing.Flags().DurationVar(&o.sustain, "sustain", 20*time.Second, "length of the half-rate phase")
+	ing.Flags().IntVar(&o.workers, "workers", 64, "concurrent connections of the closed-loop load")
+	ing.Flags().Int64Var(&o.maxEvents, "max-events", 5_000_000, "stop a phase after this many requests")
+	cmd.AddCommand(ing)
+	return cmd
+}
+
+type ingestBench struct {
+	duration, sustain time.Duration
+	workers           int
+	maxEvents         int64
+}
+
+const benchShopDomain = "bench-shop.myshopify.com"
+
+func (o *ingestBench) run(cmd *cobra.Command) error {
+	ctx := cmd.Context()
+	out := cmd.OutOrStdout()
+	stack, err := devstack.Up(ctx, stackOptions(cmd, false))
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return err
+	}
+	if os.Getenv("LIFT_POSTGRES_URL") == "" {
+		cfg.Postgres.URL = stack.PostgresURL
+	}
+	if os.Getenv("LIFT_CLICKHOUSE_ADDR") == "" {
+		cfg.ClickHouse.Addr = stack.ClickHouseAddr
+	}
+	db, err := store.Open(ctx, store.Config{URL: cfg.Postgres.URL})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	if _, err := db.FindShopByDomain(ctx, benchShopDomain); err != nil {
+		if _, err := db.CreateShop(store.WithActor(ctx, store.Actor{Name: "bench"}), experiment.Shop{
+			Domain: benchShopDomain, Name: "Bench", Timezone: "UTC", Currency: "USD"}); err != nil {
+			return err
+		}
+	}
+	// A fresh ClickHouse database, dropped at the end, so the count check
+	// sees only this run.
+	chDB := "lift_bench_" + randomHex(4)
+	admin, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr})
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	if err := warehouse.Migrate(ctx, admin.Conn(), chDB, ""); err != nil {
+		return err
+	}
+	defer admin.Conn().Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+chDB)
+	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr, Database: chDB})
+	if err != nil {
+		return err
+	}
+	defer wh.Close()
+
+	dataDir, err := os.MkdirTemp("", "lift-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dataDir)
+	cfg.DataDir = dataDir
+	app := &App{Config: cfg, DB: db, Warehouse: wh, Now: func() time.Time { return time.Now().UTC() },
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	engine, stopIngest, err := app.router("ingest")
+	if err != nil {
+		return err
+	}
+	real, err := serveLoopback(engine)
+	if err != nil {
+		return err
+	}
+	defer real.Close()
+	bare, err := serveLoopback(http.HandlerFunc(bareAccept))
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
+
+	bodies := benchBodies(1000)
+	realURL := "http://" + real.Addr + "/api/track/event?shop=" + benchShopDomain
+	bareURL := "http://" + bare.Addr + "/api/track/event?shop=" + benchShopDomain
+	fmt.Fprintf(out, "lift bench ingest: %d CPUs, %d workers, %s per phase, single events per request, WAL fsync on\n",
+		runtime.NumCPU(), o.workers, o.duration)
+
+	// Warm both up so connection setup and first allocations are not measured.
+	closedLoop(bareURL, bodies, o.workers, time.Second, o.maxEvents)
+	warm := closedLoop(realURL, bodies, o.workers, time.Second, o.maxEvents)
+
+	bareRes := closedLoop(bareURL, bodies, o.workers, o.duration, o.maxEvents)
+	fmt.Fprintf(out, "bare 202 handler   %s\n", bareRes)
+	realRes := closedLoop(realURL, bodies, o.workers, o.duration, o.maxEvents)
+	fmt.Fprintf(out, "lift ingest        %s\n", realRes)
+	ratio := realRes.rate() / bareRes.rate()
+	fmt.Fprintf(out, "ratio ingest/bare  %.2f (target ≥ 0.50)\n", ratio)
+
+	half := realRes.rate() / 2
+	fmt.Fprintf(out, "half-rate phase: %.0f events/s open loop for %s (memory sampled every second)\n", half, o.sustain)
+	openRes, samples := openLoop(realURL, bodies, half, o.sustain, o.maxEvents)
+	for _, s := range samples {
+		fmt.Fprintf(out, "  t=%3.0fs  rss %6.1f MiB  heap %6.1f MiB  goroutines %d\n", s.at.Seconds(), s.rssMiB, s.heapMiB, s.goroutines)
+	}
+	fmt.Fprintf(out, "lift ingest @50%%   %s (target p99 < 20 ms)\n", openRes)
+	if len(samples) >= 4 {
+		first, last := samples[1], samples[len(samples)-1]
+		fmt.Fprintf(out, "memory: heap %.1f → %.1f MiB, rss %.1f → %.1f MiB from t=%.0fs to t=%.0fs\n",
+			first.heapMiB, last.heapMiB, first.rssMiB, last.rssMiB, first.at.Seconds(), last.at.Seconds())
+	}
+
+	// Drain and check: every acknowledged event is in ClickHouse once.
+	real.Close()
+	drainCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if err := stopIngest(drainCtx); err != nil {
+		return err
+	}
+	var landed uint64
+	if err := wh.Conn().QueryRow(ctx, "SELECT uniqExact(event_id) FROM "+chDB+".events").Scan(&landed); err != nil {
+		return err
+	}
+	acked := warm.ok + realRes.ok + openRes.ok
+	fmt.Fprintf(out, "drained in %s: %d events acknowledged, %d distinct event ids in ClickHouse\n",
+		time.Since(start).Round(time.Millisecond), acked, landed)
+	if landed != uint64(acked) {
+		return fmt.Errorf("bench: %d acknowledged but %d landed", acked, landed)
+	}
+	return nil
+}
+
+type loopbackServer struct {
+	Addr string
+	srv  *http.Server
+	once sync.Once
+}
+
+func serveLoopback(h http.Handler) (*loopbackServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &loopbackServer{Addr: ln.Addr().String(), srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+func (s *loopbackServer) Close() {
+	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.srv.Shutdown(ctx)
+	})
+}
+
+// bareAccept is the yardstick: read the body, answer 202, nothing else.
+func bareAccept(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusAccepted)
+	w.Write([]byte(`{"accepted":true}`))
+}
+
+// benchBodies are realistic single-event bodies (~450 bytes) across many
+// visitors, sessions and event types; the server assigns the event ids.
+func benchBodies(n int) [][]byte {
+	types := []string{"page_viewed", "product_viewed", "product_viewed", "product_added_to_cart", "checkout_started"}
+	out := make([][]byte, n)
+	for i := range out {
+		session := newUUID()
+		out[i] = fmt.Appendf(nil, `{"sessionId":%q,"visitorId":"visitor-%d","eventType":%q,"source":"webpixel",`+
+			`"createdAt":%d,"experimentIds":["%d"],"pagePath":"/products/item-%d",`+
+			`"payload":{"pageType":"product","productIds":["gid://shopify/Product/%d"],"variantIds":["%d"],"quantity":1}}`,
+			session, i, types[i%len(types)], time.Now().UnixMilli(), 100+i%3, i%50, 7000+i%50, 9000+i%50)
+	}
+	return out
+}
+
+func newUUID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type loadResult struct {
+	ok, failed int64
+	elapsed    time.Duration
+	lat        []time.Duration
+}
+
+func (r loadResult) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+func (r loadResult) String() string {
+	slices.Sort(r.lat)
+	return fmt.Sprintf("%8.0f events/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed, %s)",
+		r.rate(), pct(r.lat, 0.50), pct(r.lat, 0.99), r.ok, r.failed, r.elapsed.Round(time.Millisecond))
+}
+
+func pct(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return float64(sorted[int(p*float64(len(sorted)-1))].Microseconds()) / 1000
+}
+
+func benchClient(conns int) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true,
+	}}
+}
+
+// post sends one body and reports whether it was accepted.
+func post(c *http.Client, url string, body []byte) bool {
+	resp, err := c.Post(url, "text/plain;charset=UTF-8", bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusAccepted
+}
+
+// closedLoop runs workers that each send the next request as soon as the
+// previous one is answered: the peak rate the server sustains.
+func closedLoop(url string, bodies [][]byte, workers int, d time.Duration, maxEvents int64) loadResult {
+	c := benchClient(workers)
+	defer c.CloseIdleConnections()
+	var ok, failed, sent atomic.Int64
+	lats := make([][]time.Duration, workers)
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			lat := make([]time.Duration, 0, 1<<16)
+			for i := w; time.Now().Before(deadline) && sent.Add(1) <= maxEvents; i += workers {
+				t0 := time.Now()
+				if post(c, url, bodies[i%len(bodies)]) {
+					ok.Add(1)
+					lat = append(lat, time.Since(t0))
+				} else {
+					failed.Add(1)
+				}
+			}
+			lats[w] = lat
+		})
+	}
+	wg.Wait()
+	return loadResult{ok: ok.Load(), failed: failed.Load(), elapsed: time.Since(start), lat: slices.Concat(lats...)}
+}
+
+type memSample struct {
+	at              time.Duration
+	rssMiB, heapMiB float64
+	goroutines      int
+}
+
+// openLoop sends requests at a fixed rate whatever the answers' latency, and
+// measures each from its scheduled start (no coordinated omission). It
+// samples memory every second.
+func openLoop(url string, bodies [][]byte, rate float64, d time.Duration, maxEvents int64) (loadResult, []memSample) {
+	const conns = 256
+	c := benchClient(conns)
+	defer c.CloseIdleConnections()
+	interval := time.Duration(float64(time.Second) / rate)
+	jobs := make(chan time.Time, conns)
+	var ok, failed atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	for w := range conns {
+		wg.Go(func() {
+			local := make([]time.Duration, 0, 1<<14)
+			i := w
+			for due := range jobs {
+				if post(c, url, bodies[i%len(bodies)]) {
+					ok.Add(1)
+					local = append(local, time.Since(due))
+				} else {
+					failed.Add(1)
+				}
+				i += conns
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		})
+	}
+	var samples []memSample
+	start := time.Now()
+	nextSample := start
+	var n int64
+	for due := start; due.Sub(start) < d && n < maxEvents; due = due.Add(interval) {
+		if now := time.Now(); now.After(nextSample) {
+			samples = append(samples, sampleMemory(now.Sub(start)))
+			nextSample = nextSample.Add(time.Second)
+		}
+		if wait := time.Until(due); wait > 0 {
+			time.Sleep(wait)
+		}
+		jobs <- due
+		n++
+	}
+	close(jobs)
+	wg.Wait()
+	samples = append(samples, sampleMemory(time.Since(start)))
+	return loadResult{ok: ok.Load(), failed: failed.Load(), elapsed: time.Since(start), lat: lat}, samples
+}
+
+func sampleMemory(at time.Duration) memSample {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return memSample{at: at, rssMiB: rssMiB(), heapMiB: float64(ms.HeapAlloc) / (1 << 20), goroutines: runtime.NumGoroutine()}
+}
+
+// rssMiB reads the resident set size from /proc (Linux).
+func rssMiB() float64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return float64(pages*int64(os.Getpagesize())) / (1 << 20)
+}

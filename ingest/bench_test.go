@@ -1,0 +1,79 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/liftab/lift/warehouse"
+)
+
+// These benchmarks watch the hot path's cost per request: run with
+// go test -bench . -benchmem ./ingest/ (they are not part of make test).
+
+func benchEvent() EventRequest {
+	req := validEventBody()
+	req.ExperimentIDs = []string{"101"}
+	return req
+}
+
+func BenchmarkValidateEvent(b *testing.B) {
+	req := benchEvent()
+	m := Meta{ReceivedAt: testNow, UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := validEvent(&req, 1, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeEventBody(b *testing.B) {
+	body, _ := json.Marshal(benchEvent())
+	b.ReportAllocs()
+	for b.Loop() {
+		var req EventRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeRecord(b *testing.B) {
+	rows, _ := validEvent(new(benchEvent()), 1, Meta{ReceivedAt: testNow})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encodeRecord(kindEvent, &rows[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// discardSink accepts every batch; the benchmark measures the WAL path.
+type discardSink struct{}
+
+func (discardSink) Insert(context.Context, *warehouse.Batch) error { return nil }
+
+// BenchmarkTrackEventParallel is validate + encode + group-committed,
+// fsynced WAL append from many goroutines, flusher running.
+func BenchmarkTrackEventParallel(b *testing.B) {
+	in, err := New(Config{Dir: b.TempDir(), FlushInterval: 100 * time.Millisecond}, discardSink{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := in.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close(context.Background())
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		req := benchEvent()
+		for pb.Next() {
+			if err := in.TrackEvent(context.Background(), 1, &req, Meta{ReceivedAt: time.Now()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
