@@ -59,7 +59,7 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	_ = json.Unmarshal(body, &head)
 	var typ Type
 	if err := json.Unmarshal(head.Type, &typ); err != nil || len(head.Type) == 0 {
-		return nil, Errorf(KindValidation, "invalid_request", "type is required: one of %s.", typeList()).WithParam("type")
+		return nil, Refuse("invalid_request", "type", "type is required: one of %s.", typeList())
 	}
 	if err := CheckCreatable(typ); err != nil {
 		return nil, err
@@ -67,10 +67,15 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	var in writable
 	if err := strictUnmarshal(body, &in); err != nil {
 		p, msg := jsonErrorParam(err)
-		return nil, Errorf(KindValidation, "invalid_request", "%s", msg).WithParam(p)
+		return nil, Refuse("invalid_request", p, "%s", msg)
 	}
 	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1}
 	in.applyTo(t)
+	for i := range t.Groups {
+		if t.EditorOwned(&t.Groups[i]) {
+			return nil, editorOnly(fmt.Sprintf("test_groups[%d].content", i))
+		}
+	}
 	return t, nil
 }
 
@@ -81,7 +86,7 @@ func CheckCreatable(t Type) error {
 		return Errorf(KindNotImplemented, "not_implemented",
 			"Checkout tests are authored in the admin panel; this API cannot create them.").WithParam("type")
 	case !t.Known():
-		return Errorf(KindValidation, "invalid_type", "type %q is not one of %s.", t, typeList()).WithParam("type")
+		return Refuse("invalid_type", "type", "type %q is not one of %s.", t, typeList())
 	}
 	return nil
 }
@@ -101,7 +106,7 @@ func checkObject(body []byte) error {
 		return Errorf(KindInvalidRequest, "malformed_json", "The request body is not valid JSON.")
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-		return Errorf(KindValidation, "invalid_request", "The request body is a JSON object.")
+		return Refuse("invalid_request", "", "The request body is a JSON object.")
 	}
 	return nil
 }
@@ -198,11 +203,10 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 	var in writable
 	if err := strictUnmarshal(mergedJSON, &in); err != nil {
 		p, msg := jsonErrorParam(err)
-		return nil, PatchResult{}, Errorf(KindValidation, "invalid_request", "%s", msg).WithParam(p)
+		return nil, PatchResult{}, Refuse("invalid_request", p, "%s", msg)
 	}
 	if in.Type != cur.Type {
-		return nil, PatchResult{}, Errorf(KindValidation, "invalid_request",
-			"A test's type cannot change; create a new test.").WithParam("type")
+		return nil, PatchResult{}, Refuse("invalid_request", "type", "A test's type cannot change; create a new test.")
 	}
 	next := *cur
 	in.applyTo(&next)
@@ -219,6 +223,11 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 	if err := checkPatchAllowed(cur, changes); err != nil {
 		return nil, res, err
 	}
+	for _, c := range changes {
+		if strings.Contains(c.rest, ".dom_changes") {
+			return nil, res, editorOnly(c.path)
+		}
+	}
 	if len(res.Changed) > 0 {
 		next.UpdatedAt = now
 		if res.Reassigned {
@@ -226,6 +235,10 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 		}
 	}
 	return &next, res, nil
+}
+
+func editorOnly(param string) error {
+	return Refuse("invalid_request", param, "DOM changes are authored in the admin panel; the API writes custom_css and custom_js only.")
 }
 
 func checkPatchAllowed(cur *Test, changed []change) error {
@@ -316,20 +329,20 @@ func mergeArray(base, patch []any, id, path string) ([]any, error) {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		pm, ok := pe.(map[string]any)
 		if !ok {
-			return nil, Errorf(KindValidation, "invalid_request", "Entries of %s are objects.", path).WithParam(p)
+			return nil, Refuse("invalid_request", p, "Entries of %s are objects.", path)
 		}
 		key := idString(pm[id])
 		if key == "" {
-			return nil, Errorf(KindValidation, "invalid_request", "Each entry of %s names its %s.", path, id).WithParam(p + "." + id)
+			return nil, Refuse("invalid_request", p+"."+id, "Each entry of %s names its %s.", path, id)
 		}
 		at := find(key)
 		remove, _ := pm["remove"].(bool)
 		delete(pm, "remove")
 		switch {
 		case remove && at < 0 && id == "key":
-			return nil, Errorf(KindValidation, "rule_key_not_found", "No offer has key %q.", key).WithParam(p + ".key")
+			return nil, Refuse("rule_key_not_found", p+".key", "No offer has key %q.", key)
 		case remove && at < 0:
-			return nil, Errorf(KindValidation, "invalid_request", "No entry of %s has %s %s to remove.", path, id, key).WithParam(p + "." + id)
+			return nil, Refuse("invalid_request", p+"."+id, "No entry of %s has %s %s to remove.", path, id, key)
 		case remove:
 			out = append(out[:at], out[at+1:]...)
 		case at < 0:

@@ -27,13 +27,11 @@ type PreviewLink struct {
 func NewPreviewLink(shop *Shop, t *Test, index int, secret []byte, now time.Time) (*PreviewLink, error) {
 	for _, k := range t.BundledTypes() {
 		if k == TypeShipping || k == TypeCheckout {
-			return nil, Errorf(KindValidation, "preview_unsupported",
-				"A %s change shows only in a real checkout; this test cannot show one group through a preview link.", k)
+			return nil, Refuse("preview_unsupported", "", "A %s change shows only in a real checkout; this test cannot show one group through a preview link.", k)
 		}
 	}
 	if t.Group(index) == nil {
-		return nil, Errorf(KindValidation, "invalid_request", "This test has no test group with index %d.", index).
-			WithParam("index")
+		return nil, Refuse("invalid_request", "index", "This test has no test group with index %d.", index)
 	}
 	exp := now.Add(PreviewTTL).UTC().Truncate(time.Second)
 	token := SignPreview(secret, t.ID, index, exp)

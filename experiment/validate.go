@@ -27,6 +27,14 @@ var (
 	countryCode   = regexp.MustCompile(`^[A-Z]{2}$`)
 )
 
+// Refuse is a 422 with one blocking finding, so the top-level code and param
+// repeat it as part 7 requires.
+func Refuse(code, param, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Kind: KindValidation, Code: code, Message: msg, Param: param,
+		Findings: []Finding{{Severity: SeverityError, Code: code, Message: msg, Param: param}}}
+}
+
 // ValidateMode says how much of a test is checked.
 type ValidateMode int
 

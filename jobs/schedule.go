@@ -61,3 +61,34 @@ func HandleScheduled(w *Worker, actor Actor) {
 		return actor.RunScheduled(ctx, p.ShopID, p.TestID, p.Action)
 	})
 }
+
+// TypeLaunchChecks runs the asynchronous checks a new theme or template test
+// waits for (the Lift app block in each theme it shows). Until they finish
+// the test answers 409 checks_pending to everything but archive.
+const TypeLaunchChecks = "experiment:launch_checks"
+
+// LaunchChecks is the payload of TypeLaunchChecks.
+type LaunchChecks struct {
+	ShopID int64 `json:"shop_id"`
+	TestID int64 `json:"experiment_id"`
+}
+
+// Checker runs launch checks; the public API's lifecycle implements it.
+type Checker interface {
+	// RunChecks checks the test with the platform and clears its
+	// checks_pending flag; an error retries the job.
+	RunChecks(ctx context.Context, shopID, testID int64) error
+}
+
+// ChecksJob is the job that checks a newly created test.
+func ChecksJob(shopID, testID int64) Job {
+	return Job{Type: TypeLaunchChecks, Payload: LaunchChecks{ShopID: shopID, TestID: testID},
+		ID: fmt.Sprintf("checks:%d", testID), Queue: QueueCritical, Timeout: time.Minute}
+}
+
+// HandleChecks registers the handler of launch checks on w.
+func HandleChecks(w *Worker, c Checker) {
+	Handle(w, TypeLaunchChecks, func(ctx context.Context, p LaunchChecks) error {
+		return c.RunChecks(ctx, p.ShopID, p.TestID)
+	})
+}

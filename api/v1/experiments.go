@@ -1,0 +1,421 @@
+package v1
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/store"
+)
+
+// ResultsSummaryFunc returns a test's results summary for
+// `?include=results_summary`, or nil when no snapshot exists yet. The results
+// surface provides it; until then every summary is null.
+type ResultsSummaryFunc func(ctx context.Context, shopID, testID int64) (json.RawMessage, error)
+
+// Experiments serves the tests resource of the public API.
+type Experiments struct {
+	DB        *store.DB
+	Lifecycle *Lifecycle
+	Jobs      *jobs.Client // enqueues launch checks; nil skips them
+	Summary   ResultsSummaryFunc
+}
+
+// Routes mounts the tests resource on g (the /v1 group, after the auth,
+// rate-limit and scope middleware); idem guards the create with
+// Idempotency-Key.
+func (h *Experiments) Routes(g gin.IRouter, idem gin.HandlerFunc) {
+	g.GET("/experiments", api.Query(listParams...), api.Handle(h.list))
+	g.POST("/experiments", api.Query(), idem, api.Handle(h.create))
+	g.GET("/experiments/:id", api.Query("include"), api.Handle(h.get))
+	g.PATCH("/experiments/:id", api.Query(), api.Handle(h.update))
+	for _, a := range []experiment.Action{experiment.ActionStart, experiment.ActionPause, experiment.ActionResume,
+		experiment.ActionEnd, experiment.ActionArchive} {
+		g.POST("/experiments/:id/"+string(a), api.Query(), api.Handle(h.action(a)))
+	}
+	g.POST("/experiments/:id/test_groups/:index/preview", api.Query(), api.Handle(h.preview))
+}
+
+// testJSON is the wire form of a test (part 2.2).
+type testJSON struct {
+	Object string `json:"object"`
+	*experiment.Test
+	ResultsSummary json.RawMessage       `json:"results_summary,omitempty"`
+	Warnings       *[]experiment.Finding `json:"warnings,omitempty"`
+}
+
+// testView renders t; summary non-nil adds results_summary (JSON null when
+// there is none yet), warnings non-nil adds the warnings of a write.
+func testView(t *experiment.Test, summary json.RawMessage, warnings []experiment.Finding) testJSON {
+	v := testJSON{Object: "experiment", Test: t, ResultsSummary: summary}
+	if t.Shared == nil {
+		t.Shared = map[string]json.RawMessage{}
+	}
+	if t.Groups == nil {
+		t.Groups = []experiment.Group{}
+	}
+	if warnings != nil {
+		v.Warnings = &warnings
+	}
+	return v
+}
+
+func (h *Experiments) now() time.Time { return h.Lifecycle.now() }
+
+var idPattern = regexp.MustCompile(`^[0-9]{1,18}$`)
+
+// testID parses the {id} path parameter. An id that cannot name a test reads
+// as not found, like a test of another shop.
+func testID(c *gin.Context) (int64, error) {
+	raw := c.Param("id")
+	if !idPattern.MatchString(raw) {
+		return 0, experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %q.", raw)
+	}
+	id, _ := strconv.ParseInt(raw, 10, 64)
+	return id, nil
+}
+
+func (h *Experiments) create(c *gin.Context) error {
+	shop := api.Shop(c)
+	body, err := api.ReadBody(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	now := h.now()
+	t, err := experiment.ParseCreate(body, shop.ID, now)
+	if err != nil {
+		return err
+	}
+	if err := experiment.CheckEntitlements(shop, t, experiment.StepCreate); err != nil {
+		return err
+	}
+	warnings, err := experiment.Validate(ctx, shop, t, h.DB.Catalog(), experiment.ValidateFull, now)
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(t.Groups, func(i, j int) bool { return t.Groups[i].Index < t.Groups[j].Index })
+	// Theme and template tests wait for the theme check before they change.
+	checks := h.Jobs != nil && needsChecks(t)
+	t.ChecksPending = checks
+	res, err := h.DB.Write(ctx, store.WriteMeta{ShopID: shop.ID, Action: "experiment.create", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+			if err := tx.CreateTest(ctx, t); err != nil {
+				return store.WriteResult{}, err
+			}
+			b, err := json.Marshal(testView(t, nil, nonNilFindings(warnings)))
+			if err != nil {
+				return store.WriteResult{}, err
+			}
+			return store.WriteResult{ResourceID: api.Itoa(t.ID), Status: http.StatusCreated, Body: b}, nil
+		})
+	if err != nil {
+		return err
+	}
+	if checks {
+		h.enqueueChecks(ctx, shop.ID, t.ID)
+	}
+	writeRaw(c, res.Status, res.Body)
+	return nil
+}
+
+func (h *Experiments) get(c *gin.Context) error {
+	shop := api.Shop(c)
+	id, err := testID(c)
+	if err != nil {
+		return err
+	}
+	include, err := parseInclude(c.Query("include"), c.Request.URL.Query().Has("include"))
+	if err != nil {
+		return err
+	}
+	t, err := h.DB.FindTestByID(c.Request.Context(), shop.ID, id)
+	if err != nil {
+		return err
+	}
+	summary, err := h.summary(c.Request.Context(), shop.ID, t, include)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(c, http.StatusOK, testView(t, summary, nil))
+	return nil
+}
+
+func (h *Experiments) summary(ctx context.Context, shopID int64, t *experiment.Test, include bool) (json.RawMessage, error) {
+	if !include {
+		return nil, nil
+	}
+	if h.Summary != nil {
+		s, err := h.Summary(ctx, shopID, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(s) > 0 {
+			return s, nil
+		}
+	}
+	return json.RawMessage("null"), nil
+}
+
+func parseInclude(v string, present bool) (bool, error) {
+	if !present {
+		return false, nil
+	}
+	if v != "results_summary" {
+		return false, api.Invalid("invalid_include", "include", "include takes results_summary; got %q.", v)
+	}
+	return true, nil
+}
+
+func (h *Experiments) update(c *gin.Context) error {
+	shop := api.Shop(c)
+	id, err := testID(c)
+	if err != nil {
+		return err
+	}
+	body, err := api.ReadBody(c)
+	if err != nil {
+		return err
+	}
+	now := h.now()
+	res, err := h.DB.Write(c.Request.Context(), store.WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
+			if err != nil {
+				return store.WriteResult{}, err
+			}
+			if cur.ChecksPending {
+				return store.WriteResult{}, experiment.Errorf(experiment.KindConflict, "checks_pending",
+					"This test is still being validated; retry in about a minute.")
+			}
+			next, patch, err := experiment.ApplyPatch(cur, body, now)
+			if err != nil {
+				return store.WriteResult{}, err
+			}
+			if err := experiment.CheckEntitlements(shop, next, experiment.StepUpdate); err != nil {
+				return store.WriteResult{}, err
+			}
+			mode := experiment.ValidateFull
+			if cur.Launched() {
+				mode = experiment.ValidateOpenFields
+			}
+			warnings, err := experiment.Validate(ctx, shop, next, tx.Catalog(), mode, now)
+			if err != nil {
+				return store.WriteResult{}, err
+			}
+			if len(patch.Changed) > 0 {
+				if err := tx.SaveTest(ctx, next); err != nil {
+					return store.WriteResult{}, err
+				}
+			}
+			b, err := json.Marshal(testView(next, nil, nonNilFindings(warnings)))
+			if err != nil {
+				return store.WriteResult{}, err
+			}
+			return store.WriteResult{ResourceID: api.Itoa(id), Status: http.StatusOK, Body: b}, nil
+		})
+	if err != nil {
+		return err
+	}
+	writeRaw(c, res.Status, res.Body)
+	return nil
+}
+
+func (h *Experiments) action(a experiment.Action) api.HandlerFunc {
+	return func(c *gin.Context) error {
+		shop := api.Shop(c)
+		id, err := testID(c)
+		if err != nil {
+			return err
+		}
+		out, err := h.Lifecycle.Apply(c.Request.Context(), shop, id, a, 0)
+		if err != nil {
+			return err
+		}
+		writeRaw(c, out.Status, out.Body)
+		return nil
+	}
+}
+
+func (h *Experiments) preview(c *gin.Context) error {
+	shop := api.Shop(c)
+	id, err := testID(c)
+	if err != nil {
+		return err
+	}
+	index, err := strconv.Atoi(c.Param("index"))
+	if err != nil || index < 0 {
+		return experiment.Refuse("invalid_request", "index", "A test group index is a whole number from 0; got %q.", c.Param("index"))
+	}
+	out, err := h.Lifecycle.Apply(c.Request.Context(), shop, id, experiment.ActionPreview, index)
+	if err != nil {
+		return err
+	}
+	writeRaw(c, out.Status, out.Body)
+	return nil
+}
+
+type listJSON struct {
+	Object     string     `json:"object"`
+	Data       []testJSON `json:"data"`
+	HasMore    bool       `json:"has_more"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+func (h *Experiments) list(c *gin.Context) error {
+	shop := api.Shop(c)
+	q := c.Request.URL.Query()
+	f, err := parseFilter(q.Get, q.Has)
+	if err != nil {
+		return err
+	}
+	include, err := parseInclude(q.Get("include"), q.Has("include"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	tests, more, err := h.DB.FindTests(ctx, shop.ID, f)
+	if err != nil {
+		return err
+	}
+	out := listJSON{Object: "list", Data: make([]testJSON, 0, len(tests)), HasMore: more}
+	for _, t := range tests {
+		summary, err := h.summary(ctx, shop.ID, t, include)
+		if err != nil {
+			return err
+		}
+		out.Data = append(out.Data, testView(t, summary, nil))
+	}
+	if more {
+		last := tests[len(tests)-1]
+		cur := encodeCursor(experiment.Cursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		out.NextCursor = &cur
+	}
+	api.WriteJSON(c, http.StatusOK, out)
+	return nil
+}
+
+// parseFilter reads the list's query parameters. A bad limit is 400
+// invalid_request, a bad cursor 400 invalid_cursor, a value outside a
+// vocabulary 422 invalid_request naming the parameter.
+func parseFilter(get func(string) string, has func(string) bool) (experiment.Filter, error) {
+	f := experiment.Filter{Limit: 10}
+	if has("limit") {
+		n, err := strconv.Atoi(get("limit"))
+		if err != nil || n < 1 || n > 100 {
+			return f, api.Invalid("invalid_request", "limit", "limit is a whole number from 1 to 100; got %q.", get("limit"))
+		}
+		f.Limit = n
+	}
+	if has("cursor") {
+		cur, ok := decodeCursor(get("cursor"))
+		if !ok {
+			return f, api.Invalid("invalid_cursor", "cursor", "cursor is not one this API gave out; send next_cursor back unchanged.")
+		}
+		f.After = &cur
+	}
+	vocab := func(name string) *experiment.Error {
+		return experiment.Refuse("invalid_request", name, "%s %q is not a known value.", name, get(name))
+	}
+	if has("status") {
+		for _, s := range strings.Split(get("status"), ",") {
+			if !experiment.Status(s).Known() {
+				return f, vocab("status")
+			}
+			f.Statuses = append(f.Statuses, experiment.Status(s))
+		}
+	}
+	if has("type") {
+		for _, s := range strings.Split(get("type"), ",") {
+			if !experiment.Type(s).Known() {
+				return f, vocab("type")
+			}
+			f.Types = append(f.Types, experiment.Type(s))
+		}
+	}
+	if has("scheduled") {
+		b, err := strconv.ParseBool(get("scheduled"))
+		if err != nil || (get("scheduled") != "true" && get("scheduled") != "false") {
+			return f, vocab("scheduled")
+		}
+		f.Scheduled = &b
+	}
+	for name, dst := range map[string]**time.Time{"created_at[gt]": &f.CreatedGT, "created_at[gte]": &f.CreatedGE,
+		"created_at[lt]": &f.CreatedLT, "created_at[lte]": &f.CreatedLE} {
+		if !has(name) {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, get(name))
+		if err != nil {
+			return f, experiment.Refuse("invalid_request", name,
+				"%s is an ISO 8601 date-time such as 2026-01-31T00:00:00Z; got %q.", name, get(name))
+		}
+		*dst = &t
+	}
+	return f, nil
+}
+
+// Cursors are opaque to clients: "c1.<unix micros>.<id>", base64url-encoded.
+func encodeCursor(c experiment.Cursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("c1.%d.%d", c.CreatedAt.UnixMicro(), c.ID)))
+}
+
+func decodeCursor(s string) (experiment.Cursor, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return experiment.Cursor{}, false
+	}
+	var micros, id int64
+	if n, err := fmt.Sscanf(string(raw), "c1.%d.%d", &micros, &id); err != nil || n != 2 || id <= 0 ||
+		string(raw) != fmt.Sprintf("c1.%d.%d", micros, id) {
+		return experiment.Cursor{}, false
+	}
+	return experiment.Cursor{CreatedAt: time.UnixMicro(micros).UTC(), ID: id}, true
+}
+
+func nonNilFindings(f []experiment.Finding) []experiment.Finding {
+	if f == nil {
+		return []experiment.Finding{}
+	}
+	return f
+}
+
+func writeRaw(c *gin.Context, status int, body []byte) {
+	c.Data(status, "application/json; charset=utf-8", body)
+}
+
+func needsChecks(t *experiment.Test) bool {
+	for _, k := range t.BundledTypes() {
+		if k == experiment.TypeTheme || k == experiment.TypeTemplate {
+			return true
+		}
+	}
+	return false
+}
+
+// enqueueChecks hands a new test's checks to the worker. If the queue cannot
+// take them the test must not stay pending forever: the flag is cleared and
+// the checks run again at start, as part of the launch.
+func (h *Experiments) enqueueChecks(ctx context.Context, shopID, testID int64) {
+	err := h.Jobs.Enqueue(ctx, jobs.ChecksJob(shopID, testID))
+	if err == nil || errors.Is(err, jobs.ErrDuplicate) {
+		return
+	}
+	slog.WarnContext(ctx, "launch checks not enqueued; clearing checks_pending", "experiment", testID, "err", err)
+	if err := h.Lifecycle.clearChecks(context.WithoutCancel(ctx), shopID, testID); err != nil {
+		slog.ErrorContext(ctx, "clearing checks_pending failed", "experiment", testID, "err", err)
+	}
+}

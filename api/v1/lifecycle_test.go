@@ -1,0 +1,337 @@
+package v1_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/store"
+)
+
+func (s *shopEnv) act(t *testing.T, testID, action string) resp {
+	t.Helper()
+	return s.do(t, "POST", "/v1/experiments/"+testID+"/"+action, "")
+}
+
+func wantStatus(t *testing.T, r resp, status string) {
+	t.Helper()
+	if r.Status != http.StatusOK || r.Body["status"] != status {
+		t.Fatalf("want 200 %s, got %d %s", status, r.Status, r.Raw)
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+
+	t.Run("FullRunAndSameTarget", func(t *testing.T) {
+		t.Parallel()
+		x := id(s.create(t, priceTest("Run")))
+		started := s.act(t, x, "start")
+		wantStatus(t, started, "active")
+		if started.Body["started_at"] == nil {
+			t.Fatalf("started_at missing: %s", started.Raw)
+		}
+		if _, ok := e.fake.CartTransform(s.shop.Domain, x); !ok {
+			t.Fatal("the launch registered no cart transform on the platform")
+		}
+		// Same target: 200 with the test unchanged.
+		again := s.act(t, x, "start")
+		if diff := cmp.Diff(started.Body, again.Body); diff != "" || again.Status != 200 {
+			t.Fatalf("start of an active test changed it (-first +again):\n%s", diff)
+		}
+		paused := s.act(t, x, "pause")
+		wantStatus(t, paused, "paused")
+		wantStatus(t, s.act(t, x, "pause"), "paused")
+		wantStatus(t, s.act(t, x, "resume"), "active")
+		ended := s.act(t, x, "end")
+		wantStatus(t, ended, "ended")
+		if ended.Body["ended_at"] == nil {
+			t.Fatalf("ended_at missing: %s", ended.Raw)
+		}
+		endAgain := s.act(t, x, "end")
+		if diff := cmp.Diff(ended.Body, endAgain.Body); diff != "" {
+			t.Fatalf("end of an ended test changed it (-first +again):\n%s", diff)
+		}
+		wantStatus(t, s.act(t, x, "archive"), "archived")
+		wantStatus(t, s.act(t, x, "archive"), "archived")
+	})
+	t.Run("InvalidStatusTransition", func(t *testing.T) {
+		t.Parallel()
+		x := id(s.create(t, priceTest("Transitions")))
+		for _, tc := range []struct {
+			action, current string
+			allowed         []any
+		}{
+			{"pause", "draft", []any{"start", "preview", "archive"}},
+			{"resume", "draft", []any{"start", "preview", "archive"}},
+			{"end", "draft", []any{"start", "preview", "archive"}},
+		} {
+			e := wantError(t, s.act(t, x, tc.action), 409, "conflict_error", "invalid_status_transition", "")
+			want := map[string]any{"current_status": tc.current, "allowed_actions": tc.allowed}
+			if diff := cmp.Diff(want, e["details"]); diff != "" {
+				t.Fatalf("%s details mismatch (-want +got):\n%s", tc.action, diff)
+			}
+		}
+		wantStatus(t, s.act(t, x, "start"), "active")
+		e := wantError(t, s.act(t, x, "archive"), 409, "conflict_error", "invalid_status_transition", "")
+		if diff := cmp.Diff(map[string]any{"current_status": "active", "allowed_actions": []any{"pause", "end"}}, e["details"]); diff != "" {
+			t.Fatalf("details mismatch (-want +got):\n%s", diff)
+		}
+		e = wantError(t, s.do(t, "POST", "/v1/experiments/"+x+"/test_groups/1/preview", ""), 409, "conflict_error", "invalid_status_transition", "")
+		if e["details"].(map[string]any)["current_status"] != "active" {
+			t.Fatalf("details = %v", e["details"])
+		}
+	})
+	t.Run("Preview", func(t *testing.T) {
+		t.Parallel()
+		x := id(s.create(t, priceTest("Preview")))
+		r := s.do(t, "POST", "/v1/experiments/"+x+"/test_groups/1/preview", "")
+		if r.Status != 200 || r.Body["object"] != "preview_link" || r.Body["experiment_id"] != x ||
+			r.Body["test_group_index"] != float64(1) || r.Body["expires_at"] == nil ||
+			!strings.HasPrefix(r.Body["url"].(string), "https://"+s.shop.Domain+"/?lift_preview=") {
+			t.Fatalf("preview = %d %s", r.Status, r.Raw)
+		}
+		token := strings.TrimPrefix(r.Body["url"].(string), "https://"+s.shop.Domain+"/?lift_preview=")
+		if gotID, idx, ok := experiment.VerifyPreview([]byte("test-secret"), token, e.clock.Now()); !ok || fmt.Sprint(gotID) != x || idx != 1 {
+			t.Fatalf("preview token does not verify: %s", token)
+		}
+		wantStatus(t, s.do(t, "GET", "/v1/experiments/"+x, ""), "preview")
+		wantError(t, s.do(t, "POST", "/v1/experiments/"+x+"/test_groups/7/preview", ""), 422, "validation_error", "invalid_request", "index")
+		ship := fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":`+twoGroups+`}`,
+			domestic, fmt.Sprintf(`{"rates":[{"zone_id":%q,"rate_id":%q,"name":"Standard","price":{"amount":"3.95","currency":"USD"}}]}`, domestic, standard))
+		y := id(s.create(t, ship))
+		wantError(t, s.do(t, "POST", "/v1/experiments/"+y+"/test_groups/1/preview", ""), 422, "validation_error", "preview_unsupported", "")
+		wantStatus(t, s.act(t, x, "start"), "active")
+	})
+	t.Run("PlatformFailureEndsInFailed", func(t *testing.T) {
+		t.Parallel()
+		shop := e.newShop(store.ShopUpdate{})
+		x := id(shop.create(t, priceTest("Doomed launch")))
+		e.fake.Fail(shop.shop.Domain, platform.OpCartTransform, http.StatusInternalServerError)
+		r := shop.act(t, x, "start")
+		wantStatus(t, r, "failed")
+		if !strings.Contains(r.Body["failure_reason"].(string), "cart transform") || r.Body["started_at"] != nil {
+			t.Fatalf("failed launch = %s", r.Raw)
+		}
+		e.fake.Heal(shop.shop.Domain)
+		wantStatus(t, shop.act(t, x, "start"), "active")
+	})
+	t.Run("StartRevalidates", func(t *testing.T) {
+		t.Parallel()
+		shop := e.newShop(store.ShopUpdate{})
+		x := id(shop.create(t, priceTest("Catalog changed")))
+		// The product leaves the catalog before launch.
+		f, _ := store.ParseCatalog([]byte(`{"currency":"USD"}`))
+		if err := e.db.ImportCatalog(context.Background(), shop.shop.ID, f); err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, shop.act(t, x, "start"), 422, "validation_error", "product_not_found", "shared.price.product_ids[0]")
+	})
+}
+
+func TestEntitlements(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	yes, no := true, false
+	shipBody := fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":`+twoGroups+`}`,
+		domestic, fmt.Sprintf(`{"rates":[{"zone_id":%q,"name":"Cheap","price":{"amount":"1.00","currency":"USD"}}]}`, domestic))
+
+	t.Run("SubscriptionInactive", func(t *testing.T) {
+		t.Parallel()
+		s := e.newShop(store.ShopUpdate{})
+		running := id(s.create(t, priceTest("running")))
+		wantStatus(t, s.act(t, running, "start"), "active")
+		paused := id(s.create(t, priceTest("paused")))
+		wantStatus(t, s.act(t, paused, "start"), "active")
+		wantStatus(t, s.act(t, paused, "pause"), "paused")
+		draft := id(s.create(t, priceTest("draft")))
+		s.update(store.ShopUpdate{SubscriptionActive: &no})
+		wantError(t, s.do(t, "POST", "/v1/experiments", priceTest("x")), 403, "permission_error", "subscription_inactive", "")
+		wantError(t, s.act(t, draft, "start"), 403, "permission_error", "subscription_inactive", "")
+		wantError(t, s.act(t, paused, "resume"), 403, "permission_error", "subscription_inactive", "")
+		// pause, end and archive never check entitlements.
+		wantStatus(t, s.act(t, running, "pause"), "paused")
+		wantStatus(t, s.act(t, running, "end"), "ended")
+		wantStatus(t, s.act(t, running, "archive"), "archived")
+		wantStatus(t, s.act(t, draft, "archive"), "archived")
+	})
+	t.Run("BillingCapReached", func(t *testing.T) {
+		t.Parallel()
+		s := e.newShop(store.ShopUpdate{})
+		paused := id(s.create(t, priceTest("paused")))
+		wantStatus(t, s.act(t, paused, "start"), "active")
+		wantStatus(t, s.act(t, paused, "pause"), "paused")
+		draft := id(s.create(t, priceTest("draft")))
+		s.update(store.ShopUpdate{BillingCapReached: &yes})
+		wantError(t, s.do(t, "POST", "/v1/experiments", priceTest("x")), 403, "permission_error", "billing_cap_reached", "")
+		wantError(t, s.act(t, draft, "start"), 403, "permission_error", "billing_cap_reached", "")
+		wantError(t, s.act(t, paused, "resume"), 403, "permission_error", "billing_cap_reached", "")
+		wantStatus(t, s.act(t, paused, "end"), "ended")
+		// A PATCH is not a billing step.
+		if r := s.do(t, "PATCH", "/v1/experiments/"+draft, `{"name":"renamed"}`); r.Status != 200 {
+			t.Fatalf("patch under the cap = %d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("AllowanceExhausted", func(t *testing.T) {
+		t.Parallel()
+		s := e.newShop(store.ShopUpdate{AnnualBilling: &yes})
+		paused := id(s.create(t, priceTest("paused")))
+		wantStatus(t, s.act(t, paused, "start"), "active")
+		wantStatus(t, s.act(t, paused, "pause"), "paused")
+		s.update(store.ShopUpdate{AllowanceExhausted: &yes})
+		draft := id(s.create(t, priceTest("created while exhausted")))
+		for _, r := range []resp{s.act(t, draft, "start"), s.act(t, paused, "resume")} {
+			err := wantError(t, r, 403, "permission_error", "billing_cap_reached", "")
+			if diff := cmp.Diff(map[string]any{"condition": "allowance_exhausted"}, err["details"]); diff != "" {
+				t.Fatalf("details mismatch (-want +got):\n%s", diff)
+			}
+		}
+		wantStatus(t, s.act(t, paused, "end"), "ended")
+	})
+	t.Run("FeatureNotInPlan", func(t *testing.T) {
+		t.Parallel()
+		s := e.newShop(store.ShopUpdate{})
+		x := id(s.create(t, priceTest("made while allowed")))
+		offer := fmt.Sprintf(`{"type":"offer","name":"o","test_groups":`+twoGroups+`}`, `{"offers":[{"key":"ship","title":"Free shipping","discount":{"type":"free_shipping"}}]}`)
+		markets := fmt.Sprintf(`{"shared":{"price":{"product_ids":[%q],"markets":[{"id":%q}]}}}`, tee, euMarket)
+		only := []string{"offer"}
+		s.update(store.ShopUpdate{Features: &only})
+		wantError(t, s.do(t, "POST", "/v1/experiments", priceTest("x")), 403, "permission_error", "feature_not_in_plan", "price")
+		wantError(t, s.do(t, "PATCH", "/v1/experiments/"+x, `{"name":"y"}`), 403, "permission_error", "feature_not_in_plan", "price")
+		wantError(t, s.do(t, "POST", "/v1/experiments/"+x+"/test_groups/1/preview", ""), 403, "permission_error", "feature_not_in_plan", "price")
+		wantError(t, s.act(t, x, "start"), 403, "permission_error", "feature_not_in_plan", "price")
+		wantStatus(t, s.act(t, x, "archive"), "archived")
+		s.create(t, offer)
+		price := []string{"price"}
+		s.update(store.ShopUpdate{Features: &price})
+		wantError(t, s.do(t, "POST", "/v1/experiments", offer), 403, "permission_error", "feature_not_in_plan", "offer")
+		y := id(s.create(t, priceTest("single market")))
+		wantError(t, s.do(t, "PATCH", "/v1/experiments/"+y, markets), 403, "permission_error", "feature_not_in_plan", "multi_market")
+	})
+	t.Run("CarrierServiceRequired", func(t *testing.T) {
+		t.Parallel()
+		s := e.newShop(store.ShopUpdate{CarrierService: &no})
+		wantError(t, s.do(t, "POST", "/v1/experiments", shipBody), 403, "permission_error", "carrier_service_required", "")
+		// Annual billing satisfies it, as does the plan feature.
+		s.update(store.ShopUpdate{AnnualBilling: &yes})
+		x := id(s.create(t, shipBody))
+		s.update(store.ShopUpdate{AnnualBilling: &no})
+		wantError(t, s.act(t, x, "start"), 403, "permission_error", "carrier_service_required", "")
+		features := []string{"carrier_service"}
+		s.update(store.ShopUpdate{Features: &features})
+		wantStatus(t, s.act(t, x, "start"), "active")
+	})
+}
+
+// TestScheduledTestStartsAndEndsOnItsOwn is must-show 3: the scheduler loop
+// and the worker start and end a test at its schedule, driven by an injected
+// clock.
+func TestScheduledTestStartsAndEndsOnItsOwn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	startAt, endAt := epoch.Add(time.Hour), epoch.Add(26*time.Hour)
+	body := strings.Replace(priceTest("Scheduled"), `{"type":"price",`,
+		fmt.Sprintf(`{"schedule":{"start_at":%q,"end_at":%q},"type":"price",`, startAt.Format(time.RFC3339), endAt.Format(time.RFC3339)), 1)
+	x := id(s.create(t, body))
+	if l := s.do(t, "GET", "/v1/experiments?scheduled=true", ""); len(l.Body["data"].([]any)) != 1 {
+		t.Fatalf("scheduled list = %s", l.Raw)
+	}
+
+	sched := jobs.NewScheduler(e.db.Pool(), e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.ScheduleSource(100))
+	w := jobs.NewWorker(e.redis, jobs.WorkerConfig{Concurrency: 2})
+	jobs.HandleScheduled(w, e.lifecycle)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Shutdown()
+	ctx := context.Background()
+
+	tick := func(want int) {
+		t.Helper()
+		res, err := sched.Tick(ctx)
+		if err != nil || res.Enqueued != want {
+			t.Fatalf("tick at %s = %+v, %v; want %d enqueued", e.clock.Now(), res, err, want)
+		}
+	}
+	waitFor := func(status string) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			r := s.do(t, "GET", "/v1/experiments/"+x, "")
+			if r.Body["status"] == status {
+				return r.Body
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("test never became %s: %s", status, r.Raw)
+			}
+			<-time.After(20 * time.Millisecond) // poll interval
+		}
+	}
+
+	tick(0) // before start_at nothing is due
+	e.clock.Set(startAt.Add(time.Second))
+	tick(1)
+	got := waitFor("active")
+	if got["started_at"] != startAt.Add(time.Second).Format("2006-01-02T15:04:05Z") {
+		t.Fatalf("started_at = %v", got["started_at"])
+	}
+	tick(0) // started: no longer due, and never twice
+	e.clock.Set(endAt.Add(time.Minute))
+	tick(1)
+	got = waitFor("ended")
+	if got["ended_at"] != endAt.Add(time.Minute).Format("2006-01-02T15:04:05Z") {
+		t.Fatalf("ended_at = %v", got["ended_at"])
+	}
+	tick(0)
+}
+
+func TestScheduledStartRefusedIsRecorded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	startAt := epoch.Add(time.Hour)
+	body := strings.Replace(priceTest("Scheduled"), `{"type":"price",`,
+		fmt.Sprintf(`{"schedule":{"start_at":%q},"type":"price",`, startAt.Format(time.RFC3339)), 1)
+	x := id(s.create(t, body))
+	no := false
+	s.update(store.ShopUpdate{SubscriptionActive: &no})
+	e.clock.Set(startAt)
+	var testID int64
+	fmt.Sscan(x, &testID)
+	if err := e.lifecycle.RunScheduled(context.Background(), s.shop.ID, testID, experiment.ActionStart); err != nil {
+		t.Fatal(err)
+	}
+	r := s.do(t, "GET", "/v1/experiments/"+x, "")
+	if r.Body["status"] != "failed" || !strings.Contains(r.Body["failure_reason"].(string), "subscription") {
+		t.Fatalf("refused scheduled start = %s", r.Raw)
+	}
+	// A moved schedule is not started early.
+	y := s.create2(t, body)
+	fmt.Sscan(y, &testID)
+	e.clock.Set(startAt.Add(-time.Minute))
+	if err := e.lifecycle.RunScheduled(context.Background(), s.shop.ID, testID, experiment.ActionStart); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, s.do(t, "GET", "/v1/experiments/"+y, ""), "draft")
+}
+
+// create2 creates with a shop whose subscription may be off, by turning it on
+// for the create.
+func (s *shopEnv) create2(t *testing.T, body string) string {
+	t.Helper()
+	yes, no := true, false
+	s.update(store.ShopUpdate{SubscriptionActive: &yes})
+	defer s.update(store.ShopUpdate{SubscriptionActive: &no})
+	return id(s.create(t, body))
+}
+
