@@ -117,7 +117,9 @@ func TestUpdate(t *testing.T) {
 				{Index: 1, Name: "New hero", Split: 50, Content: json.RawMessage(`{"custom_css":"h1{color:red}","dom_changes":[{"selector":"h1","text":"Hi"}]}`)}},
 			CreatedAt: epoch, UpdatedAt: epoch}
 		if _, err := e.db.Write(context.Background(), store.WriteMeta{ShopID: s.shop.ID, Action: "test.fixture", ResourceType: "experiment"},
-			func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) { return store.WriteResult{}, tx.CreateTest(ctx, vt) }); err != nil {
+			func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+				return store.WriteResult{}, tx.CreateTest(ctx, vt)
+			}); err != nil {
 			t.Fatal(err)
 		}
 		x := fmt.Sprint(vt.ID)

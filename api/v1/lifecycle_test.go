@@ -334,4 +334,3 @@ func (s *shopEnv) create2(t *testing.T, body string) string {
 	defer s.update(store.ShopUpdate{SubscriptionActive: &no})
 	return id(s.create(t, body))
 }
-
