@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"os/signal"
+	"syscall"
+	"time"
+
+	v1 "github.com/liftab/lift/api/v1"
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/jobs"
+	"github.com/spf13/cobra"
+)
+
+func init() { rootCmd.AddCommand(newWorkerCmd()) }
+
+// jobKinds are the background work this binary runs. Each registers its task
+// handlers on the worker and returns the scheduler sources that find its due
+// work; a new kind of job appends itself here from its own file's init.
+var jobKinds = []func(a *App, w *jobs.Worker) []jobs.Source{lifecycleJobs}
+
+// lifecycleJobs: scheduled starts and ends, and the launch checks of new
+// theme and template tests. They run the public API's own lifecycle, so a
+// scheduled start checks exactly what POST /v1/experiments/{id}/start does.
+func lifecycleJobs(a *App, w *jobs.Worker) []jobs.Source {
+	lc := &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret}
+	jobs.HandleScheduled(w, lc)
+	jobs.HandleChecks(w, lc)
+	return []jobs.Source{jobs.ScheduleSource(500)}
+}
+
+func newWorkerCmd() *cobra.Command {
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run background jobs (asynq on Redis) and the scheduler loop",
+		Long: "Run the asynq worker (queues critical, default, low) and the scheduler loop that starts and ends\n" +
+			"tests at their schedule. Run as many workers as you like: one scheduler leads at a time (Postgres\n" +
+			"advisory lock) and every due job has a deterministic id, so nothing runs twice.\n\n" + configHelp(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			app, err := openApp(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer app.Close()
+			stopWorker, err := app.startWorker(ctx, interval)
+			if err != nil {
+				return err
+			}
+			app.Log.Info("worker running", "redis", cfg.Redis.Addr, "scheduler_interval", interval)
+			<-ctx.Done()
+			stopWorker()
+			return nil
+		},
+	}
+	config.BindFlags(cmd.Flags())
+	cmd.Flags().DurationVar(&interval, "scheduler-interval", 15*time.Second, "how often the scheduler looks for due work")
+	return cmd
+}
+
+// startWorker starts the asynq worker and the scheduler loop in the
+// background; the returned stop ends the loop and waits for running tasks.
+// `lift dev` calls it to run the worker inside its one process.
+func (a *App) startWorker(ctx context.Context, interval time.Duration) (stop func(), err error) {
+	w := jobs.NewWorker(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB}, jobs.WorkerConfig{Logger: a.Log})
+	var sources []jobs.Source
+	for _, kind := range jobKinds {
+		sources = append(sources, kind(a, w)...)
+	}
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	s := jobs.NewScheduler(a.DB.Pool(), a.Jobs, jobs.SchedulerConfig{Interval: interval, Now: a.Now, Logger: a.Log}, sources...)
+	loopCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(loopCtx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		w.Shutdown()
+	}, nil
+}
