@@ -47,6 +47,7 @@ func (h *Experiments) Routes(g gin.IRouter, idem gin.HandlerFunc) {
 		g.POST("/experiments/:id/"+string(a), api.Query(), api.Handle(h.action(a)))
 	}
 	g.POST("/experiments/:id/test_groups/:index/preview", api.Query(), api.Handle(h.preview))
+	g.GET("/openapi.json", api.Query(), serveOpenAPI)
 }
 
 // testJSON is the wire form of a test (part 2.2).

@@ -47,6 +47,7 @@ type env struct {
 	lifecycle *v1.Lifecycle
 	redis     jobs.Redis
 	jobs      *jobs.Client
+	routes    gin.RoutesInfo
 }
 
 // shopEnv is one shop of the env with a write and a read token.
@@ -91,7 +92,7 @@ func newEnv(t *testing.T) *env {
 	r.NoRoute(v1.NotFound)
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, db: db, fake: fake, clock: clk, lifecycle: lc, redis: jobs.Redis{Addr: addr, DB: rdb}, jobs: jc}
+	return &env{t: t, srv: srv, db: db, fake: fake, clock: clk, lifecycle: lc, redis: jobs.Redis{Addr: addr, DB: rdb}, jobs: jc, routes: r.Routes()}
 }
 
 var shopSeq struct {
