@@ -104,6 +104,17 @@ func diffValue(a, b any, path string) []string {
 	if reflect.DeepEqual(a, b) {
 		return nil
 	}
+	// Arrays of one length differ entry by entry, so a changed price is
+	// named down to its field.
+	if aa, ok := a.([]any); ok {
+		if ba, ok := b.([]any); ok && len(aa) == len(ba) {
+			var out []string
+			for i := range aa {
+				out = append(out, diffValue(aa[i], ba[i], fmt.Sprintf("%s[%d]", path, i))...)
+			}
+			return out
+		}
+	}
 	if path == "" {
 		path = "."
 	}

@@ -189,7 +189,7 @@ func TestApplyPatch(t *testing.T) {
 		cur.Status = StatusActive
 		_, _, err := ApplyPatch(cur, []byte(`{"name":"ok","test_groups":[{"index":1,"name":"B2","content":{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"9.00","currency":"USD"}}]}}]}`), now)
 		e, _ := AsError(err)
-		if e == nil || e.Code != "locked_field" || e.Param != "test_groups[1].content.prices" {
+		if e == nil || e.Code != "locked_field" || e.Param != "test_groups[1].content.prices[0].price.amount" {
 			t.Fatalf("got %v", err)
 		}
 		next, _, err := ApplyPatch(cur, []byte(`{"name":"ok","schedule":{"end_at":"2030-01-01T00:00:00Z"},"test_groups":[{"index":1,"name":"B2"}]}`), now)

@@ -89,7 +89,7 @@ func TestUpdate(t *testing.T) {
 		for _, tc := range []struct{ body, param string }{
 			{`{"traffic_allocation":50}`, "traffic_allocation"},
 			{fmt.Sprintf(`{"shared":{"price":{"product_ids":[%q,%q]}}}`, tee, sweater), "shared.price.product_ids"},
-			{fmt.Sprintf(`{"test_groups":[{"index":1,"content":{"prices":[{"product_variant_id":%q,"price":{"amount":"9.00","currency":"USD"}}]}}]}`, teeS), "test_groups[1].content.prices"},
+			{fmt.Sprintf(`{"test_groups":[{"index":1,"content":{"prices":[{"product_variant_id":%q,"price":{"amount":"9.00","currency":"USD"}}]}}]}`, teeS), "test_groups[1].content.prices[0].price.amount"},
 			{`{"schedule":{"start_at":"2027-01-01T00:00:00Z"}}`, "schedule.start_at"},
 			{`{"audience":{"device":"mobile"}}`, "audience.device"},
 			{`{"test_groups":[{"index":2,"name":"New","split":0}]}`, "test_groups[2]"},
