@@ -126,15 +126,6 @@ func (v *validator) warn(code, param, format string, args ...any) {
 		Message: fmt.Sprintf(format, args...)})
 }
 
-func (v *validator) blocked() bool {
-	for _, f := range v.findings {
-		if f.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
-
 func (v *validator) result() ([]Finding, error) {
 	var warnings []Finding
 	var first *Finding

@@ -177,6 +177,9 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 			v.Products[p.ID] = p
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrap(err)
+		}
 	}
 	if len(r.Variants) > 0 {
 		rows, err := c.Q.Query(ctx, `SELECT id, product_id, title, sku, price::text, coalesce(cost::text, '')
@@ -193,6 +196,9 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 			v.Variants[x.ID] = x
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrap(err)
+		}
 	}
 	if len(r.Collections) > 0 {
 		rows, err := c.Q.Query(ctx, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Collections)
@@ -208,6 +214,9 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 			v.Collections[x.ID] = x
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrap(err)
+		}
 	}
 	if len(r.Themes) > 0 {
 		rows, err := c.Q.Query(ctx, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Themes)
@@ -223,6 +232,9 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 			v.Themes[x.ID] = x
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrap(err)
+		}
 	}
 	if len(r.Zones) > 0 {
 		rows, err := c.Q.Query(ctx, `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
@@ -247,6 +259,9 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 			v.Zones[z.ID] = z
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrap(err)
+		}
 	}
 	if len(r.Markets) > 0 {
 		rows, err := c.Q.Query(ctx, `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Markets)
@@ -262,6 +277,9 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 			v.Markets[x.ID] = x
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrap(err)
+		}
 	}
 	return v, nil
 }

@@ -334,3 +334,41 @@ func (s *shopEnv) create2(t *testing.T, body string) string {
 	defer s.update(store.ShopUpdate{SubscriptionActive: &no})
 	return id(s.create(t, body))
 }
+
+// TestEveryCreatableTypeLaunches creates one valid test of each type this
+// API creates and starts it through the platform.
+func TestEveryCreatableTypeLaunches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	g := func(content string) string { return fmt.Sprintf(twoGroups, content) }
+	for _, tc := range []struct{ name, body string }{
+		{"price", priceTest("price")},
+		{"shipping", fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q,%q]}},"test_groups":%s}`, domestic, intl,
+			g(fmt.Sprintf(`{"rates":[{"zone_id":%q,"rate_id":%q,"name":"Standard","price":{"amount":"4.95","currency":"USD"}},{"zone_id":%q,"name":"Intl saver","price":{"amount":"12.00","currency":"USD"}}]}`, domestic, standard, intl)))},
+		{"theme", fmt.Sprintf(`{"type":"theme","name":"t","shared":{"theme":{"path_rules":[{"path":"/products","match_type":"prefix"}]}},"test_groups":%s}`, g(fmt.Sprintf(`{"theme_id":%q}`, holiday)))},
+		{"template", fmt.Sprintf(`{"type":"template","name":"t","shared":{"template":{"theme_id":%q}},"test_groups":%s}`, dawn, g(`{"template":"product.alternate"}`))},
+		{"url_redirect", fmt.Sprintf(`{"type":"url_redirect","name":"r","shared":{"url_redirect":{"source_path":"/collections/all","match_type":"prefix"}},"test_groups":%s}`, g(`{"destination":"/collections/best-sellers"}`))},
+		{"offer", fmt.Sprintf(`{"type":"offer","name":"o","test_groups":%s}`, g(fmt.Sprintf(`{"offers":[{"key":"tops10","title":"10%% off tops","discount":{"type":"percentage","value":"10"},"conditions":{"min_quantity":2,"collection_ids":[%q]},"combines_with":["shipping"]}]}`, tops)))},
+		{"visual_editor", fmt.Sprintf(`{"type":"visual_editor","name":"v","test_groups":%s}`, g(`{"custom_css":".hero{display:none}","custom_js":"document.title='B'"}`))},
+		{"combined", fmt.Sprintf(`{"type":"combined","name":"c","shared":{"price":{"product_ids":[%q]},"url_redirect":{"source_path":"/"}},"test_groups":%s}`, tee,
+			g(fmt.Sprintf(`{"price":{"prices":[{"product_variant_id":%q,"price":%s}]},"url_redirect":{"destination":"/pages/sale"}}`, teeS, usd19)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			created := s.create(t, tc.body)
+			x := id(created)
+			if created["type"] != tc.name {
+				t.Fatalf("type = %v", created["type"])
+			}
+			if tc.name == "theme" || tc.name == "template" {
+				var n int64
+				fmt.Sscan(x, &n)
+				if err := e.lifecycle.RunChecks(context.Background(), s.shop.ID, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wantStatus(t, s.act(t, x, "start"), "active")
+		})
+	}
+}
