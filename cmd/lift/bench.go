@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,14 +47,29 @@ drains the WAL and checks that ClickHouse holds every acknowledged event once.`,
 	ing.Flags().DurationVar(&o.sustain, "sustain", 20*time.Second, "length of the half-rate phase")
 	ing.Flags().IntVar(&o.workers, "workers", 64, "concurrent connections of the closed-loop load")
 	ing.Flags().Int64Var(&o.maxEvents, "max-events", 5_000_000, "stop a phase after this many requests")
+	ing.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the ingest closed-loop phase to this file")
 	cmd.AddCommand(ing)
+	for _, sub := range benchSubcommands {
+		cmd.AddCommand(sub())
+	}
 	return cmd
+}
+
+// benchSubcommands are the other `lift bench` targets. Files add theirs with
+// a package-level `var _ = registerBench(newXBenchCmd)`, which runs before
+// any init function, so the order of files does not matter.
+var benchSubcommands []func() *cobra.Command
+
+func registerBench(f func() *cobra.Command) bool {
+	benchSubcommands = append(benchSubcommands, f)
+	return true
 }
 
 type ingestBench struct {
 	duration, sustain time.Duration
 	workers           int
 	maxEvents         int64
+	cpuProfile        string
 }
 
 const benchShopDomain = "bench-shop.myshopify.com"
@@ -142,7 +158,17 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 
 	bareRes := closedLoop(bareURL, bodies, o.workers, o.duration, o.maxEvents)
 	fmt.Fprintf(out, "bare 202 handler   %s\n", bareRes)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+	}
 	realRes := closedLoop(realURL, bodies, o.workers, o.duration, o.maxEvents)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	fmt.Fprintf(out, "lift ingest        %s\n", realRes)
 	ratio := realRes.rate() / bareRes.rate()
 	fmt.Fprintf(out, "ratio ingest/bare  %.2f (target ≥ 0.50)\n", ratio)

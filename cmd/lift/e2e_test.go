@@ -139,10 +139,6 @@ func wantError(t *testing.T, r reply, status int, typ, code string, param any) {
 	}
 }
 
-const themeTest = `{"type":"theme","name":"%s","test_groups":[{"index":0,"name":"Control","split":50},` +
-	`{"index":1,"name":"Variant","split":50,"content":{"theme_id":"gid://shopify/OnlineStoreTheme/1202"}}]}`
-
-func themeBody(name string) string { return fmt.Sprintf(themeTest, name) }
 
 // count is how many tests the shop has, read straight from Postgres.
 func (s *server) count(shopID int64) int {
@@ -237,7 +233,7 @@ func TestAuthentication(t *testing.T) {
 		})
 	}
 	t.Run("InsufficientScope", func(t *testing.T) {
-		r := s.do("POST", "/v1/experiments", read, themeBody("x"))
+		r := s.do("POST", "/v1/experiments", read, themeTestBody("x"))
 		wantError(t, r, 403, "permission_error", "insufficient_scope", nil)
 		d, _ := r.errField("details").(map[string]any)
 		if d["token_scope"] != "read_experiments" || d["required_scope"] != "write_experiments" {
@@ -265,7 +261,7 @@ func TestAnotherShopsTestReadsAsNotFound(t *testing.T) {
 	s := newServer(t)
 	_, _, writeA := s.shop(true)
 	_, readB, _ := s.shop(true)
-	r := s.do("POST", "/v1/experiments", writeA, themeBody("mine"))
+	r := s.do("POST", "/v1/experiments", writeA, themeTestBody("mine"))
 	if r.status != 201 {
 		t.Fatalf("create = %d %s", r.status, r.raw)
 	}
@@ -318,7 +314,7 @@ func TestRateLimits(t *testing.T) {
 		t.Fatalf("remaining on 429 = %q", r.header.Get("X-RateLimit-Remaining"))
 	}
 	// Budgets are per class: writes still have theirs.
-	if r := s.do("POST", "/v1/experiments", write, themeBody("w")); r.status != 201 || r.header.Get("X-RateLimit-Limit") != "2" {
+	if r := s.do("POST", "/v1/experiments", write, themeTestBody("w")); r.status != 201 || r.header.Get("X-RateLimit-Limit") != "2" {
 		t.Fatalf("write after reads exhausted = %d limit=%q %s", r.status, r.header.Get("X-RateLimit-Limit"), r.raw)
 	}
 }
@@ -330,7 +326,7 @@ func TestRedisDown(t *testing.T) {
 	if r := s.do("GET", "/v1/experiments", read, ""); r.status != 200 {
 		t.Fatalf("read with Redis down = %d %s, want served", r.status, r.raw)
 	}
-	r := s.do("POST", "/v1/experiments", write, themeBody("x"), "X-Correlation-Id", "corr-123")
+	r := s.do("POST", "/v1/experiments", write, themeTestBody("x"), "X-Correlation-Id", "corr-123")
 	wantError(t, r, 503, "api_error", "rate_limit_unavailable", nil)
 	if r.errField("request_id") != "corr-123" {
 		t.Fatalf("request_id = %v, want the x-correlation-id", r.errField("request_id"))
@@ -346,21 +342,21 @@ func TestIdempotency(t *testing.T) {
 	shop, _, write := s.shop(true)
 	t.Run("InvalidKey", func(t *testing.T) {
 		for _, key := range []string{"", strings.Repeat("k", 256)} {
-			r := s.do("POST", "/v1/experiments", write, themeBody("x"), "Idempotency-Key", key)
+			r := s.do("POST", "/v1/experiments", write, themeTestBody("x"), "Idempotency-Key", key)
 			wantError(t, r, 400, "invalid_request_error", "invalid_idempotency_key", "Idempotency-Key")
 		}
 	})
 	t.Run("RetryReturnsFirstResponse", func(t *testing.T) {
 		before := s.count(shop.ID)
-		first := s.do("POST", "/v1/experiments", write, themeBody("retry"), "Idempotency-Key", "key-retry")
-		again := s.do("POST", "/v1/experiments", write, themeBody("retry"), "Idempotency-Key", "key-retry")
+		first := s.do("POST", "/v1/experiments", write, themeTestBody("retry"), "Idempotency-Key", "key-retry")
+		again := s.do("POST", "/v1/experiments", write, themeTestBody("retry"), "Idempotency-Key", "key-retry")
 		if first.status != 201 || again.status != 201 || !bytes.Equal(first.raw, again.raw) {
 			t.Fatalf("first %d %s\nagain %d %s", first.status, first.raw, again.status, again.raw)
 		}
 		if n := s.count(shop.ID); n != before+1 {
 			t.Fatalf("tests: %d → %d, want one more", before, n)
 		}
-		other := s.do("POST", "/v1/experiments", write, themeBody("different"), "Idempotency-Key", "key-retry")
+		other := s.do("POST", "/v1/experiments", write, themeTestBody("different"), "Idempotency-Key", "key-retry")
 		wantError(t, other, 409, "conflict_error", "idempotency_key_in_use", nil)
 	})
 	t.Run("ConcurrentDoubleCreate", func(t *testing.T) {
@@ -371,7 +367,7 @@ func TestIdempotency(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				replies[i] = s.do("POST", "/v1/experiments", write, themeBody("race"), "Idempotency-Key", "key-race")
+				replies[i] = s.do("POST", "/v1/experiments", write, themeTestBody("race"), "Idempotency-Key", "key-race")
 			}()
 		}
 		wg.Wait()
@@ -401,7 +397,7 @@ func TestUnavailableStoresChangeNothing(t *testing.T) {
 		s := newServer(t)
 		shop, _, write := s.shop(true)
 		s.exec("ALTER TABLE audit_log RENAME TO audit_log_away")
-		r := s.do("POST", "/v1/experiments", write, themeBody("x"))
+		r := s.do("POST", "/v1/experiments", write, themeTestBody("x"))
 		wantError(t, r, 503, "api_error", "audit_unavailable", nil)
 		if n := s.count(shop.ID); n != 0 {
 			t.Fatalf("%d tests created without an audit record", n)
@@ -412,7 +408,7 @@ func TestUnavailableStoresChangeNothing(t *testing.T) {
 		s := newServer(t)
 		shop, _, write := s.shop(true)
 		s.exec("ALTER TABLE idempotency_keys RENAME TO idempotency_keys_away")
-		r := s.do("POST", "/v1/experiments", write, themeBody("x"), "Idempotency-Key", "k1")
+		r := s.do("POST", "/v1/experiments", write, themeTestBody("x"), "Idempotency-Key", "k1")
 		wantError(t, r, 503, "api_error", "idempotency_unavailable", nil)
 		if n := s.count(shop.ID); n != 0 {
 			t.Fatalf("%d tests created without a usable key", n)
@@ -424,7 +420,7 @@ func TestWritesAreAudited(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	shop, _, write := s.shop(true)
-	r := s.do("POST", "/v1/experiments", write, themeBody("audited"), "X-Correlation-Id", "corr-audit")
+	r := s.do("POST", "/v1/experiments", write, themeTestBody("audited"), "X-Correlation-Id", "corr-audit")
 	if r.status != 201 {
 		t.Fatalf("create = %d %s", r.status, r.raw)
 	}
