@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/devstack"
@@ -69,6 +70,11 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	stopWorker, err := app.startWorker(ctx, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer stopWorker()
 	ready := make(chan string, 1)
 	go func() {
 		addr := <-ready

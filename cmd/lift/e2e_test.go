@@ -139,7 +139,6 @@ func wantError(t *testing.T, r reply, status int, typ, code string, param any) {
 	}
 }
 
-
 // count is how many tests the shop has, read straight from Postgres.
 func (s *server) count(shopID int64) int {
 	s.t.Helper()
