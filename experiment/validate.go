@@ -166,7 +166,9 @@ func (v *validator) top() {
 		if s.StartAt != nil && s.EndAt != nil && !s.EndAt.After(*s.StartAt) {
 			v.fail("invalid_request", "schedule.end_at", "schedule.end_at must be after schedule.start_at.")
 		}
-		if s.EndAt != nil && !s.EndAt.After(v.now) && t.Status != StatusEnded && t.Status != StatusArchived {
+		// A running test whose end_at has passed is simply due to end; only a
+		// test that has not launched cannot be given a window already over.
+		if s.EndAt != nil && !s.EndAt.After(v.now) && !t.Launched() && t.Status != StatusArchived {
 			v.fail("invalid_request", "schedule.end_at", "schedule.end_at is in the past.")
 		}
 		if s.StartAt != nil && !s.StartAt.After(v.now) && !t.Launched() {

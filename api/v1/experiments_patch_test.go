@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/liftab/lift/experiment"
@@ -175,4 +176,25 @@ func TestUpdate(t *testing.T) {
 		o := id(s.create(t, fmt.Sprintf(`{"type":"offer","name":"o","test_groups":`+twoGroups+`}`, `{"offers":[{"key":"ship","title":"Free shipping","discount":{"type":"free_shipping"}}]}`)))
 		wantError(t, s.patch(t, o, `{"test_groups":[{"index":1,"content":{"offers":[{"key":"nope","remove":true}]}}]}`), 422, "validation_error", "rule_key_not_found", "test_groups[0].content.offers[0].key")
 	})
+}
+
+// A running test whose end_at has passed (the scheduler has not ended it
+// yet) still takes a rename.
+func TestUpdatePastEndAtWhileRunning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	x := id(s.create(t, priceTest("Ends soon")))
+	wantStatus(t, s.act(t, x, "start"), "active")
+	end := epoch.Add(time.Hour)
+	if r := s.patch(t, x, fmt.Sprintf(`{"schedule":{"end_at":%q}}`, end.Format(time.RFC3339))); r.Status != 200 {
+		t.Fatalf("set end_at = %d %s", r.Status, r.Raw)
+	}
+	e.clock.Set(end.Add(time.Minute))
+	if r := s.patch(t, x, `{"name":"Ends soon (renamed)"}`); r.Status != 200 {
+		t.Fatalf("rename after end_at = %d %s", r.Status, r.Raw)
+	}
+	// A draft cannot be given a window that is already over.
+	y := id(s.create(t, priceTest("Draft")))
+	wantError(t, s.patch(t, y, fmt.Sprintf(`{"schedule":{"end_at":%q}}`, end.Format(time.RFC3339))), 422, "validation_error", "invalid_request", "schedule.end_at")
 }
