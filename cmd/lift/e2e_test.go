@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -471,4 +472,55 @@ func TestTokensCommand(t *testing.T) {
 	}
 	run("revoke", fmt.Sprint(id))
 	wantError(t, s.do("GET", "/v1/experiments", secret, ""), 401, "authentication_error", "token_revoked", nil)
+}
+
+// TestIdempotencyKeyHeldByRunningRequest holds a claim as a request still in
+// flight would, and checks a retry is told the key is in use.
+func TestIdempotencyKeyHeldByRunningRequest(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	shop, _, write := s.shop(true)
+	body := themeTestBody("slow")
+	h := sha256.Sum256([]byte("POST /v1/experiments\n" + body))
+	res, err := s.app.DB.ClaimIdempotencyKey(context.Background(), shop.ID, "held", h[:], time.Minute, time.Hour)
+	if err != nil || res.Outcome != store.Claimed {
+		t.Fatalf("claim: %v %v", res.Outcome, err)
+	}
+	r := s.do("POST", "/v1/experiments", write, body, "Idempotency-Key", "held")
+	wantError(t, r, 409, "conflict_error", "idempotency_key_in_use", nil)
+	if n := s.count(shop.ID); n != 0 {
+		t.Fatalf("%d tests created while the key was held", n)
+	}
+}
+
+// TestMigrateTwiceChangesNothing runs both stores' migrations again on
+// migrated databases and compares what is recorded.
+func TestMigrateTwiceChangesNothing(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	ctx := context.Background()
+	snapshot := func() (pg int, ch uint64) {
+		conn, err := pgx.Connect(ctx, s.cfg.Postgres.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM schema_migrations").Scan(&pg); err != nil {
+			t.Fatal(err)
+		}
+		q := "SELECT count() FROM `" + s.cfg.ClickHouse.Database + "`.schema_migrations"
+		if err := s.app.Warehouse.Conn().QueryRow(ctx, q).Scan(&ch); err != nil {
+			t.Fatal(err)
+		}
+		return pg, ch
+	}
+	pg1, ch1 := snapshot()
+	for i := 0; i < 2; i++ {
+		if err := s.app.migrate(ctx); err != nil {
+			t.Fatalf("migrate #%d: %v", i+1, err)
+		}
+	}
+	if pg2, ch2 := snapshot(); pg1 != pg2 || ch1 != ch2 || pg1 == 0 || ch1 == 0 {
+		t.Fatalf("recorded migrations: postgres %d → %d, clickhouse %d → %d", pg1, pg2, ch1, ch2)
+	}
 }
