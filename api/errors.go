@@ -70,6 +70,23 @@ func StatusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
+// sessionStatus maps a kind to the older session surface's statuses (its
+// part 7 knows 400, 401, 404 and 500), plus 503 when ingest cannot take
+// more, so a storefront client may retry.
+func sessionStatus(k experiment.Kind) int {
+	switch k {
+	case experiment.KindInvalidRequest, experiment.KindValidation, experiment.KindTooLarge:
+		return http.StatusBadRequest
+	case experiment.KindUnauthenticated:
+		return http.StatusUnauthorized
+	case experiment.KindNotFound:
+		return http.StatusNotFound
+	case experiment.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
 // envelope is the public API's error body (contract part 7).
 type envelope struct {
 	Error envelopeError `json:"error"`
@@ -105,7 +122,11 @@ func WriteError(c *gin.Context, err error) {
 			"path", c.Request.URL.Path, "status", k.status, "code", e.Code, "err", err)
 	}
 	if surface, _ := c.Get(surfaceKey); surface == SurfaceSession {
-		c.AbortWithStatusJSON(k.status, gin.H{"status": "error", "message": e.Message})
+		status := sessionStatus(e.Kind)
+		if status == http.StatusServiceUnavailable {
+			c.Header("Retry-After", "5")
+		}
+		c.AbortWithStatusJSON(status, gin.H{"status": "error", "message": e.Message})
 		return
 	}
 	body := envelopeError{Type: k.typ, Code: e.Code, Message: e.Message, RequestID: reqID, Details: e.Details}

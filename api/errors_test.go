@@ -1,0 +1,93 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/go-cmp/cmp"
+	"github.com/liftab/lift/experiment"
+)
+
+func init() { gin.SetMode(gin.TestMode) }
+
+// answer runs err through WriteError on the given surface.
+func answer(surface Surface, err error, header ...string) (int, map[string]any, http.Header) {
+	r := gin.New()
+	r.Use(RequestIDs(), UseSurface(surface))
+	r.GET("/", Handle(func(*gin.Context) error { return err }))
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/", nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	r.ServeHTTP(w, req)
+	var body map[string]any
+	json.Unmarshal(w.Body.Bytes(), &body)
+	return w.Code, body, w.Header()
+}
+
+func TestWriteErrorV1(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		err    error
+		status int
+		want   map[string]any
+	}{
+		{"Validation", &experiment.Error{Kind: experiment.KindValidation, Code: "split_sum_invalid", Message: "m", Param: "test_groups",
+			Findings: []experiment.Finding{{Severity: "error", Code: "split_sum_invalid", Message: "m", Param: "test_groups"}}},
+			422, map[string]any{"type": "validation_error", "code": "split_sum_invalid", "message": "m", "param": "test_groups",
+				"findings": []any{map[string]any{"severity": "error", "code": "split_sum_invalid", "message": "m", "param": "test_groups"}}}},
+		{"ConflictWithDetails", experiment.Errorf(experiment.KindConflict, "invalid_status_transition", "no").WithDetails(map[string]any{"current_status": "ended"}),
+			409, map[string]any{"type": "conflict_error", "code": "invalid_status_transition", "message": "no", "param": nil,
+				"details": map[string]any{"current_status": "ended"}}},
+		{"NotImplemented", experiment.Errorf(experiment.KindNotImplemented, "not_implemented", "no"),
+			501, map[string]any{"type": "api_error", "code": "not_implemented", "message": "no", "param": nil, "request_id": "corr-1"}},
+		{"InternalHidesCause", errors.New("pq: password authentication failed"),
+			500, map[string]any{"type": "api_error", "code": "internal_error", "param": nil, "request_id": "corr-1",
+				"message": "An internal error occurred. Retry later; if it persists, contact support with the request id."}},
+		{"TooLarge", experiment.Errorf(experiment.KindTooLarge, "request_too_large", "big"),
+			413, map[string]any{"type": "invalid_request_error", "code": "request_too_large", "message": "big", "param": nil}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body, _ := answer(SurfaceV1, c.err, "X-Correlation-Id", "corr-1")
+			if status != c.status {
+				t.Errorf("status = %d, want %d", status, c.status)
+			}
+			if diff := cmp.Diff(map[string]any{"error": c.want}, body); diff != "" {
+				t.Errorf("envelope mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWriteErrorSession(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		kind   experiment.Kind
+		status int
+	}{
+		{"Validation", experiment.KindValidation, 400},
+		{"Invalid", experiment.KindInvalidRequest, 400},
+		{"NotFound", experiment.KindNotFound, 404},
+		{"Unavailable", experiment.KindUnavailable, 503},
+		{"Conflict", experiment.KindConflict, 500},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body, h := answer(SurfaceSession, experiment.Errorf(c.kind, "x", "msg"))
+			if status != c.status || body["status"] != "error" || body["message"] != "msg" || len(body) != 2 {
+				t.Errorf("got %d %v, want %d {status:error, message:msg}", status, body, c.status)
+			}
+			if (status == 503) != (h.Get("Retry-After") != "") {
+				t.Errorf("Retry-After = %q on %d", h.Get("Retry-After"), status)
+			}
+		})
+	}
+}
