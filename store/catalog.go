@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/liftab/lift/experiment"
 )
@@ -162,126 +165,86 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 	v := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{},
 		Collections: map[string]experiment.Collection{}, Themes: map[string]experiment.Theme{},
 		Zones: map[string]experiment.Zone{}, Markets: map[string]experiment.Market{}}
-	wrap := func(err error) error { return fmt.Errorf("store.Catalog.Lookup shop %d: %w", shopID, err) }
-	if len(r.Products) > 0 {
-		rows, err := c.Q.Query(ctx, `SELECT id, title, handle FROM catalog_products WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Products)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		for rows.Next() {
-			var p experiment.Product
-			if err := rows.Scan(&p.ID, &p.Title, &p.Handle); err != nil {
-				rows.Close()
-				return nil, wrap(err)
-			}
-			v.Products[p.ID] = p
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, wrap(err)
-		}
-	}
-	if len(r.Variants) > 0 {
-		rows, err := c.Q.Query(ctx, `SELECT id, product_id, title, sku, price::text, coalesce(cost::text, '')
-			FROM catalog_variants WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Variants)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		for rows.Next() {
-			var x experiment.Variant
-			if err := rows.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost); err != nil {
-				rows.Close()
-				return nil, wrap(err)
-			}
-			v.Variants[x.ID] = x
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, wrap(err)
-		}
-	}
-	if len(r.Collections) > 0 {
-		rows, err := c.Q.Query(ctx, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Collections)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		for rows.Next() {
-			var x experiment.Collection
-			if err := rows.Scan(&x.ID, &x.Title, &x.ProductIDs); err != nil {
-				rows.Close()
-				return nil, wrap(err)
-			}
-			v.Collections[x.ID] = x
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, wrap(err)
-		}
-	}
-	if len(r.Themes) > 0 {
-		rows, err := c.Q.Query(ctx, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Themes)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		for rows.Next() {
-			var x experiment.Theme
-			if err := rows.Scan(&x.ID, &x.Name, &x.Role, &x.Templates); err != nil {
-				rows.Close()
-				return nil, wrap(err)
-			}
-			v.Themes[x.ID] = x
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, wrap(err)
-		}
-	}
-	if len(r.Zones) > 0 {
-		rows, err := c.Q.Query(ctx, `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
+	err := errors.Join(
+		lookup(ctx, c.Q, shopID, r.Products, `SELECT id, title, handle FROM catalog_products WHERE shop_id=$1 AND id = ANY($2)`,
+			func(row pgx.Rows) error {
+				var x experiment.Product
+				err := row.Scan(&x.ID, &x.Title, &x.Handle)
+				v.Products[x.ID] = x
+				return err
+			}),
+		lookup(ctx, c.Q, shopID, r.Variants, `SELECT id, product_id, title, sku, price::text, coalesce(cost::text, '')
+			FROM catalog_variants WHERE shop_id=$1 AND id = ANY($2)`,
+			func(row pgx.Rows) error {
+				var x experiment.Variant
+				err := row.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost)
+				v.Variants[x.ID] = x
+				return err
+			}),
+		lookup(ctx, c.Q, shopID, r.Collections, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1 AND id = ANY($2)`,
+			func(row pgx.Rows) error {
+				var x experiment.Collection
+				err := row.Scan(&x.ID, &x.Title, &x.ProductIDs)
+				v.Collections[x.ID] = x
+				return err
+			}),
+		lookup(ctx, c.Q, shopID, r.Themes, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1 AND id = ANY($2)`,
+			func(row pgx.Rows) error {
+				var x experiment.Theme
+				err := row.Scan(&x.ID, &x.Name, &x.Role, &x.Templates)
+				v.Themes[x.ID] = x
+				return err
+			}),
+		// One row per rate; a zone without rates comes once with NULLs.
+		lookup(ctx, c.Q, shopID, r.Zones, `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
 			FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
-			WHERE z.shop_id=$1 AND z.id = ANY($2) ORDER BY z.id, r.id`, shopID, r.Zones)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		for rows.Next() {
-			var z experiment.Zone
-			var rid, rname, rprice *string
-			if err := rows.Scan(&z.ID, &z.Name, &z.Countries, &rid, &rname, &rprice); err != nil {
-				rows.Close()
-				return nil, wrap(err)
-			}
-			if prev, ok := v.Zones[z.ID]; ok {
-				z = prev
-			}
-			if rid != nil {
-				z.Rates = append(z.Rates, experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)})
-			}
-			v.Zones[z.ID] = z
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, wrap(err)
-		}
-	}
-	if len(r.Markets) > 0 {
-		rows, err := c.Q.Query(ctx, `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1 AND id = ANY($2)`, shopID, r.Markets)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		for rows.Next() {
-			var x experiment.Market
-			if err := rows.Scan(&x.ID, &x.Name, &x.Currency, &x.Countries); err != nil {
-				rows.Close()
-				return nil, wrap(err)
-			}
-			v.Markets[x.ID] = x
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, wrap(err)
-		}
+			WHERE z.shop_id=$1 AND z.id = ANY($2) ORDER BY z.id, r.id`,
+			func(row pgx.Rows) error {
+				var z experiment.Zone
+				var rid, rname, rprice *string
+				if err := row.Scan(&z.ID, &z.Name, &z.Countries, &rid, &rname, &rprice); err != nil {
+					return err
+				}
+				if prev, ok := v.Zones[z.ID]; ok {
+					z = prev
+				}
+				if rid != nil {
+					z.Rates = append(z.Rates, experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)})
+				}
+				v.Zones[z.ID] = z
+				return nil
+			}),
+		lookup(ctx, c.Q, shopID, r.Markets, `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1 AND id = ANY($2)`,
+			func(row pgx.Rows) error {
+				var x experiment.Market
+				err := row.Scan(&x.ID, &x.Name, &x.Currency, &x.Countries)
+				v.Markets[x.ID] = x
+				return err
+			}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("store.Catalog.Lookup shop %d: %w", shopID, err)
 	}
 	return v, nil
+}
+
+// lookup runs one catalog query for ids (none: no query) and hands each row
+// to scan.
+func lookup(ctx context.Context, q Querier, shopID int64, ids []string, sql string, scan func(pgx.Rows) error) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := q.Query(ctx, sql, shopID, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func nonNilStrings(xs []string) []string {
