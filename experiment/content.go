@@ -192,3 +192,42 @@ func isEmptyJSON(raw json.RawMessage) bool {
 	s := string(raw)
 	return s == "" || s == "null" || s == "{}" || s == "[]"
 }
+
+// CheckReadable answers 501 not_implemented for a price, shipping, offer or
+// url_redirect test whose stored form (made in the admin panel) does not fit
+// the API's schema of its type: the API cannot show or rewrite it faithfully,
+// so it is read and run in the admin panel (part 7).
+func CheckReadable(t *Test) error {
+	switch t.Type {
+	case TypePrice, TypeShipping, TypeOffer, TypeURLRedirect:
+	default:
+		return nil
+	}
+	shared, group := schemaOf(t.Type)
+	unreadable := Errorf(KindNotImplemented, "not_implemented",
+		"This %s test was made in the admin panel in a form the API cannot read back; read and run it there.", t.Type)
+	if raw, ok := t.Shared[string(t.Type)]; ok && shared != nil && !isEmptyJSON(raw) && strictUnmarshal(raw, shared()) != nil {
+		return unreadable
+	}
+	for _, g := range t.Groups {
+		if !isEmptyJSON(g.Content) && strictUnmarshal(g.Content, group()) != nil {
+			return unreadable
+		}
+	}
+	return nil
+}
+
+// schemaOf returns constructors of a type's shared and group content structs.
+func schemaOf(t Type) (shared, group func() any) {
+	switch t {
+	case TypePrice:
+		return func() any { return &PriceShared{} }, func() any { return &PriceContent{} }
+	case TypeShipping:
+		return func() any { return &ShippingShared{} }, func() any { return &ShippingContent{} }
+	case TypeURLRedirect:
+		return func() any { return &URLRedirectShared{} }, func() any { return &URLRedirectContent{} }
+	case TypeOffer:
+		return nil, func() any { return &OfferContent{} }
+	}
+	return nil, func() any { return &map[string]json.RawMessage{} }
+}

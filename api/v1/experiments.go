@@ -147,6 +147,9 @@ func (h *Experiments) get(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := experiment.CheckReadable(t); err != nil {
+		return err
+	}
 	summary, err := h.summary(c.Request.Context(), shop.ID, t, include)
 	if err != nil {
 		return err
@@ -196,6 +199,9 @@ func (h *Experiments) update(c *gin.Context) error {
 		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
 			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
 			if err != nil {
+				return store.WriteResult{}, err
+			}
+			if err := experiment.CheckReadable(cur); err != nil {
 				return store.WriteResult{}, err
 			}
 			if cur.ChecksPending {
