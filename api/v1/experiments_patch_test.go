@@ -213,7 +213,9 @@ func TestUnreadableStoredForm(t *testing.T) {
 			{Index: 1, Name: "Tiers", Split: 50, Content: json.RawMessage(`{"prices":[],"quantity_tiers":[{"min":3,"percent_off":10}]}`)}},
 		CreatedAt: epoch, UpdatedAt: epoch}
 	if _, err := e.db.Write(context.Background(), store.WriteMeta{ShopID: s.shop.ID, Action: "test.fixture", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) { return store.WriteResult{}, tx.CreateTest(ctx, pt) }); err != nil {
+		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+			return store.WriteResult{}, tx.CreateTest(ctx, pt)
+		}); err != nil {
 		t.Fatal(err)
 	}
 	x := fmt.Sprint(pt.ID)
