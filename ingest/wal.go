@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,9 +23,10 @@ import (
 // and a payload is a kind byte followed by the JSON of one warehouse row.
 //
 // Appends are group-committed: requests add frames to a shared buffer and wait;
-// one committer goroutine writes the buffer, fsyncs once, and wakes every
-// waiter of that generation. So durability costs each request at most one
-// commit interval plus one fsync of latency, and no throughput.
+// one committer goroutine writes the buffer, and one fsync wakes every waiter
+// of that group. Several groups' fsyncs may be in flight at once (see
+// commitLoop). So durability costs each request about one fsync of latency,
+// and no throughput.
 //
 // The flusher reads the committed frames back in order (walReader) and, once
 // ClickHouse has accepted them, calls release: whole segments before the
@@ -58,6 +60,7 @@ type walConfig struct {
 	segmentBytes   int64
 	diskBudget     int64
 	commitInterval time.Duration
+	concurrency    int // fsyncs in flight at once
 }
 
 // commitGen is one group commit: everyone who appended into it waits on done.
@@ -83,11 +86,15 @@ type wal struct {
 	readable chan struct{} // a commit made new frames readable
 	stopped  chan struct{} // the committer has exited
 
+	commits, syncNanos atomic.Int64  // for Stats
+	free               [][]byte      // recycled group buffers (under mu)
+	slots              chan struct{} // one per fsync in flight
+	inflight           sync.WaitGroup
+
 	// owned by the committer goroutine
-	spare []byte
-	f     *os.File
-	seq   uint64
-	size  int64
+	f    *os.File
+	seq  uint64
+	size int64
 }
 
 // openWAL opens (creating) the log directory, measures what is left from a
@@ -108,6 +115,7 @@ func openWAL(cfg walConfig) (*wal, error) {
 		kick:     make(chan struct{}, 1),
 		readable: make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
+		slots:    make(chan struct{}, max(cfg.concurrency, 1)),
 	}
 	for _, s := range seqs {
 		fi, err := os.Stat(segmentPath(cfg.dir, s))
@@ -232,70 +240,123 @@ func appendFrame(b []byte, r record) []byte {
 	return append(b, r.body...)
 }
 
-// commitLoop is the one writer of segment files.
+// commitLoop is the one writer of segment files. It writes each group in
+// order, then fsyncs it in a goroutine of its own so that up to
+// commitConcurrency fsyncs overlap: the filesystem folds concurrent fsyncs
+// of a file into one journal commit (measured here: 1 fsync at a time gives
+// ~1k commits/s, 4 at a time ~10k/s), so requests wait for the disk's
+// latency, not for a queue of fsyncs. A group is acknowledged when its own
+// fsync returns; that fsync started after every earlier group was written,
+// so the durable end only grows.
 func (w *wal) commitLoop() {
 	defer close(w.stopped)
 	for {
 		<-w.kick
+		w.slots <- struct{}{} // at most commitConcurrency fsyncs in flight
 		start := time.Now()
 		w.mu.Lock()
 		buf, gen, closing := w.pending, w.gen, w.closed
-		w.pending, w.gen = w.spare[:0], &commitGen{done: make(chan struct{})}
+		w.pending, w.gen = w.takeBuffer(), &commitGen{done: make(chan struct{})}
 		w.mu.Unlock()
 
-		if len(buf) > 0 {
-			gen.err = w.write(buf)
+		if len(buf) == 0 {
+			close(gen.done)
+			w.giveBuffer(buf)
+			<-w.slots
+		} else {
+			w.commit(buf, gen)
 		}
-		close(gen.done)
-		w.spare = buf
 		if closing {
+			w.inflight.Wait()
 			w.f.Close()
 			return
 		}
-		// Spread fsyncs at least commitInterval apart: the requests arriving
-		// meanwhile share the next one.
+		// Optionally spread groups apart: the requests arriving meanwhile
+		// share the next one.
 		if d := w.cfg.commitInterval - time.Since(start); d > 0 {
 			time.Sleep(d)
 		}
 	}
 }
 
-// write appends buf to the current segment, fsyncs, publishes the new
-// committed size and rotates the segment when it is full.
-func (w *wal) write(buf []byte) error {
-	if _, err := w.f.Write(buf); err != nil {
-		w.undo(len(buf))
-		return fmt.Errorf("ingest: WAL write: %w", err)
-	}
-	if err := w.f.Sync(); err != nil {
-		w.undo(len(buf))
-		return fmt.Errorf("ingest: WAL fsync: %w", err)
+// commit writes buf to the current segment and starts its fsync. It rotates
+// the segment when full, or after a failed write (the file may hold part of
+// buf, and good frames must never follow a torn one in the same segment).
+func (w *wal) commit(buf []byte, gen *commitGen) {
+	f, seq := w.f, w.seq
+	if _, err := f.Write(buf); err != nil {
+		gen.err = fmt.Errorf("ingest: WAL write: %w", err)
+		w.mu.Lock()
+		w.diskBytes -= int64(len(buf))
+		w.mu.Unlock()
+		close(gen.done)
+		w.giveBuffer(buf)
+		<-w.slots
+		w.rotate()
+		return
 	}
 	w.size += int64(len(buf))
-	w.mu.Lock()
-	w.sizes[w.seq] = w.size
-	w.committedSize = w.size
-	w.mu.Unlock()
-	select {
-	case w.readable <- struct{}{}:
-	default:
-	}
-	if w.size >= w.cfg.segmentBytes {
-		if err := w.openSegment(w.seq + 1); err != nil {
-			return nil // the frames are durable; the next write retries the rotation
+	end := w.size
+	w.inflight.Add(1)
+	go func() {
+		defer w.inflight.Done()
+		t0 := time.Now()
+		err := f.Sync()
+		w.syncNanos.Add(int64(time.Since(t0)))
+		w.commits.Add(1)
+		if err != nil {
+			gen.err = fmt.Errorf("ingest: WAL fsync: %w", err)
+		} else {
+			w.mu.Lock()
+			if end > w.sizes[seq] {
+				w.sizes[seq] = end
+			}
+			if seq == w.committedSeq && end > w.committedSize {
+				w.committedSize = end
+			}
+			w.mu.Unlock()
+			select {
+			case w.readable <- struct{}{}:
+			default:
+			}
 		}
+		close(gen.done)
+		w.giveBuffer(buf)
+		<-w.slots
+	}()
+	if w.size >= w.cfg.segmentBytes {
+		w.rotate()
 	}
-	return nil
 }
 
-// undo forgets a failed write. The bytes may be partly in the file; a later
-// write puts good frames after them, which the reader cannot find, so a
-// failed write also moves to a new segment.
-func (w *wal) undo(n int) {
+// rotate waits for the fsyncs in flight (they use the old file) and moves to
+// a new segment. On failure the current segment stays; the next commit
+// retries.
+func (w *wal) rotate() {
+	w.inflight.Wait()
+	if err := w.openSegment(w.seq + 1); err != nil {
+		return
+	}
+}
+
+// takeBuffer and giveBuffer recycle group buffers (one per commit in flight,
+// plus the one being filled). Callers of takeBuffer hold w.mu.
+func (w *wal) takeBuffer() []byte {
+	if n := len(w.free); n > 0 {
+		b := w.free[n-1]
+		w.free = w.free[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, 64<<10)
+}
+
+func (w *wal) giveBuffer(b []byte) {
+	if cap(b) > 4<<20 {
+		return // a burst's buffer; let it go
+	}
 	w.mu.Lock()
-	w.diskBytes -= int64(n)
+	w.free = append(w.free, b[:0])
 	w.mu.Unlock()
-	_ = w.openSegment(w.seq + 1)
 }
 
 // position reports the committed end: frames before it may be read.

@@ -6,14 +6,13 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
 
 func testWAL(t *testing.T, dir string, segmentBytes, budget int64) *wal {
 	t.Helper()
-	w, err := openWAL(walConfig{dir: dir, segmentBytes: segmentBytes, diskBudget: budget, commitInterval: 0})
+	w, err := openWAL(walConfig{dir: dir, segmentBytes: segmentBytes, diskBudget: budget, concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +71,7 @@ func TestWALAppendReadAcrossSegments(t *testing.T) {
 func TestWALGroupCommitConcurrent(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w, err := openWAL(walConfig{dir: dir, segmentBytes: 64 << 10, diskBudget: 1 << 30, commitInterval: time.Millisecond})
+	w, err := openWAL(walConfig{dir: dir, segmentBytes: 64 << 10, diskBudget: 1 << 30, concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

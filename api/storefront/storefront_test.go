@@ -119,7 +119,21 @@ type response struct {
 
 func (b *bundle) do(t *testing.T, method, target, contentType, body string, header ...string) response {
 	t.Helper()
+	return b.send(t, "", method, target, contentType, body, header...)
+}
+
+// doFrom is a body-less request from a given client address.
+func (b *bundle) doFrom(t *testing.T, remote, method, target string, header ...string) response {
+	t.Helper()
+	return b.send(t, remote, method, target, "", "", header...)
+}
+
+func (b *bundle) send(t *testing.T, remote, method, target, contentType, body string, header ...string) response {
+	t.Helper()
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	if remote != "" {
+		req.RemoteAddr = remote
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
