@@ -52,6 +52,49 @@ func ParseCatalog(raw []byte) (*CatalogFile, error) {
 	if len(f.Currency) != 3 {
 		return nil, bad("currency", "a three-letter currency code is required")
 	}
+	seen := map[string]string{}
+	dup := func(path, id string) error {
+		if prev, ok := seen[id]; ok {
+			return bad(path, "%s is also %s; every id appears once", id, prev)
+		}
+		seen[id] = path
+		return nil
+	}
+	for i, p := range f.Products {
+		if err := dup(fmt.Sprintf("products[%d].id", i), p.ID); err != nil {
+			return nil, err
+		}
+		for j, v := range p.Variants {
+			if err := dup(fmt.Sprintf("products[%d].variants[%d].id", i, j), v.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, c := range f.Collections {
+		if err := dup(fmt.Sprintf("collections[%d].id", i), c.ID); err != nil {
+			return nil, err
+		}
+	}
+	for i, t := range f.Themes {
+		if err := dup(fmt.Sprintf("themes[%d].id", i), t.ID); err != nil {
+			return nil, err
+		}
+	}
+	for i, z := range f.DeliveryZones {
+		if err := dup(fmt.Sprintf("delivery_zones[%d].id", i), z.ID); err != nil {
+			return nil, err
+		}
+		for j, r := range z.Rates {
+			if err := dup(fmt.Sprintf("delivery_zones[%d].rates[%d].id", i, j), r.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, m := range f.Markets {
+		if err := dup(fmt.Sprintf("markets[%d].id", i), m.ID); err != nil {
+			return nil, err
+		}
+	}
 	for i, p := range f.Products {
 		if !catalogGID.MatchString(p.ID) {
 			return nil, bad(fmt.Sprintf("products[%d].id", i), "%q is not a global id", p.ID)

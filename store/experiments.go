@@ -110,6 +110,9 @@ func insertGroups(ctx context.Context, q Querier, t *experiment.Test) error {
 		}
 		if _, err := q.Exec(ctx, `INSERT INTO test_groups (experiment_id, idx, name, split, content)
 			VALUES ($1,$2,$3,$4,$5)`, t.ID, g.Index, g.Name, g.Split, []byte(content)); err != nil {
+			if isUniqueViolation(err) {
+				return experiment.Errorf(experiment.KindConflict, "invalid_request", "Test group index %d appears twice.", g.Index)
+			}
 			return err
 		}
 	}

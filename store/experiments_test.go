@@ -70,8 +70,16 @@ func TestCatalogImportAndLookup(t *testing.T) {
 	if th := v.Themes["gid://shopify/OnlineStoreTheme/1202"]; len(th.Templates) == 0 {
 		t.Fatalf("theme = %+v", th)
 	}
-	if _, err := store.ParseCatalog([]byte(`{"currency":"USD","products":[{"id":"nope"}]}`)); err == nil {
-		t.Fatal("a bad id was accepted")
+	for _, bad := range []string{
+		`{"currency":"USD","products":[{"id":"nope"}]}`,
+		`{"currency":"USD","products":[{"id":"gid://shopify/Product/1","variants":[{"id":"gid://shopify/ProductVariant/1","price":"1.00"}]},{"id":"gid://shopify/Product/1"}]}`,
+		`{"currency":"USD","products":[{"id":"gid://shopify/Product/1","variants":[{"id":"gid://shopify/ProductVariant/1","price":"cheap"}]}]}`,
+		`{"currency":"USD","markets":[{"id":"gid://shopify/Market/1","currency":"EURO"}]}`,
+		`{"currency":"USD","colour":"red"}`,
+	} {
+		if _, err := store.ParseCatalog([]byte(bad)); err == nil {
+			t.Fatalf("a bad catalog was accepted: %s", bad)
+		}
 	}
 }
 
