@@ -51,9 +51,11 @@ type Client struct {
 	HTTP    *http.Client
 }
 
-// NewClient returns a Client with a bounded timeout.
+// NewClient returns a Client whose calls give up after 4 s: a launch runs
+// inside a write that times out at 10 s, and a platform that does not answer
+// must end the launch in `failed`, not roll it back unrecorded.
 func NewClient(baseURL, token string) *Client {
-	return &Client{BaseURL: strings.TrimSuffix(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	return &Client{BaseURL: strings.TrimSuffix(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 4 * time.Second}}
 }
 
 // PrepareLaunch implements Admin.
