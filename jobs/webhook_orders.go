@@ -1,0 +1,308 @@
+package jobs
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/warehouse"
+)
+
+// Cart attributes the storefront script sets on the cart, so the order
+// webhook can tell which groups the buyer saw (docs/webhooks-exports.md). The
+// platform copies them to the order's note_attributes.
+const (
+	AttrVisitorID   = "_lift_visitor_id"
+	AttrSessionID   = "_lift_session_id"
+	AttrAssignments = "_lift_assignments" // "experimentId:groupIndex,…", e.g. "42:1,57:0"
+)
+
+// orderPayload is the part of an ORDERS_CREATE / ORDERS_EDITED body Lift
+// reads.
+type orderPayload struct {
+	ID                flexID      `json:"id"`
+	CreatedAt         *time.Time  `json:"created_at"`
+	UpdatedAt         *time.Time  `json:"updated_at"`
+	TotalPrice        *flexAmount `json:"total_price"`
+	CurrentTotalPrice *flexAmount `json:"current_total_price"`
+	Currency          string      `json:"currency"`
+	NoteAttributes    []struct {
+		Name  string          `json:"name"`
+		Value json.RawMessage `json:"value"`
+	} `json:"note_attributes"`
+	LineItems []struct {
+		ProductID       flexID     `json:"product_id"`
+		VariantID       flexID     `json:"variant_id"`
+		Quantity        int64      `json:"quantity"`
+		CurrentQuantity *int64     `json:"current_quantity"`
+		Price           flexAmount `json:"price"`
+	} `json:"line_items"`
+	Refunds []struct {
+		Transactions []struct {
+			Kind   string     `json:"kind"`
+			Amount flexAmount `json:"amount"`
+			Status string     `json:"status"`
+		} `json:"transactions"`
+	} `json:"refunds"`
+}
+
+// attribute returns the named cart attribute ("" when absent).
+func (o *orderPayload) attribute(name string) string {
+	for _, a := range o.NoteAttributes {
+		if a.Name != name {
+			continue
+		}
+		var s string
+		if json.Unmarshal(a.Value, &s) == nil {
+			return strings.TrimSpace(s)
+		}
+		return strings.TrimSpace(string(bytes.Trim(a.Value, `"`)))
+	}
+	return ""
+}
+
+// revenue is what the order is worth now: current_total_price when the
+// platform sends it (it already reflects edits and refunds), else
+// total_price less successful refund transactions; never below zero.
+func (o *orderPayload) revenue() float64 {
+	if o.CurrentTotalPrice != nil {
+		return math.Max(0, float64(*o.CurrentTotalPrice))
+	}
+	total := 0.0
+	if o.TotalPrice != nil {
+		total = float64(*o.TotalPrice)
+	}
+	for _, r := range o.Refunds {
+		for _, t := range r.Transactions {
+			if (t.Kind == "" || t.Kind == "refund") && (t.Status == "" || t.Status == "success") {
+				total -= float64(t.Amount)
+			}
+		}
+	}
+	return math.Max(0, cents(total))
+}
+
+func cents(x float64) float64 { return math.Round(x*100) / 100 }
+
+// orderLine is one order line as it stands (current_quantity after edits).
+type orderLine struct {
+	productID, variantID string
+	quantity             uint32
+	price                float64
+}
+
+func (o *orderPayload) lines() []orderLine {
+	var out []orderLine
+	for _, li := range o.LineItems {
+		q := li.Quantity
+		if li.CurrentQuantity != nil {
+			q = *li.CurrentQuantity
+		}
+		if q <= 0 {
+			continue // removed by an edit or fully refunded
+		}
+		out = append(out, orderLine{productID: string(li.ProductID), variantID: string(li.VariantID),
+			quantity: uint32(min(q, math.MaxUint32)), price: float64(li.Price)})
+	}
+	return out
+}
+
+// order attributes an order (ORDERS_CREATE) or writes the next version of
+// an attributed one (ORDERS_EDITED): one orders row per test the buyer is
+// in, with the revenue, cost and lines as they stand. The version is the
+// order's updated_at in milliseconds, so an older edit delivered late never
+// replaces a newer one, and a redelivery folds into the row it repeats.
+func (h *Webhooks) order(ctx context.Context, shop *experiment.Shop, d *store.Delivery) (string, txEffect, error) {
+	var o orderPayload
+	if err := decodeDelivery(d, &o); err != nil {
+		return "", nil, err
+	}
+	if o.ID == "" {
+		return "", nil, &unreadable{msg: "the order has no id"}
+	}
+	var attrs []warehouse.Attribution
+	edit := false
+	if d.Topic == TopicOrdersEdited {
+		var err error
+		if attrs, err = h.Warehouse.OrderAttributions(ctx, shop.ID, string(o.ID)); err != nil {
+			return "", nil, err
+		}
+		edit = len(attrs) > 0
+	}
+	if !edit {
+		var err error
+		if attrs, err = h.attribute(ctx, shop, &o); err != nil {
+			return "", nil, err
+		}
+	}
+	if len(attrs) == 0 {
+		return "unattributed: no assignment in cart attributes or for the visitor", nil, nil
+	}
+	lines := o.lines()
+	cost, err := h.cost(ctx, shop.ID, lines)
+	if err != nil {
+		return "", nil, err
+	}
+	version := orderVersion(&o, d, attrs)
+	createdAt := d.ReceivedAt
+	if o.CreatedAt != nil {
+		createdAt = *o.CreatedAt
+	}
+	b := &warehouse.Batch{}
+	for _, a := range attrs {
+		row := warehouse.Order{ShopID: shop.ID, ExperimentID: a.ExperimentID, OrderID: string(o.ID), Version: version,
+			TestGroup: a.TestGroup, VisitorID: a.VisitorID, SessionID: a.SessionID, Revenue: o.revenue(), Cost: cost,
+			Currency: cmp.Or(strings.ToUpper(o.Currency), shop.Currency), CreatedAt: createdAt, Source: "webhook"}
+		if edit {
+			row.CreatedAt = a.CreatedAt // an edit keeps the order's original time
+		}
+		for _, l := range lines {
+			row.LineProductIDs = append(row.LineProductIDs, l.productID)
+			row.LineVariantIDs = append(row.LineVariantIDs, l.variantID)
+			row.LineQuantities = append(row.LineQuantities, l.quantity)
+			row.LinePrices = append(row.LinePrices, l.price)
+		}
+		b.Orders = append(b.Orders, row)
+	}
+	if err := h.Warehouse.Insert(ctx, b); err != nil {
+		return "", nil, err
+	}
+	verb := "attributed to"
+	if edit {
+		verb = "new version for"
+	}
+	return fmt.Sprintf("%s %d tests", verb, len(attrs)), nil, nil
+}
+
+// orderVersion is updated_at in ms. Without it: an edit comes after every
+// version stored, a create takes created_at, else the receipt time.
+func orderVersion(o *orderPayload, d *store.Delivery, prior []warehouse.Attribution) uint64 {
+	if o.UpdatedAt != nil {
+		return uint64(o.UpdatedAt.UnixMilli())
+	}
+	v := uint64(d.ReceivedAt.UnixMilli())
+	if d.Topic == TopicOrdersCreate && o.CreatedAt != nil {
+		v = uint64(o.CreatedAt.UnixMilli())
+	}
+	for _, a := range prior {
+		v = max(v, a.Version+1)
+	}
+	return v
+}
+
+// attribute finds the tests the buyer is in: first the cart attribute
+// _lift_assignments, then, for tests it does not name, the visitor's
+// standing assignment in ClickHouse. Only active or paused tests count, in
+// a group the test has; excluded visitors (group -1) are not attributed.
+func (h *Webhooks) attribute(ctx context.Context, shop *experiment.Shop, o *orderPayload) ([]warehouse.Attribution, error) {
+	visitor, session := o.attribute(AttrVisitorID), o.attribute(AttrSessionID)
+	pairs := parseAssignments(o.attribute(AttrAssignments))
+	if len(pairs) == 0 && visitor == "" {
+		return nil, nil
+	}
+	live, err := h.DB.FindLiveTests(ctx, shop.ID)
+	if err != nil {
+		return nil, err
+	}
+	tests := make(map[string]*experiment.Test, len(live))
+	for _, t := range live {
+		tests[strconv.FormatInt(t.ID, 10)] = t
+	}
+	got := map[string]warehouse.Attribution{}
+	add := func(exp string, group int16, sess string) {
+		t, ok := tests[exp]
+		if _, seen := got[exp]; seen || !ok || group < 0 || t.Group(int(group)) == nil {
+			return
+		}
+		got[exp] = warehouse.Attribution{ExperimentID: exp, TestGroup: group, VisitorID: visitor, SessionID: cmp.Or(session, sess)}
+	}
+	for _, p := range pairs {
+		add(p.experimentID, p.group, "")
+	}
+	if visitor != "" && len(got) < len(tests) {
+		groups, err := h.Warehouse.VisitorAssignments(ctx, shop.ID, visitor)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range groups {
+			add(g.ExperimentID, g.TestGroup, g.SessionID)
+		}
+	}
+	out := make([]warehouse.Attribution, 0, len(got))
+	for _, a := range got {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ExperimentID < out[j].ExperimentID })
+	return out, nil
+}
+
+type assignmentPair struct {
+	experimentID string
+	group        int16
+}
+
+// parseAssignments reads "42:1,57:0"; malformed entries are skipped.
+func parseAssignments(s string) []assignmentPair {
+	var out []assignmentPair
+	for _, part := range strings.Split(s, ",") {
+		exp, grp, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			continue
+		}
+		if _, err := strconv.ParseInt(exp, 10, 64); err != nil {
+			continue
+		}
+		g, err := strconv.ParseInt(strings.TrimSpace(grp), 10, 16)
+		if err != nil {
+			continue
+		}
+		out = append(out, assignmentPair{experimentID: exp, group: int16(g)})
+	}
+	return out
+}
+
+// cost is Σ quantity × unit cost over the lines whose variant's cost the
+// catalog mirror knows; lines without a known cost add nothing.
+func (h *Webhooks) cost(ctx context.Context, shopID int64, lines []orderLine) (float64, error) {
+	ids := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if l.variantID != "" {
+			ids = append(ids, l.variantID)
+		}
+	}
+	costs, err := h.DB.VariantCosts(ctx, shopID, ids)
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, l := range lines {
+		total += float64(l.quantity) * costs[l.variantID]
+	}
+	return cents(total), nil
+}
+
+// flexAmount is a money amount sent as a decimal string or a number.
+type flexAmount float64
+
+func (a *flexAmount) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		*a = 0
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("amount %s: %w", b, err)
+	}
+	*a = flexAmount(f)
+	return nil
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// Export statuses (DESIGN §9).
+const (
+	ExportPending   = "pending"
+	ExportRunning   = "running"
+	ExportCompleted = "completed"
+	ExportFailed    = "failed"
+)
+
+// Export is a CSV export of one test's orders.
+type Export struct {
+	ID           string
+	ShopID       int64
+	ExperimentID int64
+	Status       string
+	RowCount     *int64 // set when completed
+	File         string // path of the CSV under data_dir/exports, set when completed
+	Failure      string // why it failed, for the log and support
+	CreatedAt    time.Time
+	StartedAt    *time.Time
+	CompletedAt  *time.Time
+}
+
+const exportColumns = `id, shop_id, experiment_id, status, row_count, file, failure, created_at, started_at, completed_at`
+
+func scanExport(row scanner) (*Export, error) {
+	var e Export
+	err := row.Scan(&e.ID, &e.ShopID, &e.ExperimentID, &e.Status, &e.RowCount, &e.File, &e.Failure,
+		&e.CreatedAt, &e.StartedAt, &e.CompletedAt)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// CreateExport records a pending export in tx; e.CreatedAt is set to the
+// transaction's time.
+func (tx *Tx) CreateExport(ctx context.Context, e *Export) error {
+	e.Status, e.CreatedAt = ExportPending, tx.now
+	_, err := tx.tx.Exec(ctx, `INSERT INTO exports (id, shop_id, experiment_id, status, created_at)
+		VALUES ($1, $2, $3, $4, $5)`, e.ID, e.ShopID, e.ExperimentID, e.Status, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("store.CreateExport %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// FindExport returns the shop's export, or KindNotFound export_not_found
+// (also when the export belongs to another shop).
+func (db *DB) FindExport(ctx context.Context, shopID int64, id string) (*Export, error) {
+	e, err := scanExport(db.pool.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE shop_id = $1 AND id = $2`, shopID, id))
+	if err != nil {
+		return nil, fmt.Errorf("store.FindExport %s: %w", id, notFound(err, "export_not_found", "No export %s exists.", id))
+	}
+	return e, nil
+}
+
+// FindExportByID returns any shop's export, for the signed download link
+// and the export job, or KindNotFound export_not_found.
+func (db *DB) FindExportByID(ctx context.Context, id string) (*Export, error) {
+	e, err := scanExport(db.pool.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("store.FindExportByID %s: %w", id, notFound(err, "export_not_found", "No export %s exists.", id))
+	}
+	return e, nil
+}
+
+// StartExport moves a pending (or retried running) export to running and
+// returns it. A completed or failed export is returned unchanged, so a
+// redelivered job does nothing. Returns KindNotFound export_not_found.
+func (db *DB) StartExport(ctx context.Context, shopID int64, id string) (*Export, error) {
+	var out *Export
+	_, err := db.Write(ctx, WriteMeta{ShopID: shopID, Action: "export.start", ResourceType: "export"},
+		func(ctx context.Context, tx *Tx) (WriteResult, error) {
+			var err error
+			out, err = scanExport(tx.tx.QueryRow(ctx, `UPDATE exports SET status = 'running', started_at = COALESCE(started_at, $3)
+				WHERE shop_id = $1 AND id = $2 AND status IN ('pending', 'running') RETURNING `+exportColumns, shopID, id, tx.now))
+			if err == nil {
+				return WriteResult{ResourceID: id}, nil
+			}
+			if out, err = scanExport(tx.tx.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE shop_id = $1 AND id = $2`, shopID, id)); err != nil {
+				return WriteResult{}, notFound(err, "export_not_found", "No export %s exists.", id)
+			}
+			return WriteResult{ResourceID: id}, nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store.StartExport %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// CompleteExport marks a running export completed with its file and rows.
+func (db *DB) CompleteExport(ctx context.Context, shopID int64, id, file string, rows int64) error {
+	return db.finishExport(ctx, shopID, id, "export.complete", `UPDATE exports SET status = 'completed', file = $3,
+		row_count = $4, completed_at = $5 WHERE shop_id = $1 AND id = $2 AND status = 'running'`, file, rows)
+}
+
+// FailExport marks an export failed with the reason.
+func (db *DB) FailExport(ctx context.Context, shopID int64, id, reason string) error {
+	return db.finishExport(ctx, shopID, id, "export.fail", `UPDATE exports SET status = 'failed', failure = $3,
+		completed_at = $4 WHERE shop_id = $1 AND id = $2 AND status IN ('pending', 'running')`, reason)
+}
+
+func (db *DB) finishExport(ctx context.Context, shopID int64, id, action, sql string, args ...any) error {
+	_, err := db.Write(ctx, WriteMeta{ShopID: shopID, Action: action, ResourceType: "export"},
+		func(ctx context.Context, tx *Tx) (WriteResult, error) {
+			tag, err := tx.tx.Exec(ctx, sql, append([]any{shopID, id}, append(args, tx.now)...)...)
+			if err != nil {
+				return WriteResult{}, err
+			}
+			if tag.RowsAffected() == 0 {
+				return WriteResult{}, experiment.Errorf(experiment.KindConflict, "export_not_running", "export %s is not running", id)
+			}
+			return WriteResult{ResourceID: id}, nil
+		})
+	if err != nil {
+		return fmt.Errorf("store.%s %s: %w", action, id, err)
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/liftab/lift/experiment"
+)
+
+// Delivery is one inbound platform webhook delivery (POST /api/webhooks).
+type Delivery struct {
+	ShopID      int64
+	ID          string // the platform's delivery id (X-Platform-Webhook-Id)
+	Topic       string
+	Body        []byte // the raw, signed body
+	ReceivedAt  time.Time
+	ProcessedAt *time.Time
+	Outcome     string // what processing did, in a few words
+}
+
+// RecordDelivery keeps a delivery unless its id was seen for the shop
+// before. It returns the stored delivery (the earlier one for a redelivery)
+// and whether this call created it.
+func (db *DB) RecordDelivery(ctx context.Context, d Delivery) (*Delivery, bool, error) {
+	var out *Delivery
+	created := false
+	_, err := db.Write(ctx, WriteMeta{ShopID: d.ShopID, Action: "webhook.receive", ResourceType: "webhook_delivery"},
+		func(ctx context.Context, tx *Tx) (WriteResult, error) {
+			tag, err := tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (shop_id, id, topic, body, received_at)
+				VALUES ($1, $2, $3, $4, $5) ON CONFLICT (shop_id, id) DO NOTHING`, d.ShopID, d.ID, d.Topic, d.Body, tx.now)
+			if err != nil {
+				return WriteResult{}, err
+			}
+			created = tag.RowsAffected() == 1
+			if out, err = findDelivery(ctx, tx.tx, d.ShopID, d.ID, false); err != nil {
+				return WriteResult{}, err
+			}
+			return WriteResult{ResourceID: d.ID}, nil
+		})
+	if err != nil {
+		return nil, false, fmt.Errorf("store.RecordDelivery %s: %w", d.ID, err)
+	}
+	return out, created, nil
+}
+
+// FindDelivery returns KindNotFound delivery_not_found when absent.
+func (db *DB) FindDelivery(ctx context.Context, shopID int64, id string) (*Delivery, error) {
+	d, err := findDelivery(ctx, db.pool, shopID, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("store.FindDelivery %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// FindDeliveryForUpdate locks the delivery for the rest of the transaction,
+// so two workers never process it at once.
+func (tx *Tx) FindDeliveryForUpdate(ctx context.Context, shopID int64, id string) (*Delivery, error) {
+	return findDelivery(ctx, tx.tx, shopID, id, true)
+}
+
+func findDelivery(ctx context.Context, q Querier, shopID int64, id string, lock bool) (*Delivery, error) {
+	sql := `SELECT shop_id, id, topic, body, received_at, processed_at, outcome
+		FROM webhook_deliveries WHERE shop_id = $1 AND id = $2`
+	if lock {
+		sql += " FOR UPDATE"
+	}
+	var d Delivery
+	err := q.QueryRow(ctx, sql, shopID, id).Scan(&d.ShopID, &d.ID, &d.Topic, &d.Body, &d.ReceivedAt, &d.ProcessedAt, &d.Outcome)
+	if err != nil {
+		return nil, notFound(err, "delivery_not_found", "no webhook delivery %s", id)
+	}
+	return &d, nil
+}
+
+// MarkDeliveryProcessed records that the delivery's effect is done, in the
+// transaction of the effect when there is one.
+func (tx *Tx) MarkDeliveryProcessed(ctx context.Context, shopID int64, id, outcome string) error {
+	_, err := tx.tx.Exec(ctx, `UPDATE webhook_deliveries SET processed_at = $3, outcome = $4
+		WHERE shop_id = $1 AND id = $2`, shopID, id, tx.now, outcome)
+	if err != nil {
+		return fmt.Errorf("store.MarkDeliveryProcessed %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetShopIdentity refreshes a shop's name and domain from the platform
+// (SHOP_UPDATE). An empty value keeps the stored one. Returns KindConflict
+// shop_exists when another shop holds the domain.
+func (tx *Tx) SetShopIdentity(ctx context.Context, shopID int64, name, domain string) error {
+	_, err := tx.tx.Exec(ctx, `UPDATE shops SET name = COALESCE(NULLIF($2, ''), name),
+		domain = COALESCE(NULLIF($3, ''), domain), updated_at = $4 WHERE id = $1`, shopID, name, domain, tx.now)
+	if isUniqueViolation(err) {
+		return experiment.Errorf(experiment.KindConflict, "shop_exists", "another shop has domain %s", domain)
+	}
+	if err != nil {
+		return fmt.Errorf("store.SetShopIdentity %d: %w", shopID, err)
+	}
+	return nil
+}
+
+// UninstallShop marks the shop uninstalled: from now on its tokens read as
+// invalid_token. Uninstalling twice keeps the first time.
+func (tx *Tx) UninstallShop(ctx context.Context, shopID int64) error {
+	_, err := tx.tx.Exec(ctx, `UPDATE shops SET uninstalled_at = COALESCE(uninstalled_at, $2), updated_at = $2
+		WHERE id = $1`, shopID, tx.now)
+	if err != nil {
+		return fmt.Errorf("store.UninstallShop %d: %w", shopID, err)
+	}
+	return nil
+}
+
+// PublishTheme records the theme with numeric id themeID as the shop's
+// published theme in the catalog mirror (role main; every other theme
+// unpublished). A theme the mirror does not know yet is added as gid.
+func (tx *Tx) PublishTheme(ctx context.Context, shopID int64, themeID, gid, name string) error {
+	wrap := func(err error) error { return fmt.Errorf("store.PublishTheme %d %s: %w", shopID, themeID, err) }
+	if _, err := tx.tx.Exec(ctx, `UPDATE catalog_themes SET role = 'unpublished'
+		WHERE shop_id = $1 AND substring(id from '[0-9]+$') <> $2 AND role = 'main'`, shopID, themeID); err != nil {
+		return wrap(err)
+	}
+	tag, err := tx.tx.Exec(ctx, `UPDATE catalog_themes SET role = 'main', name = COALESCE(NULLIF($3, ''), name)
+		WHERE shop_id = $1 AND substring(id from '[0-9]+$') = $2`, shopID, themeID, name)
+	if err != nil {
+		return wrap(err)
+	}
+	if tag.RowsAffected() > 0 {
+		return nil
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO catalog_themes (shop_id, id, name, role) VALUES ($1, $2, $3, 'main')`,
+		shopID, gid, name); err != nil {
+		return wrap(err)
+	}
+	return nil
+}
+
+// SetTestWarning raises (or restates) a warning on a test.
+func (tx *Tx) SetTestWarning(ctx context.Context, shopID, testID int64, w experiment.Finding) error {
+	_, err := tx.tx.Exec(ctx, `INSERT INTO experiment_warnings (experiment_id, shop_id, code, message, param, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (experiment_id, code) DO UPDATE SET message = EXCLUDED.message, param = EXCLUDED.param`,
+		testID, shopID, w.Code, w.Message, w.Param, tx.now)
+	if err != nil {
+		return fmt.Errorf("store.SetTestWarning %d: %w", testID, err)
+	}
+	return nil
+}
+
+// ClearTestWarning removes a warning once its condition is gone.
+func (tx *Tx) ClearTestWarning(ctx context.Context, testID int64, code string) error {
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM experiment_warnings WHERE experiment_id = $1 AND code = $2`, testID, code); err != nil {
+		return fmt.Errorf("store.ClearTestWarning %d: %w", testID, err)
+	}
+	return nil
+}
+
+// FindTestWarnings returns the warnings webhooks raised on a test, oldest
+// first, as findings of severity warning (what a results snapshot shows).
+func (db *DB) FindTestWarnings(ctx context.Context, shopID, testID int64) ([]experiment.Finding, error) {
+	rows, err := db.pool.Query(ctx, `SELECT code, message, param FROM experiment_warnings
+		WHERE shop_id = $1 AND experiment_id = $2 ORDER BY created_at, code`, shopID, testID)
+	if err != nil {
+		return nil, fmt.Errorf("store.FindTestWarnings %d: %w", testID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (experiment.Finding, error) {
+		f := experiment.Finding{Severity: experiment.SeverityWarning}
+		err := r.Scan(&f.Code, &f.Message, &f.Param)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store.FindTestWarnings %d: %w", testID, err)
+	}
+	return out, nil
+}
+
+// InventoryLevel is the stock of an inventory item at a location.
+type InventoryLevel struct {
+	InventoryItemID string
+	LocationID      string
+	Available       *int64
+}
+
+// SetInventoryLevel records the level the platform reported.
+func (tx *Tx) SetInventoryLevel(ctx context.Context, shopID int64, l InventoryLevel) error {
+	_, err := tx.tx.Exec(ctx, `INSERT INTO inventory_levels (shop_id, inventory_item_id, location_id, available, updated_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (shop_id, inventory_item_id, location_id)
+		DO UPDATE SET available = EXCLUDED.available, updated_at = EXCLUDED.updated_at`,
+		shopID, l.InventoryItemID, l.LocationID, l.Available, tx.now)
+	if err != nil {
+		return fmt.Errorf("store.SetInventoryLevel %d: %w", shopID, err)
+	}
+	return nil
+}
+
+// FindInventoryLevel returns KindNotFound inventory_level_not_found when the
+// platform never reported the item at the location.
+func (db *DB) FindInventoryLevel(ctx context.Context, shopID int64, itemID, locationID string) (*InventoryLevel, error) {
+	l := InventoryLevel{InventoryItemID: itemID, LocationID: locationID}
+	err := db.pool.QueryRow(ctx, `SELECT available FROM inventory_levels
+		WHERE shop_id = $1 AND inventory_item_id = $2 AND location_id = $3`, shopID, itemID, locationID).Scan(&l.Available)
+	if err != nil {
+		return nil, fmt.Errorf("store.FindInventoryLevel: %w", notFound(err, "inventory_level_not_found", "no level for %s at %s", itemID, locationID))
+	}
+	return &l, nil
+}
+
+// VariantCosts returns the unit cost the catalog mirror knows for each of
+// the given variants, keyed by numeric id (the form order line items use).
+// Variants without a known cost are absent.
+func (db *DB) VariantCosts(ctx context.Context, shopID int64, numericIDs []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	if len(numericIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT substring(id from '[0-9]+$'), cost::float8 FROM catalog_variants
+		WHERE shop_id = $1 AND cost IS NOT NULL AND substring(id from '[0-9]+$') = ANY($2)`, shopID, numericIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store.VariantCosts %d: %w", shopID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var cost float64
+		if err := rows.Scan(&id, &cost); err != nil {
+			return nil, fmt.Errorf("store.VariantCosts %d: %w", shopID, err)
+		}
+		out[id] = cost
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store.VariantCosts %d: %w", shopID, err)
+	}
+	return out, nil
+}
+
+// FindLiveTests returns every active or paused test of the shop (the tests
+// a webhook can affect), with their groups.
+func (db *DB) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Test, error) {
+	var out []*experiment.Test
+	f := experiment.Filter{Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}, Limit: 500}
+	for {
+		page, more, err := FindTests(ctx, db.pool, shopID, f)
+		if err != nil {
+			return nil, fmt.Errorf("store.FindLiveTests %d: %w", shopID, err)
+		}
+		out = append(out, page...)
+		if !more || len(page) == 0 {
+			return out, nil
+		}
+		last := page[len(page)-1]
+		f.After = &experiment.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+}
