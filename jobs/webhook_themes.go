@@ -94,7 +94,7 @@ func themeWarnings(t *experiment.Test, id, name string) []themeWarning {
 			out = append(out, themeWarning{Finding: experiment.Finding{Code: WarnThemeUnpublished}, clear: true})
 		} else {
 			out = append(out, themeWarning{Finding: experiment.Finding{Severity: experiment.SeverityWarning, Code: WarnThemeUnpublished,
-				Param: "shared.template.theme_id",
+				Param:   "shared.template.theme_id",
 				Message: fmt.Sprintf("Theme %s was published; this template test runs on theme %s, which visitors no longer see. End the test or publish its theme again.", label, theme)}})
 		}
 	}

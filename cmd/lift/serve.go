@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"strconv"
 	"cmp"
 	"context"
 	"errors"
@@ -110,7 +108,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
 	}
 	if role == "ingest" || role == "all" {
-		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget, CommitFsyncs: expFsyncs(),
+		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
 			Now: a.Now, Logger: a.Log}, a.Warehouse)
 		if err != nil {
 			return nil, nil, err
@@ -172,5 +170,3 @@ func (a *App) healthChecks() map[string]api.Check {
 		"clickhouse": a.Warehouse.Ping,
 	}
 }
-
-func expFsyncs() int { n, _ := strconv.Atoi(os.Getenv("LIFT_EXP_FSYNCS")); return n }
