@@ -40,11 +40,22 @@ func BenchmarkDecodeEventBody(b *testing.B) {
 	}
 }
 
-func BenchmarkEncodeRecord(b *testing.B) {
+func BenchmarkEncodeEvent(b *testing.B) {
 	rows, _ := validEvent(new(benchEvent()), 1, Meta{ReceivedAt: testNow})
+	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encodeRecord(kindEvent, &rows[0]); err != nil {
+		buf = appendEvent(buf[:0], &rows[0])
+	}
+}
+
+func BenchmarkDecodeEvent(b *testing.B) {
+	rows, _ := validEvent(new(benchEvent()), 1, Meta{ReceivedAt: testNow})
+	enc := appendEvent(nil, &rows[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		var ev warehouse.Event
+		if err := decodeEvent(enc, &ev); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -36,7 +36,9 @@ func decodeInto(b *warehouse.Batch, p []byte) error {
 	switch p[0] {
 	case kindEvent:
 		b.Events = append(b.Events, warehouse.Event{})
-		err = json.Unmarshal(body, &b.Events[len(b.Events)-1])
+		if err = decodeEvent(body, &b.Events[len(b.Events)-1]); err != nil {
+			b.Events = b.Events[:len(b.Events)-1]
+		}
 	case kindAssignment:
 		b.Assignments = append(b.Assignments, warehouse.Assignment{})
 		err = json.Unmarshal(body, &b.Assignments[len(b.Assignments)-1])

@@ -31,7 +31,7 @@ type Config struct {
 	SegmentBytes   int64         // rotate a segment at this size; default 16 MiB
 	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB
 	CommitInterval time.Duration // minimum time between two fsyncs; default 0: the next commit starts as soon as the previous fsync returns
-	CommitFsyncs   int           // group commits whose fsyncs may overlap; default 4
+	CommitFsyncs   int           // group commits whose fsyncs may overlap; default 2
 	MaxBatchRows   int           // rows per insert; default 50 000
 	FlushInterval  time.Duration // longest a row waits for its batch; default 1 s
 	RetryMin       time.Duration // first wait after a failed insert; default 100 ms
@@ -44,7 +44,7 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	c.SegmentBytes = cmp.Or(c.SegmentBytes, 16<<20)
 	c.DiskBudget = cmp.Or(c.DiskBudget, 2<<30)
-	c.CommitFsyncs = cmp.Or(c.CommitFsyncs, 4)
+	c.CommitFsyncs = cmp.Or(c.CommitFsyncs, 2)
 	c.MaxBatchRows = cmp.Or(c.MaxBatchRows, 50_000)
 	c.FlushInterval = cmp.Or(c.FlushInterval, time.Second)
 	c.RetryMin = cmp.Or(c.RetryMin, 100*time.Millisecond)
@@ -154,6 +154,9 @@ func (in *Ingester) Close(ctx context.Context) error {
 		}
 		in.drainStop()
 		in.reader.close()
+		st := in.Stats()
+		in.log.Info("ingest: closed", "appended", st.Appended, "inserted", st.Inserted, "failed_flushes", st.FailedFlush,
+			"commits", st.Commits, "avg_fsync", st.FsyncTime/time.Duration(max(st.Commits, 1)), "wal_bytes_left", st.WALBytes)
 		if !in.drained {
 			err = fmt.Errorf("ingest.Close: %w; the rest stays in the WAL for the next start", ctx.Err())
 		}
@@ -181,16 +184,25 @@ func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequ
 	if err != nil {
 		return err
 	}
-	recs := make([]record, len(rows))
-	for i := range rows {
-		r, err := encodeRecord(kindEvent, &rows[i])
-		if err != nil {
-			return err
-		}
-		recs[i] = r
+	bp := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(bp)
+	buf := (*bp)[:0]
+	var one [1]record
+	recs := one[:0]
+	if len(rows) > 1 {
+		recs = make([]record, 0, len(rows))
 	}
-	return in.append(recs...)
+	for i := range rows {
+		start := len(buf)
+		buf = appendEvent(buf, &rows[i])
+		recs = append(recs, record{kind: kindEvent, body: buf[start:len(buf):len(buf)]})
+	}
+	*bp = buf
+	return in.append(recs...) // the WAL copies the bodies before returning
 }
+
+// encodeBuffers recycle event encodings between requests.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // TrackAssignment records an assignment (POST /api/track/assignment) and
 // returns its id, which is the same for every call of that visitor and test:
@@ -247,7 +259,7 @@ func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int
 	if order != nil {
 		rec, ferr = encodeRecord(kindOrder, order)
 	} else {
-		rec, ferr = encodeRecord(kindEvent, ev)
+		rec = record{kind: kindEvent, body: appendEvent(nil, ev)}
 	}
 	if ferr != nil {
 		return ferr

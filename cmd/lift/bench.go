@@ -130,7 +130,7 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	defer os.RemoveAll(dataDir)
 	cfg.DataDir = dataDir
 	app := &App{Config: cfg, DB: db, Warehouse: wh, Now: func() time.Time { return time.Now().UTC() },
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Log: slog.New(benchLogHandler{slog.NewTextHandler(out, nil)})}
 	engine, stopIngest, err := app.router("ingest")
 	if err != nil {
 		return err
@@ -203,6 +203,19 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 		time.Since(start).Round(time.Millisecond), acked, landed)
 	if landed != uint64(acked) {
 		return fmt.Errorf("bench: %d acknowledged but %d landed", acked, landed)
+	}
+	return nil
+}
+
+// benchLogHandler shows errors and the ingester's closing summary (commits,
+// fsync time), not per-request noise.
+type benchLogHandler struct{ slog.Handler }
+
+func (h benchLogHandler) Enabled(_ context.Context, l slog.Level) bool { return true }
+
+func (h benchLogHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError || r.Message == "ingest: closed" {
+		return h.Handler.Handle(ctx, r)
 	}
 	return nil
 }
@@ -319,7 +332,7 @@ func closedLoop(url string, bodies [][]byte, workers int, d time.Duration, maxEv
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			lat := make([]time.Duration, 0, 1<<16)
+			lat := make([]time.Duration, 0, 1<<10)
 			for i := w; time.Now().Before(deadline) && sent.Add(1) <= maxEvents; i += workers {
 				t0 := time.Now()
 				if post(c, url, bodies[i%len(bodies)]) {
@@ -357,7 +370,7 @@ func openLoop(url string, bodies [][]byte, rate float64, d time.Duration, maxEve
 	var wg sync.WaitGroup
 	for w := range conns {
 		wg.Go(func() {
-			local := make([]time.Duration, 0, 1<<14)
+			local := make([]time.Duration, 0, 1<<8)
 			i := w
 			for due := range jobs {
 				if post(c, url, bodies[i%len(bodies)]) {
