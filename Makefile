@@ -23,11 +23,13 @@ test: build
 	if [ -z "$$LIFT_KEEP_STACK" ]; then $(LIFT) stack down --started-file .lift/test-started; fi; \
 	exit $$status
 
-# Benchmarks: ingest throughput against a bare handler, results timings.
+# Benchmarks (DESIGN §11): ingest against a bare handler, API read latency,
+# results timings.
 bench: build
 	@$(LIFT) stack up >/dev/null
 	$(GO) test -run '^$$' -bench . -benchmem ./ingest/ ./stats/
 	$(LIFT) bench ingest
+	$(LIFT) bench api
 
 # Stop the local services.
 stop: build
