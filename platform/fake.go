@@ -3,6 +3,7 @@ package platform
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 )
@@ -50,12 +51,16 @@ func NewFake() *Fake {
 	return f
 }
 
-// Fail makes every call to op for the shop answer status until Heal.
+// Fail makes every call to op for the shop answer status (or hang, with
+// StatusHang) until Heal.
 func (f *Fake) Fail(domain, op string, status int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failures[domain+" "+op] = status
 }
+
+// StatusHang makes Fail hold the request until the caller gives up.
+const StatusHang = -1
 
 // Heal clears every failure of the shop.
 func (f *Fake) Heal(domain string) {
@@ -114,6 +119,15 @@ func (f *Fake) handle(op string, h fakeHandler) http.HandlerFunc {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if status, ok := f.failures[domain+" "+op]; ok {
+			if status == StatusHang {
+				f.mu.Unlock()
+				// Only a fully read request lets the server notice the
+				// caller hanging up.
+				io.Copy(io.Discard, r.Body)
+				<-r.Context().Done()
+				f.mu.Lock()
+				return
+			}
 			writeFake(w, status, map[string]string{"error": "injected failure of " + op})
 			return
 		}

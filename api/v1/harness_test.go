@@ -78,7 +78,8 @@ func newEnv(t *testing.T) *env {
 	jc := jobs.NewClient(jobs.Redis{Addr: addr, DB: rdb})
 	t.Cleanup(func() { jc.Close() })
 
-	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret")}
+	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret"),
+		LaunchBudget: 300 * time.Millisecond}
 	a := &v1.API{
 		Store:        db,
 		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: 1000}, clk.Now),

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,9 @@ type Lifecycle struct {
 	Platform      platform.Admin
 	Now           func() time.Time
 	PreviewSecret []byte
+	// LaunchBudget bounds a launch's platform side effects; default 5 s,
+	// well inside the write timeout.
+	LaunchBudget time.Duration
 }
 
 // Outcome is what an action produced: the test, and for a preview the link.
@@ -85,7 +89,12 @@ func (l *Lifecycle) apply(ctx context.Context, tx *store.Tx, shop *experiment.Sh
 		if _, err := experiment.Validate(ctx, shop, t, tx.Catalog(), experiment.ValidateFull, now); err != nil {
 			return nil, err
 		}
-		if err := l.Platform.PrepareLaunch(ctx, shop, t); err != nil {
+		// The side effects get a budget well inside the write's timeout, so
+		// a platform that hangs ends the launch in `failed`, recorded.
+		pctx, cancel := context.WithTimeout(ctx, cmp.Or(l.LaunchBudget, 5*time.Second))
+		err := l.Platform.PrepareLaunch(pctx, shop, t)
+		cancel()
+		if err != nil {
 			var pe *platform.Error
 			if !errors.As(err, &pe) {
 				return nil, err

@@ -125,6 +125,18 @@ func TestLifecycle(t *testing.T) {
 		e.fake.Heal(shop.shop.Domain)
 		wantStatus(t, shop.act(t, x, "start"), "active")
 	})
+	t.Run("HungPlatformEndsInFailed", func(t *testing.T) {
+		t.Parallel()
+		shop := e.newShop(store.ShopUpdate{})
+		x := id(shop.create(t, priceTest("Hung platform")))
+		e.fake.Fail(shop.shop.Domain, platform.OpDuplicateVariants, platform.StatusHang)
+		r := shop.act(t, x, "start")
+		wantStatus(t, r, "failed")
+		if !strings.Contains(r.Body["failure_reason"].(string), "unreachable") {
+			t.Fatalf("failure_reason = %v", r.Body["failure_reason"])
+		}
+		e.fake.Heal(shop.shop.Domain)
+	})
 	t.Run("StartRevalidates", func(t *testing.T) {
 		t.Parallel()
 		shop := e.newShop(store.ShopUpdate{})
