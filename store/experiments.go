@@ -23,7 +23,7 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// ErrTestNotFound is the 404 of every test lookup: a test of another shop
+// errTestNotFound is the 404 of every test lookup: a test of another shop
 // reads as not found.
 func errTestNotFound(id int64) error {
 	return experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %d.", id)
