@@ -21,6 +21,7 @@ type API struct {
 	Now          func() time.Time
 	Experiments  *Experiments // the tests resource (experiments.go, lifecycle.go)
 	Exports      *Exports     // CSV exports of a test's orders (exports.go)
+	Results      *Results     // snapshots and custom result queries (results.go)
 }
 
 // Mount adds the /v1 routes to r. Every route passes, in order: body limit
@@ -35,6 +36,9 @@ func (a *API) Mount(r gin.IRouter) {
 	// Routes. Each resource's handlers live in their own file.
 	a.Experiments.Routes(g, idem)
 	a.Exports.Routes(g, idem)
+	if a.Results != nil {
+		a.Results.Routes(g)
+	}
 }
 
 // NotFound answers an unknown /v1 path in the contract's envelope.

@@ -1,0 +1,296 @@
+package jobs
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/stats"
+	"github.com/liftab/lift/warehouse"
+)
+
+// Wire forms of the results objects (contract §2.7–2.9). The snapshot job
+// and the custom-query job build them from warehouse sums and the stats
+// engine; the API serves them as stored.
+
+// GroupMetrics are the per-group metrics of §2.7.
+type GroupMetrics struct {
+	TestGroupIndex      int              `json:"test_group_index"`
+	SampleSize          int64            `json:"sample_size"`
+	SessionCount        int64            `json:"session_count"`
+	ConversionRate      float64          `json:"conversion_rate"`
+	RevenuePerVisitor   experiment.Money `json:"revenue_per_visitor"`
+	AverageOrderValue   experiment.Money `json:"average_order_value"`
+	ProfitPerVisitor    experiment.Money `json:"profit_per_visitor"`
+	AddToCartRate       float64          `json:"add_to_cart_rate"`
+	ReachedCheckoutRate float64          `json:"reached_checkout_rate"`
+	PageViewCount       int64            `json:"page_view_count"`
+	ClickThroughCount   int64            `json:"click_through_count"`
+	ClickThroughRate    float64          `json:"click_through_rate"`
+	BounceRate          float64          `json:"bounce_rate"`
+	AvgStayingTime      float64          `json:"avg_staying_time"`
+	Orders              int64            `json:"orders"`
+	Revenue             experiment.Money `json:"revenue"`
+}
+
+// Interval is a {lower, upper} pair of numbers.
+type Interval struct {
+	Lower float64 `json:"lower"`
+	Upper float64 `json:"upper"`
+}
+
+// VsControl is one metric of a variant against the control (§2.8). Money
+// metrics give difference, risk and difference_interval in money form; the
+// others as numbers. When the comparison is not computable the numbers are
+// null and Reason/Message say why.
+type VsControl struct {
+	Lift        *float64     `json:"lift"`
+	Difference  any          `json:"difference"`
+	Bayesian    *BayesianVs  `json:"bayesian"`
+	Frequentist *FrequentVs  `json:"frequentist"`
+	Reason      stats.Reason `json:"reason,omitempty"`
+	Message     string       `json:"message,omitempty"`
+}
+
+// BayesianVs is the Bayesian part of a VsControl entry.
+type BayesianVs struct {
+	CredibleInterval Interval `json:"credible_interval"`
+	ProbBeatControl  float64  `json:"prob_beat_control"`
+	Risk             any      `json:"risk"`
+}
+
+// FrequentVs is the frequentist part of a VsControl entry.
+type FrequentVs struct {
+	PValue             float64  `json:"p_value"`
+	ConfidenceInterval Interval `json:"confidence_interval"`
+	DifferenceInterval any      `json:"difference_interval"`
+}
+
+// metric is one of the nine compared metrics: how its sufficient
+// statistics come out of the warehouse sums.
+type metric struct {
+	name          string
+	kind          stats.MetricKind
+	money         bool
+	lowerIsBetter bool
+	stats         func(s warehouse.Sums) stats.GroupStats
+}
+
+func proportion(count func(s warehouse.Sums) int64) func(s warehouse.Sums) stats.GroupStats {
+	return func(s warehouse.Sums) stats.GroupStats { return stats.GroupStats{N: s.N, Sum: float64(count(s))} }
+}
+
+// compared are the nine metrics of vs_control, in the contract's order.
+var compared = []metric{
+	{name: "conversion_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.Converted })},
+	{name: "revenue_per_visitor", kind: stats.KindMean, money: true, stats: func(s warehouse.Sums) stats.GroupStats {
+		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq}
+	}},
+	{name: "average_order_value", kind: stats.KindRatio, money: true, stats: func(s warehouse.Sums) stats.GroupStats {
+		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq, DenominatorSum: s.Orders,
+			DenominatorSumSquares: s.OrdersSq, CrossSum: s.RevenueOrders}
+	}},
+	{name: "profit_per_visitor", kind: stats.KindMean, money: true, stats: func(s warehouse.Sums) stats.GroupStats {
+		return stats.GroupStats{N: s.N, Sum: s.Profit, SumSquares: s.ProfitSq}
+	}},
+	{name: "add_to_cart_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.AddedToCart })},
+	{name: "reached_checkout_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.ReachedCheckout })},
+	{name: "click_through_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.ClickedThrough })},
+	{name: "bounce_rate", kind: stats.KindProportion, lowerIsBetter: true, stats: proportion(func(s warehouse.Sums) int64 { return s.Bounced })},
+	{name: "avg_staying_time", kind: stats.KindMean, stats: func(s warehouse.Sums) stats.GroupStats {
+		return stats.GroupStats{N: s.N, Sum: s.Staying, SumSquares: s.StayingSq}
+	}},
+}
+
+func ratio(num, den float64) float64 {
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+// formatMoney writes an amount as the contract's decimal string, in cents.
+func formatMoney(amount float64, currency string) experiment.Money {
+	if math.IsNaN(amount) || math.IsInf(amount, 0) {
+		amount = 0
+	}
+	s := strconv.FormatFloat(math.Round(amount*100)/100, 'f', 2, 64)
+	if s == "-0.00" {
+		s = "0.00"
+	}
+	return experiment.Money{Amount: s, Currency: currency}
+}
+
+// groupMetrics turns one group's sums into its §2.7 values.
+func groupMetrics(index int, s warehouse.Sums, currency string) GroupMetrics {
+	n := float64(s.N)
+	return GroupMetrics{
+		TestGroupIndex:      index,
+		SampleSize:          s.N,
+		SessionCount:        s.Sessions,
+		ConversionRate:      ratio(float64(s.Converted), n),
+		RevenuePerVisitor:   formatMoney(ratio(s.Revenue, n), currency),
+		AverageOrderValue:   formatMoney(ratio(s.Revenue, s.Orders), currency),
+		ProfitPerVisitor:    formatMoney(ratio(s.Profit, n), currency),
+		AddToCartRate:       ratio(float64(s.AddedToCart), n),
+		ReachedCheckoutRate: ratio(float64(s.ReachedCheckout), n),
+		PageViewCount:       s.PageViews,
+		ClickThroughCount:   s.ClickedThrough,
+		ClickThroughRate:    ratio(float64(s.ClickedThrough), n),
+		BounceRate:          ratio(float64(s.Bounced), n),
+		AvgStayingTime:      ratio(s.Staying, n),
+		Orders:              int64(math.Round(s.Orders)),
+		Revenue:             formatMoney(s.Revenue, currency),
+	}
+}
+
+// comparison holds the analysis of every compared metric for one set of
+// groups (the whole test, or one breakdown cell).
+type comparison struct {
+	analyses map[string]*stats.Analysis
+	warnings []string
+}
+
+// compare runs the stats engine on every compared metric. sums is indexed
+// by test group index, control first.
+func compare(sums []warehouse.Sums) comparison {
+	c := comparison{analyses: map[string]*stats.Analysis{}}
+	if len(sums) < 2 {
+		return c
+	}
+	for _, m := range compared {
+		req := stats.AnalysisRequest{MetricKind: m.kind, LowerIsBetter: m.lowerIsBetter}
+		for _, s := range sums {
+			req.Groups = append(req.Groups, m.stats(s))
+		}
+		a, err := stats.Analyze(req)
+		if err != nil {
+			// Sums the engine refuses cannot come from real rows; say so
+			// rather than fail the whole snapshot.
+			c.warnings = append(c.warnings, fmt.Sprintf("%s could not be compared: %v", m.name, err))
+			continue
+		}
+		c.analyses[m.name] = &a
+	}
+	return c
+}
+
+// vsControl is the vs_control object of a variant, or nil for the control.
+func (c comparison) vsControl(index int, currency string) map[string]*VsControl {
+	if index == 0 {
+		return nil
+	}
+	out := make(map[string]*VsControl, len(compared))
+	for _, m := range compared {
+		a := c.analyses[m.name]
+		if a == nil {
+			out[m.name] = &VsControl{Reason: "not_computed", Message: "This metric could not be compared."}
+			continue
+		}
+		var cmp *stats.Comparison
+		for i := range a.Comparisons {
+			if a.Comparisons[i].TestGroupIndex == index {
+				cmp = &a.Comparisons[i]
+			}
+		}
+		if cmp == nil || !cmp.Computable {
+			v := &VsControl{Reason: "not_computable"}
+			if cmp != nil {
+				v.Reason, v.Message = cmp.Reason, cmp.Message
+			}
+			out[m.name] = v
+			continue
+		}
+		amount := func(x float64) any {
+			if m.money {
+				return formatMoney(x, currency)
+			}
+			return x
+		}
+		f, b := cmp.Frequentist, cmp.Bayesian
+		out[m.name] = &VsControl{
+			Lift:       cmp.Lift,
+			Difference: amount(*cmp.Difference),
+			Bayesian: &BayesianVs{CredibleInterval: Interval(b.CredibleInterval), ProbBeatControl: b.ProbBeatControl,
+				Risk: amount(b.Risk)},
+			Frequentist: &FrequentVs{PValue: f.PValue, ConfidenceInterval: Interval(f.ConfidenceInterval),
+				DifferenceInterval: map[string]any{"lower": amount(f.DifferenceInterval.Lower), "upper": amount(f.DifferenceInterval.Upper)}},
+		}
+	}
+	return out
+}
+
+// Decision thresholds of the snapshot's outcome.
+const (
+	// MinSampleSize is the fewest units a group needs before a snapshot
+	// names a winner.
+	MinSampleSize = 100
+	// WinProbability is the chance to beat control (or, for the control,
+	// to beat every variant) that makes a winner.
+	WinProbability = 0.95
+)
+
+// outcome decides the snapshot's outcome on the primary metric: a variant
+// wins when its chance to beat control reaches WinProbability; the control
+// wins when every variant's chance is at most 1 − WinProbability; too few
+// units or no computable comparison is insufficient_data.
+func outcome(c comparison, sums []warehouse.Sums, primary string) (string, *int) {
+	for _, s := range sums {
+		if s.N < MinSampleSize {
+			return "insufficient_data", nil
+		}
+	}
+	a := c.analyses[primary]
+	if a == nil || len(a.Comparisons) == 0 {
+		return "insufficient_data", nil
+	}
+	best, bestP, allLose := -1, 0.0, true
+	for _, cmp := range a.Comparisons {
+		if !cmp.Computable {
+			return "insufficient_data", nil
+		}
+		p := cmp.Bayesian.ProbBeatControl
+		if p > bestP {
+			best, bestP = cmp.TestGroupIndex, p
+		}
+		if p > 1-WinProbability {
+			allLose = false
+		}
+	}
+	switch {
+	case bestP >= WinProbability:
+		return "winner", &best
+	case allLose:
+		zero := 0
+		return "winner", &zero
+	}
+	return "inconclusive", nil
+}
+
+// sumsByGroup orders rows (of one breakdown cell) by test group index,
+// filling groups without units with zero sums.
+func sumsByGroup(rows []warehouse.GroupRow, groups int) []warehouse.Sums {
+	out := make([]warehouse.Sums, groups)
+	for _, r := range rows {
+		if r.TestGroup >= 0 && r.TestGroup < groups {
+			out[r.TestGroup] = r.Sums
+		}
+	}
+	return out
+}
+
+// byKey splits rows by breakdown key, keys sorted.
+func byKey(rows []warehouse.GroupRow) ([]string, map[string][]warehouse.GroupRow) {
+	m := map[string][]warehouse.GroupRow{}
+	var keys []string
+	for _, r := range rows {
+		if _, ok := m[r.Key]; !ok {
+			keys = append(keys, r.Key)
+		}
+		m[r.Key] = append(m[r.Key], r)
+	}
+	sort.Strings(keys)
+	return keys, m
+}

@@ -1,0 +1,298 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/warehouse"
+)
+
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Set(t time.Time)     { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
+func (c *testClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+
+// resultsBundle is a Results over real Postgres, Redis and ClickHouse.
+type resultsBundle struct {
+	db      *store.DB
+	wh      *warehouse.Warehouse
+	client  *jobs.Client
+	redis   jobs.Redis
+	clock   *testClock
+	results *jobs.Results
+	shop    *experiment.Shop
+}
+
+func setupResults(t *testing.T, start time.Time) *resultsBundle {
+	t.Helper()
+	ctx := context.Background()
+	clk := &testClock{now: start}
+	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	addr, chdb := lifttest.ClickHouse(t)
+	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: addr, Database: chdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	raddr, rdb := lifttest.Redis(t)
+	r := jobs.Redis{Addr: raddr, DB: rdb}
+	client := jobs.NewClient(r)
+	t.Cleanup(func() { client.Close() })
+	shop, err := db.CreateShop(ctx, experiment.Shop{Domain: lifttest.Name("results") + ".myshopify.com", Name: "R",
+		Timezone: "America/New_York", Currency: "EUR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &resultsBundle{db: db, wh: wh, client: client, redis: r, clock: clk, shop: shop,
+		results: &jobs.Results{DB: db, Warehouse: wh, Jobs: client, Now: clk.Now}}
+}
+
+// createTest stores a two-group test in the given status, started at start.
+func (b *resultsBundle) createTest(t *testing.T, status experiment.Status, start time.Time) *experiment.Test {
+	t.Helper()
+	tt := &experiment.Test{ShopID: b.shop.ID, Type: experiment.TypeURLRedirect, Status: status, Name: "t",
+		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
+		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
+		CreatedAt: start.Add(-time.Hour), UpdatedAt: start}
+	if status != experiment.StatusDraft && status != experiment.StatusPreview {
+		tt.StartedAt = &start
+	}
+	if err := store.CreateTest(context.Background(), b.db.Pool(), tt); err != nil {
+		t.Fatal(err)
+	}
+	return tt
+}
+
+func (b *resultsBundle) setStatus(t *testing.T, tt *experiment.Test, status experiment.Status, at time.Time) {
+	t.Helper()
+	tt.Status, tt.UpdatedAt = status, at
+	if status == experiment.StatusEnded {
+		tt.EndedAt = &at
+	}
+	if err := store.SaveTest(context.Background(), b.db.Pool(), tt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// plant inserts visitors of a test straight into the warehouse: n a group,
+// converting with the given probabilities, orders of about aov.
+func plant(t *testing.T, w *warehouse.Warehouse, shopID, testID int64, at time.Time, n int, conv []float64, aov float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(testID), 1))
+	exp := fmt.Sprint(testID)
+	var b warehouse.Batch
+	devices := []string{"desktop", "mobile", "tablet"}
+	for g := range conv {
+		for i := range n {
+			v := fmt.Sprintf("v%d-%d", g, i)
+			sid := fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", g, i)
+			ts := at.Add(time.Duration(rng.IntN(3600)) * time.Second)
+			b.Assignments = append(b.Assignments, warehouse.Assignment{ShopID: shopID, ExperimentID: exp, VisitorID: v,
+				AssignmentID: v, SessionID: sid, TestGroup: int16(g), Device: devices[rng.IntN(3)], Country: "US",
+				VisitorType: "new", AssignedAt: ts, ReceivedAt: ts})
+			b.Sessions = append(b.Sessions, warehouse.Session{ShopID: shopID, ExperimentID: exp, SessionID: sid,
+				RecordID: v + "-r1", VisitorID: v, SeenAt: ts, PagePath: "/"})
+			if rng.Float64() < conv[g] {
+				b.Events = append(b.Events, warehouse.Event{ShopID: shopID, ExperimentID: exp, EventID: v + "-atc",
+					SessionID: sid, VisitorID: v, EventType: "product_added_to_cart", CreatedAt: ts, ReceivedAt: ts})
+				b.Orders = append(b.Orders, warehouse.Order{ShopID: shopID, ExperimentID: exp, OrderID: v + "-o",
+					Version: 1, TestGroup: int16(g), VisitorID: v, Revenue: aov * (0.5 + rng.Float64()), Currency: "EUR", CreatedAt: ts})
+			}
+			if i%7 == 0 {
+				b.Events = append(b.Events, warehouse.Event{ShopID: shopID, ExperimentID: exp, EventID: v + "-c",
+					SessionID: sid, VisitorID: v, EventType: "lift:custom_event:newsletter", CustomName: "newsletter",
+					CreatedAt: ts, ReceivedAt: ts})
+			}
+		}
+	}
+	if err := w.Insert(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func taskExists(t *testing.T, r jobs.Redis, id string) bool {
+	t.Helper()
+	in := asynq.NewInspector(asynq.RedisClientOpt{Addr: r.Addr, DB: r.DB})
+	defer in.Close()
+	_, err := in.GetTaskInfo(jobs.QueueDefault, id)
+	return err == nil
+}
+
+func latest(t *testing.T, b *resultsBundle, tt *experiment.Test) *store.Snapshot {
+	t.Helper()
+	s, err := b.db.LatestSnapshot(context.Background(), b.shop.ID, tt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSnapshotSchedule walks a test through its life with an injected
+// clock: the first snapshot right after start, none again within 6 hours,
+// one per 6-hour slot under a deterministic id, nothing while paused, a
+// final one at the end, and nothing for a test that ended with none.
+func TestSnapshotSchedule(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	start := time.Date(2026, 6, 1, 14, 0, 0, 0, time.UTC)
+	b := setupResults(t, start)
+	tt := b.createTest(t, experiment.StatusActive, start)
+	never := b.createTest(t, experiment.StatusActive, start)
+	b.setStatus(t, never, experiment.StatusEnded, start)
+	plant(t, b.wh, b.shop.ID, tt.ID, start, 300, []float64{0.05, 0.05}, 40)
+	s := jobs.NewScheduler(b.db.Pool(), b.client, jobs.SchedulerConfig{Now: b.clock.Now}, jobs.SnapshotSource(100))
+	slot := func(at time.Time) string { return fmt.Sprintf("snapshot:%d:%d", tt.ID, at.Unix()/21600) }
+
+	tick := func(name string, want jobs.TickResult) {
+		t.Helper()
+		got, err := s.Tick(ctx)
+		if err != nil || got != want {
+			t.Fatalf("%s: tick = %+v, %v; want %+v", name, got, err, want)
+		}
+	}
+	run := func(final bool) {
+		t.Helper()
+		if err := b.results.Snapshot(ctx, b.shop.ID, tt.ID, final); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	b.clock.Set(start.Add(time.Minute))
+	tick("FirstSnapshotDue", jobs.TickResult{Leader: true, Enqueued: 1})
+	if id := slot(b.clock.Now()); !taskExists(t, b.redis, id) {
+		t.Fatalf("no task %s", id)
+	}
+	tick("SameSlotIsDuplicate", jobs.TickResult{Leader: true, Duplicates: 1})
+	run(false)
+	first := latest(t, b, tt)
+	if first == nil || !first.ComputedAt.Equal(b.clock.Now()) {
+		t.Fatalf("first snapshot = %+v", first)
+	}
+
+	b.clock.Add(2 * time.Hour)
+	tick("FreshWithin6h", jobs.TickResult{Leader: true})
+
+	b.clock.Set(start.Add(6*time.Hour + 2*time.Minute))
+	tick("StaleAfter6h", jobs.TickResult{Leader: true, Enqueued: 1})
+	if id := slot(b.clock.Now()); !taskExists(t, b.redis, id) {
+		t.Fatalf("no task %s", id)
+	}
+	run(false)
+	second := latest(t, b, tt)
+
+	b.setStatus(t, tt, experiment.StatusPaused, b.clock.Now())
+	b.clock.Add(13 * time.Hour)
+	tick("PausedIsNotDue", jobs.TickResult{Leader: true})
+	run(false) // a job enqueued before the pause changes nothing
+	if got := latest(t, b, tt); got.ID != second.ID {
+		t.Fatalf("paused test got a new snapshot %d, want it to keep %d", got.ID, second.ID)
+	}
+
+	b.setStatus(t, tt, experiment.StatusEnded, b.clock.Now())
+	b.clock.Add(time.Minute)
+	tick("FinalAtEnd", jobs.TickResult{Leader: true, Enqueued: 1})
+	if id := fmt.Sprintf("snapshot:%d:final", tt.ID); !taskExists(t, b.redis, id) {
+		t.Fatalf("no task %s", id)
+	}
+	run(true)
+	final := latest(t, b, tt)
+	if !final.Final || final.ID == second.ID {
+		t.Fatalf("final snapshot = %+v", final)
+	}
+	b.clock.Add(7 * time.Hour)
+	tick("EndedAfterFinal", jobs.TickResult{Leader: true})
+	if s := latest(t, b, never); s != nil {
+		t.Fatalf("a test that ended with no snapshot got one: %+v", s)
+	}
+}
+
+// TestSnapshotFindsPlantedWinner checks a snapshot's fields (§2.8) on data
+// with a large planted effect in conversion.
+func TestSnapshotFindsPlantedWinner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	start := time.Date(2026, 6, 1, 14, 0, 0, 0, time.UTC)
+	b := setupResults(t, start.Add(3*time.Hour))
+	tt := b.createTest(t, experiment.StatusActive, start)
+	plant(t, b.wh, b.shop.ID, tt.ID, start, 2000, []float64{0.05, 0.12}, 40)
+	snap, err := b.results.ComputeSnapshot(ctx, b.shop, tt, b.clock.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Object       string         `json:"object"`
+		ExperimentID string         `json:"experiment_id"`
+		Outcome      string         `json:"outcome"`
+		Winner       *int           `json:"winning_test_group_index"`
+		SRM          string         `json:"srm_status"`
+		Analysis     map[string]any `json:"analysis"`
+		DateRange    map[string]any `json:"date_range"`
+		TestGroups   []struct {
+			Index     int                       `json:"test_group_index"`
+			N         int64                     `json:"sample_size"`
+			Revenue   map[string]string         `json:"revenue"`
+			VsControl map[string]map[string]any `json:"vs_control"`
+		} `json:"test_groups"`
+		CustomEvents []map[string]any `json:"customEvents"`
+		Breakdown    struct {
+			Dimension string           `json:"dimension"`
+			Rows      []map[string]any `json:"rows"`
+		} `json:"breakdown"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal(snap.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Object != "experiment_results" || doc.ExperimentID != fmt.Sprint(tt.ID) || doc.Outcome != "winner" ||
+		doc.Winner == nil || *doc.Winner != 1 || doc.SRM != "ok" {
+		t.Fatalf("snapshot headline = %s", snap.Body)
+	}
+	if doc.DateRange["gte"] != "2026-06-01" || doc.DateRange["lte"] != "2026-06-01" {
+		t.Errorf("date_range = %v", doc.DateRange)
+	}
+	if doc.Analysis["confidence_level"] != 0.95 || doc.Analysis["credible_interval_level"] != 0.95 {
+		t.Errorf("analysis = %v", doc.Analysis)
+	}
+	if len(doc.TestGroups) != 2 || doc.TestGroups[0].VsControl != nil || len(doc.TestGroups[1].VsControl) != 9 {
+		t.Fatalf("test_groups = %+v", doc.TestGroups)
+	}
+	if doc.TestGroups[0].Revenue["currency"] != "EUR" {
+		t.Errorf("revenue = %v", doc.TestGroups[0].Revenue)
+	}
+	rpv := doc.TestGroups[1].VsControl["revenue_per_visitor"]
+	if d, ok := rpv["difference"].(map[string]any); !ok || d["currency"] != "EUR" {
+		t.Errorf("revenue_per_visitor difference is not money: %v", rpv)
+	}
+	cr := doc.TestGroups[1].VsControl["conversion_rate"]
+	if _, ok := cr["difference"].(float64); !ok || cr["bayesian"].(map[string]any)["prob_beat_control"].(float64) < 0.95 {
+		t.Errorf("conversion_rate vs_control = %v", cr)
+	}
+	if doc.Breakdown.Dimension != "device" || len(doc.Breakdown.Rows) != 6 {
+		t.Errorf("breakdown = %+v", doc.Breakdown)
+	}
+	if len(doc.CustomEvents) != 1 || doc.CustomEvents[0]["name"] != "newsletter" {
+		t.Errorf("customEvents = %v", doc.CustomEvents)
+	}
+	var sum jobs.Summary
+	if err := json.Unmarshal(snap.Summary, &sum); err != nil || sum.Outcome != "winner" || sum.PrimaryMetric != "conversion_rate" {
+		t.Errorf("summary = %s", snap.Summary)
+	}
+}

@@ -1,0 +1,243 @@
+package warehouse
+
+import (
+	"strings"
+)
+
+// The results SQL, built per query from a few fixed parts. It runs on
+// ClickHouse 18.16 and on current versions (DESIGN §4): only UNION ALL,
+// ALL LEFT/INNER JOIN … USING over subqueries whose right side is unique per
+// key, argMax, -If combinators and toDate(ts, tz). Parameters are named
+// (@shop, @exp, @tz, @from, @to, @products) and bound by clickhouse-go as
+// literals. Aliases never reuse a column name: 18.16 substitutes aliases
+// inside aggregate arguments.
+//
+// Shape: assignments (first one per visitor, bots and excluded visitors
+// dropped) joined with one row per unit of activity, which is itself a
+// UNION ALL of per-unit aggregates of sessions, events, page views and
+// orders (latest version each), summed per unit; then summed per group.
+
+func inWindow(col string) string {
+	return "toDate(" + col + ", @tz) >= toDate(@from) AND toDate(" + col + ", @tz) <= toDate(@to)"
+}
+
+// assignmentsSQL is one row per assigned visitor: its group and the
+// attributes breakdowns read. byDate filters on the assignment's local date
+// (visitors basis: a visitor belongs to the window it was assigned in).
+func assignmentsSQL(byDate bool) string {
+	having := "a_group >= 0 AND a_bot = 0 AND a_device != 'bot'"
+	if byDate {
+		having += " AND " + inWindow("a_at")
+	}
+	return `SELECT visitor_id AS vid,
+		argMax(test_group, version) AS a_group, argMax(is_bot, version) AS a_bot, argMax(assigned_at, version) AS a_at,
+		argMax(device, version) AS a_device, argMax(country, version) AS a_country,
+		argMax(visitor_type, version) AS a_visitor_type, argMax(utm_source, version) AS a_utm_source,
+		argMax(utm_medium, version) AS a_utm_medium, argMax(utm_campaign, version) AS a_utm_campaign,
+		argMax(gclid, version) AS a_gclid, argMax(fbclid, version) AS a_fbclid
+	FROM {db}.assignments
+	WHERE shop_id = @shop AND experiment_id = @exp
+	GROUP BY vid
+	HAVING ` + having
+}
+
+// trafficSourceSQL classifies a visitor's arrival from its click ids and UTM
+// tags: paid (ad click id or a paid medium), email, social, referral (a
+// source without a paid medium), direct.
+const trafficSourceSQL = `multiIf(a_gclid != '' OR a_fbclid != '' OR a_utm_medium IN ('cpc', 'ppc', 'paid', 'paidsocial', 'display'), 'paid',
+	a_utm_medium = 'email', 'email', a_utm_medium = 'social', 'social', a_utm_source != '', 'referral', 'direct')`
+
+func dimensionSQL(d Dimension, basis Basis) string {
+	switch d {
+	case "traffic_source":
+		return trafficSourceSQL
+	case "landing_page":
+		return "x_landing"
+	case "date":
+		if basis == BasisSessions {
+			return "toString(toDate(x_start, @tz))"
+		}
+		return "toString(toDate(a_at, @tz))"
+	}
+	return "a_" + string(d)
+}
+
+func keySQL(q MetricsQuery) string {
+	if len(q.Breakdown) == 0 {
+		return "''"
+	}
+	parts := make([]string, len(q.Breakdown))
+	for i, d := range q.Breakdown {
+		parts[i] = dimensionSQL(d, q.Basis)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "concat(" + strings.Join(parts, ", '"+KeySeparator+"', ") + ")"
+}
+
+// unitsSQL is one row per unit (visitor, or visitor and session) with its
+// activity in the window.
+func unitsSQL(q MetricsQuery) string {
+	sessions := q.Basis == BasisSessions
+	sid := func(col string) string {
+		if sessions {
+			return col
+		}
+		return "''"
+	}
+	scoped := len(q.ProductIDs) > 0
+	scope := func(cond string) string {
+		if scoped {
+			return " AND " + cond
+		}
+		return ""
+	}
+	viewedEvent := "toUInt64(0)"
+	viewedPage := "toUInt64(0)"
+	if scoped {
+		viewedEvent = "countIf(event_type = 'product_viewed' AND hasAny(product_ids, @products))"
+		viewedPage = "countIf(has(@products, product_id))"
+	}
+	eventTypes := " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed', 'product_viewed')"
+	if sessions {
+		eventTypes = "" // any event makes a session a unit
+	}
+	checkout := "event_type IN ('checkout_started', 'checkout_completed')"
+	if scoped {
+		checkout = "event_type = 'checkout_started' AND hasAny(product_ids, @products)"
+	}
+	orderRevenue, orderCost, orderFilter := "o_all_revenue", "o_all_cost", ""
+	if scoped {
+		orderRevenue = "arraySum(arrayMap((p, n, price) -> if(has(@products, p), price * n, 0), o_lp, o_lq, o_lpr))"
+		orderFilter = " WHERE hasAny(o_lp, @products)"
+		// A scoped order's cost follows its share of the revenue.
+		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"
+	}
+	orderSession, orderJoin := "''", ""
+	if sessions {
+		// A legacy order knows its visitor only; its session is the one
+		// whose checkout_completed event named it.
+		orderSession = "if(o_sid != '', o_sid, e_sid)"
+		orderJoin = ` ALL LEFT JOIN (
+			SELECT order_id, any(session_id) AS e_sid FROM {db}.events
+			WHERE shop_id = @shop AND experiment_id = @exp AND event_type = 'checkout_completed' AND order_id != ''
+			GROUP BY order_id) AS order_sessions USING order_id`
+	}
+
+	union := []string{
+		// Sessions: one row per session; pages are distinct page loads.
+		`SELECT s_vid AS vid, ` + sid("session_id") + ` AS sid, toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
+			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
+			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
+			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
+		FROM (
+			SELECT session_id, any(visitor_id) AS s_vid, uniqExact(record_id) AS s_pages,
+				max(seen_at) - min(seen_at) AS s_dur, argMin(page_path, seen_at) AS s_landing, min(seen_at) AS s_start
+			FROM {db}.sessions
+			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("seen_at") + `
+			GROUP BY session_id)`,
+		// Events: only whether a unit did something is used, so a replayed
+		// copy of an event changes nothing.
+		`SELECT visitor_id AS vid, ` + sid("session_id") + ` AS sid, toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
+			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit,
+			toUInt64(countIf(event_type = 'product_added_to_cart'` + scope("hasAny(product_ids, @products)") + `)) AS u_atc,
+			toUInt64(countIf(` + checkout + `)) AS u_chk, toUInt64(0) AS u_ct, toUInt64(` + viewedEvent + `) AS u_viewed,
+			'' AS u_landing, min(created_at) AS u_start
+		FROM {db}.events
+		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("created_at") + eventTypes + `
+		GROUP BY vid, sid`,
+		// Product page views: a unit that viewed a product clicked through.
+		`SELECT visitor_id AS vid, ` + sid("session_id") + ` AS sid, toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
+			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
+			toUInt64(count()) AS u_ct, toUInt64(` + viewedPage + `) AS u_viewed, '' AS u_landing, min(viewed_at) AS u_start
+		FROM {db}.page_views
+		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("viewed_at") + `
+		GROUP BY vid, sid`,
+		// Orders: the latest version of each.
+		`SELECT o_vid AS vid, ` + orderSession + ` AS sid, toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(count()) AS u_orders,
+			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit,
+			toUInt64(0) AS u_atc, toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed,
+			'' AS u_landing, min(o_ts) AS u_start
+		FROM (
+			SELECT order_id, o_vid, o_sid, o_ts, ` + orderRevenue + ` AS o_revenue,
+				` + orderCost + ` AS o_cost
+			FROM (
+				SELECT order_id, argMax(visitor_id, version) AS o_vid, argMax(session_id, version) AS o_sid,
+					argMax(revenue, version) AS o_all_revenue, argMax(cost, version) AS o_all_cost,
+					argMax(is_bot, version) AS o_bot, argMax(created_at, version) AS o_ts,
+					argMax(line_product_ids, version) AS o_lp, argMax(line_quantities, version) AS o_lq,
+					argMax(line_prices, version) AS o_lpr
+				FROM {db}.orders
+				WHERE shop_id = @shop AND experiment_id = @exp
+				GROUP BY order_id
+				HAVING o_bot = 0 AND o_vid != '' AND ` + inWindow("o_ts") + `)` + orderFilter + `) AS latest_orders` + orderJoin + `
+		GROUP BY vid, sid`,
+	}
+	having := ""
+	if sessions {
+		having = "\n\tHAVING sid != ''"
+	}
+	return `SELECT vid, sid, sum(u_sessions) AS x_sessions, sum(u_pages) AS x_pages,
+		toUInt64(x_sessions > 0 AND sum(u_bounced) = x_sessions) AS x_bounced, sum(u_staying) AS x_staying,
+		sum(u_orders) AS x_orders, sum(u_revenue) AS x_revenue, sum(u_profit) AS x_profit,
+		sum(u_atc) AS x_atc, sum(u_chk) AS x_chk, sum(u_ct) AS x_ct, sum(u_viewed) AS x_viewed,
+		argMinIf(u_landing, u_start, u_sessions > 0) AS x_landing, min(u_start) AS x_start
+	FROM (
+		` + strings.Join(union, "\n\t\tUNION ALL\n\t\t") + `
+	)
+	GROUP BY vid, sid` + having
+}
+
+// groupMetricsSQL sums the units per group (and breakdown cell). Its columns
+// are the scan order of GroupMetrics.
+func groupMetricsSQL(q MetricsQuery) string {
+	var from, where string
+	sessionCount := "toUInt64(sum(x_sessions))"
+	if q.Basis == BasisSessions {
+		// Every unit is a session; the assignment says only its group.
+		from = "(" + unitsSQL(q) + ") AS units\nALL INNER JOIN (" + assignmentsSQL(false) + ") AS assigned USING vid"
+		sessionCount = "toUInt64(count())"
+	} else {
+		// Every assigned visitor is a unit, active or not.
+		from = "(" + assignmentsSQL(true) + ") AS assigned\nALL LEFT JOIN (" + unitsSQL(q) + ") AS units USING vid"
+	}
+	if len(q.ProductIDs) > 0 {
+		where = "\nWHERE x_viewed > 0"
+	}
+	return `SELECT ` + keySQL(q) + ` AS key, a_group, toUInt64(count()) AS n, ` + sessionCount + ` AS sessions,
+	toUInt64(countIf(x_orders > 0)) AS converted,
+	toFloat64(sum(x_orders)) AS orders, toFloat64(sum(x_orders * x_orders)) AS orders_sq,
+	toFloat64(sum(x_revenue)) AS revenue, toFloat64(sum(x_revenue * x_revenue)) AS revenue_sq,
+	toFloat64(sum(x_revenue * x_orders)) AS revenue_orders,
+	toFloat64(sum(x_profit)) AS profit, toFloat64(sum(x_profit * x_profit)) AS profit_sq,
+	toUInt64(countIf(x_atc > 0)) AS atc, toUInt64(countIf(x_chk > 0 OR x_orders > 0)) AS chk,
+	toUInt64(countIf(x_ct > 0)) AS ct, toUInt64(sum(x_bounced)) AS bounced, toUInt64(sum(x_pages)) AS pages,
+	toFloat64(sum(x_staying)) AS staying, toFloat64(sum(x_staying * x_staying)) AS staying_sq
+FROM ` + from + where + `
+GROUP BY key, a_group
+ORDER BY key, a_group`
+}
+
+// customEventsSQL counts custom events per name and group over the units of
+// q: for each name, units that fired it and distinct event ids.
+func customEventsSQL(q MetricsQuery) string {
+	unit := "visitor_id"
+	assignments := assignmentsSQL(true)
+	if q.Basis == BasisSessions {
+		unit = "session_id"
+		assignments = assignmentsSQL(false)
+	}
+	return `SELECT c_name, a_group, toUInt64(uniqExact(c_unit)) AS units, toUInt64(sum(c_events)) AS events
+FROM (
+	SELECT visitor_id AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, uniqExact(event_id) AS c_events
+	FROM {db}.events
+	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND custom_name != '' AND ` + inWindow("created_at") + `
+	GROUP BY vid, c_unit, c_name) AS fired
+ALL INNER JOIN (` + assignments + `) AS assigned USING vid
+GROUP BY c_name, a_group
+ORDER BY c_name, a_group`
+}
