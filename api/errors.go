@@ -118,6 +118,9 @@ func WriteError(c *gin.Context, err error) {
 	reqID := ""
 	if k.status >= 500 {
 		reqID = RequestID(c)
+	}
+	// 501 is a documented answer, not a fault: it is not logged.
+	if k.status >= 500 && k.status != http.StatusNotImplemented {
 		slog.ErrorContext(c.Request.Context(), "request failed", "request_id", reqID, "method", c.Request.Method,
 			"path", c.Request.URL.Path, "status", k.status, "code", e.Code, "err", err)
 	}

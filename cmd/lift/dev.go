@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,21 +89,16 @@ type demoTokens struct{ Read, Write string }
 
 func (a *App) seedDemoShop(ctx context.Context) (demoTokens, error) {
 	path := filepath.Join(a.Config.DataDir, "demo-tokens")
-	shop, err := a.DB.FindShopByDomain(ctx, demoDomain)
-	if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
-		shop, err = a.DB.CreateShop(ctx, experiment.Shop{Domain: demoDomain, Name: "Demo Shop", Timezone: "America/New_York",
-			Currency: "USD", Features: []string{"price", "offer", "multi_market", "carrier_service"}})
-		if err == nil {
-			enabled := true
-			shop, err = a.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &enabled})
-		}
-		os.Remove(path)
-	}
+	f, err := store.ParseCatalog(catalogdata.Demo)
 	if err != nil {
 		return demoTokens{}, err
 	}
-	if err := a.seedDemoCatalog(ctx, shop); err != nil {
+	shop, created, err := seedShop(ctx, a.DB, demoDomain, f)
+	if err != nil {
 		return demoTokens{}, err
+	}
+	if created {
+		os.Remove(path) // tokens of an earlier database name a shop that is gone
 	}
 	if b, err := os.ReadFile(path); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
@@ -123,7 +117,7 @@ func (a *App) seedDemoShop(ctx context.Context) (demoTokens, error) {
 	if err := os.MkdirAll(a.Config.DataDir, 0o755); err != nil {
 		return t, err
 	}
-	return t, errors.Join(os.WriteFile(path, []byte(t.Read+"\n"+t.Write+"\n"), 0o600))
+	return t, os.WriteFile(path, []byte(t.Read+"\n"+t.Write+"\n"), 0o600)
 }
 
 func printWelcome(w io.Writer, addr string, t demoTokens) {
@@ -146,14 +140,4 @@ Try:
 
 Stop with Ctrl-C; the local services keep running (make stop stops them).
 `, host, demoDomain, t.Read, t.Write)
-}
-
-// seedDemoCatalog loads the demo catalog into the shop's catalog mirror;
-// importing replaces the mirror, so a restart leaves the same catalog.
-func (a *App) seedDemoCatalog(ctx context.Context, shop *experiment.Shop) error {
-	f, err := store.ParseCatalog(catalogdata.Demo)
-	if err != nil {
-		return err
-	}
-	return a.DB.ImportCatalog(ctx, shop.ID, f)
 }

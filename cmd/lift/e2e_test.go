@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/store"
 )
@@ -70,7 +71,11 @@ func (s *server) shop(apiEnabled bool) (shop *experiment.Shop, read, write strin
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.app.seedDemoCatalog(ctx, shop); err != nil {
+	f, err := store.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.app.DB.ImportCatalog(ctx, shop.ID, f); err != nil {
 		s.t.Fatal(err)
 	}
 	on := true
