@@ -59,10 +59,9 @@ func ExportFile(dir, exportID string) string { return filepath.Join(dir, exportI
 func (e *Exports) Run(ctx context.Context, p ExportTask) error {
 	ctx = store.WithActor(ctx, store.Actor{Name: "worker", RequestID: p.ExportID})
 	x, err := e.DB.StartExport(ctx, p.ShopID, p.ExportID)
-	if isNotFoundErr(err) && exportLastAttempt(ctx) {
-		// The API enqueues inside the transaction that records the export,
-		// so a job can run before that commits (retried until it shows) or
-		// after it rolled back (then it never shows).
+	if isNotFoundErr(err) {
+		// The API enqueues inside the transaction that records the export;
+		// StartExport waits for it, so absent means it rolled back.
 		return nil
 	}
 	if err != nil {

@@ -43,9 +43,14 @@ func scanExport(row scanner) (*Export, error) {
 }
 
 // CreateExport records a pending export in tx; e.CreatedAt is set to the
-// transaction's time.
+// transaction's time. It holds the export's lock until tx ends, so a job
+// queued inside tx (before it commits) waits for the commit in StartExport
+// instead of finding nothing.
 func (tx *Tx) CreateExport(ctx context.Context, e *Export) error {
 	e.Status, e.CreatedAt = ExportPending, tx.now
+	if err := lockExport(ctx, tx, e.ID); err != nil {
+		return fmt.Errorf("store.CreateExport %s: %w", e.ID, err)
+	}
 	_, err := tx.tx.Exec(ctx, `INSERT INTO exports (id, shop_id, experiment_id, status, created_at)
 		VALUES ($1, $2, $3, $4, $5)`, e.ID, e.ShopID, e.ExperimentID, e.Status, e.CreatedAt)
 	if err != nil {
@@ -76,11 +81,16 @@ func (db *DB) FindExportByID(ctx context.Context, id string) (*Export, error) {
 
 // StartExport moves a pending (or retried running) export to running and
 // returns it. A completed or failed export is returned unchanged, so a
-// redelivered job does nothing. Returns KindNotFound export_not_found.
+// redelivered job does nothing. It first waits for the transaction that
+// creates the export, if one is still open. Returns KindNotFound
+// export_not_found.
 func (db *DB) StartExport(ctx context.Context, shopID int64, id string) (*Export, error) {
 	var out *Export
 	_, err := db.Write(ctx, WriteMeta{ShopID: shopID, Action: "export.start", ResourceType: "export"},
 		func(ctx context.Context, tx *Tx) (WriteResult, error) {
+			if err := lockExport(ctx, tx, id); err != nil {
+				return WriteResult{}, err
+			}
 			var err error
 			out, err = scanExport(tx.tx.QueryRow(ctx, `UPDATE exports SET status = 'running', started_at = COALESCE(started_at, $3)
 				WHERE shop_id = $1 AND id = $2 AND status IN ('pending', 'running') RETURNING `+exportColumns, shopID, id, tx.now))
@@ -126,4 +136,10 @@ func (db *DB) finishExport(ctx context.Context, shopID int64, id, action, sql st
 		return fmt.Errorf("store.%s %s: %w", action, id, err)
 	}
 	return nil
+}
+
+// lockExport takes the export's transaction-scoped advisory lock.
+func lockExport(ctx context.Context, tx *Tx, id string) error {
+	_, err := tx.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('lift.export:' || $1))`, id)
+	return err
 }

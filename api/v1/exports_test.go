@@ -3,11 +3,13 @@ package v1_test
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -325,5 +327,55 @@ func TestExportJobFailure(t *testing.T) {
 	}
 	if status, _, raw := e.get(t, v1.DownloadPath([]byte("download-secret"), x, epoch.Add(time.Minute))); status != 404 {
 		t.Fatalf("download of a failed export = %d %s", status, raw)
+	}
+}
+
+// The API queues the job inside the transaction that records the export; a
+// worker that picks it up before the commit waits for it, then runs.
+func TestExportJobWaitsForItsRecord(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	ctx := context.Background()
+	s := e.newShop(store.ShopUpdate{})
+	ran, err := strconv.ParseInt(e.ran(t, s, "ran"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &store.Export{ID: api.NewID("export_"), ShopID: s.shop.ID, ExperimentID: ran}
+	done := make(chan error, 1)
+	_, err = e.db.Write(ctx, store.WriteMeta{ShopID: s.shop.ID, Action: "export.create", ResourceType: "export"},
+		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+			if err := tx.CreateExport(ctx, x); err != nil {
+				return store.WriteResult{}, err
+			}
+			go func() { done <- e.job.Run(context.Background(), jobs.ExportTask{ShopID: s.shop.ID, ExportID: x.ID}) }()
+			// Commit only once the job is blocked on the export's lock.
+			deadline := time.Now().Add(20 * time.Second)
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				var waiting int
+				err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`).Scan(&waiting)
+				if err != nil {
+					return store.WriteResult{}, err
+				}
+				if waiting > 0 {
+					return store.WriteResult{ResourceID: x.ID}, nil
+				}
+				if time.Now().After(deadline) {
+					return store.WriteResult{}, fmt.Errorf("the job never waited for the export's lock")
+				}
+				<-tick.C
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r := s.do(t, "GET", "/v1/exports/"+x.ID, ""); r.Body["status"] != "completed" || r.Body["row_count"] != float64(0) {
+		t.Fatalf("export = %d %s", r.Status, r.Raw)
 	}
 }
