@@ -23,7 +23,7 @@ func BenchmarkValidateEvent(b *testing.B) {
 	m := Meta{ReceivedAt: testNow, UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := validEvent(&req, 1, m); err != nil {
+		if _, err := validEvent(nil, &req, 1, m); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -41,7 +41,7 @@ func BenchmarkDecodeEventBody(b *testing.B) {
 }
 
 func BenchmarkEncodeEvent(b *testing.B) {
-	rows, _ := validEvent(new(benchEvent()), 1, Meta{ReceivedAt: testNow})
+	rows, _ := validEvent(nil, new(benchEvent()), 1, Meta{ReceivedAt: testNow})
 	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -50,7 +50,7 @@ func BenchmarkEncodeEvent(b *testing.B) {
 }
 
 func BenchmarkDecodeEvent(b *testing.B) {
-	rows, _ := validEvent(new(benchEvent()), 1, Meta{ReceivedAt: testNow})
+	rows, _ := validEvent(nil, new(benchEvent()), 1, Meta{ReceivedAt: testNow})
 	enc := appendEvent(nil, &rows[0])
 	b.ReportAllocs()
 	for b.Loop() {

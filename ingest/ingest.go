@@ -79,12 +79,13 @@ func (c Config) validate() error {
 
 // Stats are counters since Start, for the bench and operators.
 type Stats struct {
-	Appended    int64 // rows acknowledged (on disk)
-	Inserted    int64 // rows accepted by ClickHouse (replays included)
-	FailedFlush int64 // insert attempts that failed
-	WALBytes    int64 // bytes held in the WAL
-	Commits     int64 // group commits (one fsync each)
-	FsyncTime   time.Duration
+	Appended    int64         // rows acknowledged (on disk)
+	Inserted    int64         // rows accepted by ClickHouse (replays included)
+	FailedFlush int64         // insert attempts that failed
+	WALBytes    int64         // bytes held in the WAL
+	Commits     int64         // group commits (one fsync each)
+	FsyncTime   time.Duration // summed over commits
+	MaxFsync    time.Duration
 }
 
 // Ingester validates tracking requests, logs them durably and flushes them.
@@ -156,7 +157,7 @@ func (in *Ingester) Close(ctx context.Context) error {
 		in.reader.close()
 		st := in.Stats()
 		in.log.Info("ingest: closed", "appended", st.Appended, "inserted", st.Inserted, "failed_flushes", st.FailedFlush,
-			"commits", st.Commits, "avg_fsync", st.FsyncTime/time.Duration(max(st.Commits, 1)), "wal_bytes_left", st.WALBytes)
+			"commits", st.Commits, "avg_fsync", st.FsyncTime/time.Duration(max(st.Commits, 1)), "max_fsync", st.MaxFsync, "wal_bytes_left", st.WALBytes)
 		if !in.drained {
 			err = fmt.Errorf("ingest.Close: %w; the rest stays in the WAL for the next start", ctx.Err())
 		}
@@ -170,7 +171,8 @@ func (in *Ingester) Stats() Stats {
 	walBytes := in.wal.diskBytes
 	in.wal.mu.Unlock()
 	return Stats{Appended: in.appended.Load(), Inserted: in.inserted.Load(), FailedFlush: in.failed.Load(), WALBytes: walBytes,
-		Commits: in.wal.commits.Load(), FsyncTime: time.Duration(in.wal.syncNanos.Load())}
+		Commits: in.wal.commits.Load(), FsyncTime: time.Duration(in.wal.syncNanos.Load()),
+		MaxFsync: time.Duration(in.wal.maxSyncNanos.Load())}
 }
 
 // Now is the ingester's clock; adapters stamp Meta.ReceivedAt with it.
@@ -180,7 +182,8 @@ func (in *Ingester) Now() time.Time { return in.cfg.Now() }
 // a KindInvalidRequest error naming the field, or KindUnavailable when the
 // WAL is full or closed; nil means the event is durably logged.
 func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequest, m Meta) error {
-	rows, err := validEvent(req, shopID, m)
+	var arr [2]warehouse.Event // most events carry one or two experiment ids
+	rows, err := validEvent(arr[:0], req, shopID, m)
 	if err != nil {
 		return err
 	}

@@ -279,8 +279,9 @@ func checkCustomName(name string) *experiment.Error {
 	return nil
 }
 
-// validEvent turns a track-event body into its rows, one per experiment id.
-func validEvent(req *EventRequest, shopID int64, m Meta) ([]warehouse.Event, *experiment.Error) {
+// validEvent turns a track-event body into its rows, one per experiment id,
+// appended to dst.
+func validEvent(dst []warehouse.Event, req *EventRequest, shopID int64, m Meta) ([]warehouse.Event, *experiment.Error) {
 	if req.EventID != "" {
 		if err := checkText("eventId", req.EventID, maxIDChars); err != nil {
 			return nil, err
@@ -343,14 +344,13 @@ func validEvent(req *EventRequest, shopID int64, m Meta) ([]warehouse.Event, *ex
 		ev.EventID = NewID()
 	}
 	if len(req.ExperimentIDs) == 0 {
-		return []warehouse.Event{ev}, nil
+		return append(dst, ev), nil
 	}
-	rows := make([]warehouse.Event, len(req.ExperimentIDs))
-	for i, id := range req.ExperimentIDs {
-		rows[i] = ev
-		rows[i].ExperimentID = id
+	for _, id := range req.ExperimentIDs {
+		ev.ExperimentID = id
+		dst = append(dst, ev)
 	}
-	return rows, nil
+	return dst, nil
 }
 
 // readPayload checks the payload limit and lifts the fields of 6.1 into ev.

@@ -27,7 +27,7 @@ func TestValidEventRows(t *testing.T) {
 	t.Parallel()
 	req := validEventBody()
 	req.EventID = "client-id-1"
-	rows, err := validEvent(&req, 9, Meta{ReceivedAt: testNow, UserAgent: "Mozilla/5.0"})
+	rows, err := validEvent(nil, &req, 9, Meta{ReceivedAt: testNow, UserAgent: "Mozilla/5.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestValidEventAssignsIDAndMarksBots(t *testing.T) {
 	t.Parallel()
 	req := validEventBody()
 	req.ExperimentIDs = []string{}
-	rows, err := validEvent(&req, 9, Meta{ReceivedAt: testNow, UserAgent: "Mozilla/5.0 (compatible; Googlebot/2.1)"})
+	rows, err := validEvent(nil, &req, 9, Meta{ReceivedAt: testNow, UserAgent: "Mozilla/5.0 (compatible; Googlebot/2.1)"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestValidEventRefusals(t *testing.T) {
 			t.Parallel()
 			req := validEventBody()
 			tc.edit(&req)
-			_, err := validEvent(&req, 9, Meta{ReceivedAt: testNow})
+			_, err := validEvent(nil, &req, 9, Meta{ReceivedAt: testNow})
 			assertInvalid(t, err, tc.param, tc.substr)
 		})
 	}
@@ -130,7 +130,7 @@ func TestValidEventAcceptsTimeForms(t *testing.T) {
 			t.Parallel()
 			req := validEventBody()
 			req.CreatedAt = json.RawMessage(raw)
-			rows, err := validEvent(&req, 1, Meta{ReceivedAt: testNow})
+			rows, err := validEvent(nil, &req, 1, Meta{ReceivedAt: testNow})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,10 +86,10 @@ type wal struct {
 	readable chan struct{} // a commit made new frames readable
 	stopped  chan struct{} // the committer has exited
 
-	commits, syncNanos atomic.Int64  // for Stats
-	free               [][]byte      // recycled group buffers (under mu)
-	slots              chan struct{} // one per fsync in flight
-	inflight           sync.WaitGroup
+	commits, syncNanos, maxSyncNanos atomic.Int64  // for Stats
+	free                             [][]byte      // recycled group buffers (under mu)
+	slots                            chan struct{} // one per fsync in flight
+	inflight                         sync.WaitGroup
 
 	// owned by the committer goroutine
 	f    *os.File
@@ -302,7 +302,10 @@ func (w *wal) commit(buf []byte, gen *commitGen) {
 		defer w.inflight.Done()
 		t0 := time.Now()
 		err := f.Sync()
-		w.syncNanos.Add(int64(time.Since(t0)))
+		took := int64(time.Since(t0))
+		w.syncNanos.Add(took)
+		for prev := w.maxSyncNanos.Load(); took > prev && !w.maxSyncNanos.CompareAndSwap(prev, took); prev = w.maxSyncNanos.Load() {
+		}
 		w.commits.Add(1)
 		if err != nil {
 			gen.err = fmt.Errorf("ingest: WAL fsync: %w", err)

@@ -6,7 +6,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gin-gonic/gin"
@@ -133,9 +135,26 @@ func (h *Handler) observeSession(c *gin.Context) error {
 	return nil
 }
 
+// shopParam reads the shop query parameter without parsing the whole query
+// into a map (the POST endpoints need nothing else from it).
+func shopParam(c *gin.Context) string {
+	raw := c.Request.URL.RawQuery
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if v, ok := strings.CutPrefix(pair, "shop="); ok {
+			if strings.ContainsAny(v, "%+") {
+				v, _ = url.QueryUnescape(v)
+			}
+			return v
+		}
+	}
+	return ""
+}
+
 // POST /api/track/event?shop → 202 {"accepted":true}.
 func (h *Handler) trackEvent(c *gin.Context) error {
-	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	shop, err := h.shops.find(c, "shop", shopParam(c))
 	if err != nil {
 		return err
 	}
@@ -157,7 +176,7 @@ type assignmentResponse struct {
 
 // POST /api/track/assignment?shop → {"success":true,"assignmentId":…}.
 func (h *Handler) trackAssignment(c *gin.Context) error {
-	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	shop, err := h.shops.find(c, "shop", shopParam(c))
 	if err != nil {
 		return err
 	}
