@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/liftab/lift/api/storefront"
+	"github.com/liftab/lift/ingest"
 )
 
 // proxy is a TCP relay between the ingester and ClickHouse that the test can
@@ -144,4 +144,38 @@ func TestClickHouseOutageUnderLoad(t *testing.T) {
 		want, duringOutage, b.in.Stats().FailedFlush, raw)
 }
 
-var _ = storefront.PathTrackEvent
+// TestBacklogFullAnswers503: while ClickHouse is away the WAL keeps
+// accepting up to its disk budget, then refuses with 503 and the envelope
+// (nothing is half-written); once ClickHouse is back and the backlog has
+// drained, tracking is accepted again and every acknowledged event landed.
+func TestBacklogFullAnswers503(t *testing.T) {
+	if testing.Short() {
+		t.Skip("outage test skipped in -short")
+	}
+	t.Parallel()
+	var px *proxy
+	b := buildWith(t, func(addr string) string { px = newProxy(t, addr); return px.addr() },
+		func(c *ingest.Config) { c.SegmentBytes, c.DiskBudget = 16<<10, 64<<10 })
+	px.cut()
+	var acked []string
+	var full response
+	for i := 0; i < 10_000; i++ {
+		id := fmt.Sprintf("f-%d", i)
+		r := b.do(t, "POST", "/api/track/event?shop="+shopDomain, "text/plain", eventBody(id, "page_viewed", "101"))
+		if r.status != http.StatusAccepted {
+			full = r
+			break
+		}
+		acked = append(acked, id)
+	}
+	if full.status != http.StatusServiceUnavailable || full.body["status"] != "error" || full.header.Get("Retry-After") == "" {
+		t.Fatalf("after %d events: %d %s, want 503 with the error envelope and Retry-After", len(acked), full.status, full.raw)
+	}
+	px.restore()
+	waitFor(t, func() bool {
+		r := b.do(t, "POST", "/api/track/event?shop="+shopDomain, "text/plain", eventBody("after", "page_viewed", "101"))
+		return r.status == http.StatusAccepted
+	}, "tracking accepted again after the drain")
+	b.count(t, uint64(len(acked)+1), "SELECT uniqExact(event_id) FROM events")
+	t.Logf("%d events accepted before the budget was reached", len(acked))
+}

@@ -59,6 +59,12 @@ func setup(t *testing.T, opts ...func(*storefront.Config)) *bundle {
 // outage test puts a proxy in between).
 func build(t *testing.T, route func(string) string, opts ...func(*storefront.Config)) *bundle {
 	t.Helper()
+	return buildWith(t, route, func(*ingest.Config) {}, opts...)
+}
+
+// buildWith is build with the ingester's configuration adjusted by tune.
+func buildWith(t *testing.T, route func(string) string, tune func(*ingest.Config), opts ...func(*storefront.Config)) *bundle {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
 	if err != nil {
@@ -83,8 +89,10 @@ func build(t *testing.T, route func(string) string, opts ...func(*storefront.Con
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wh.Close() })
-	in, err := ingest.New(ingest.Config{Dir: t.TempDir(), FlushInterval: 50 * time.Millisecond,
-		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, InsertTimeout: 5 * time.Second}, wh)
+	icfg := ingest.Config{Dir: t.TempDir(), FlushInterval: 50 * time.Millisecond,
+		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, InsertTimeout: 5 * time.Second}
+	tune(&icfg)
+	in, err := ingest.New(icfg, wh)
 	if err != nil {
 		t.Fatal(err)
 	}
