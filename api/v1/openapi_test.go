@@ -2,52 +2,30 @@ package v1_test
 
 import (
 	"encoding/json"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/store"
 )
 
-// TestOpenAPICoversTheMountedRoutes walks the real router: every mounted /v1
-// route is in the document and every documented route is mounted.
-func TestOpenAPICoversTheMountedRoutes(t *testing.T) {
+// TestOpenAPIIsServed checks the document is OpenAPI 3.1 for the /v1 server
+// and is served as is. That it covers exactly the mounted routes is checked
+// on the real program's router (cmd/lift TestOpenAPICoversTheRealRouter),
+// which mounts every resource.
+func TestOpenAPIIsServed(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
 	var doc struct {
-		OpenAPI string                                `json:"openapi"`
-		Servers []struct{ URL string }                `json:"servers"`
-		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+		OpenAPI string                 `json:"openapi"`
+		Servers []struct{ URL string } `json:"servers"`
 	}
 	if err := json.Unmarshal(v1.OpenAPI(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.OpenAPI != "3.1.0" || !strings.HasSuffix(doc.Servers[0].URL, "/v1") {
-		t.Fatalf("openapi %q, server %v", doc.OpenAPI, doc.Servers)
+	if doc.OpenAPI != "3.1.0" || len(doc.Servers) == 0 || !strings.HasSuffix(doc.Servers[0].URL, "/v1") {
+		t.Fatalf("openapi %q, servers %v", doc.OpenAPI, doc.Servers)
 	}
-	var documented []string
-	for path, ops := range doc.Paths {
-		for method := range ops {
-			documented = append(documented, strings.ToUpper(method)+" /v1"+path)
-		}
-	}
-	param := regexp.MustCompile(`:([a-z_]+)`)
-	var mounted []string
-	for _, r := range e.routes {
-		if strings.HasPrefix(r.Path, "/v1/") {
-			mounted = append(mounted, r.Method+" "+param.ReplaceAllString(r.Path, "{$1}"))
-		}
-	}
-	sort.Strings(documented)
-	sort.Strings(mounted)
-	if diff := cmp.Diff(documented, mounted); diff != "" {
-		t.Fatalf("documented (-) and mounted (+) routes differ:\n%s", diff)
-	}
-
-	s := e.newShop(store.ShopUpdate{})
+	s := newEnv(t).newShop(store.ShopUpdate{})
 	r := s.do(t, "GET", "/v1/openapi.json", "")
 	if r.Status != 200 || r.Body["openapi"] != "3.1.0" {
 		t.Fatalf("GET /v1/openapi.json = %d", r.Status)
