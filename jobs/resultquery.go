@@ -433,7 +433,7 @@ func (r *Results) computeQuery(ctx context.Context, q *store.ResultQuery, now ti
 			if row.TestGroup < 0 || row.TestGroup >= groups {
 				continue
 			}
-			addSums(&total[row.TestGroup], row.Sums)
+			total[row.TestGroup].Add(row.Sums)
 			m, err := pick(groupMetrics(row.TestGroup, row.Sums, shop.Currency), spec.MetricSet)
 			if err != nil {
 				return nil, "", err
@@ -446,6 +446,3 @@ func (r *Results) computeQuery(ctx context.Context, q *store.ResultQuery, now ti
 	body, err := json.Marshal(doc)
 	return body, "", err
 }
-
-// addSums adds the unit counts a custom event's rate needs.
-func addSums(dst *warehouse.Sums, s warehouse.Sums) { dst.N += s.N }

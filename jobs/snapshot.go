@@ -242,28 +242,38 @@ func primaryMetric(t *experiment.Test) string {
 // events, and a breakdown by device.
 func (r *Results) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t *experiment.Test, now time.Time, final bool) (*store.Snapshot, error) {
 	window := Window(shop, t, now)
+	// One query gives the device breakdown, and the totals are the sums of
+	// its cells (sums over units add up).
 	q := warehouse.MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
-		From: window.GTE, To: window.LTE, Basis: warehouse.BasisVisitors}
-	rows, err := r.Warehouse.GroupMetrics(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	q.Breakdown = []warehouse.Dimension{"device"}
+		From: window.GTE, To: window.LTE, Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"device"}}
+	// The two queries run at once; each is mostly single-threaded work.
+	var deviceRows []warehouse.GroupRow
+	var custom []warehouse.CustomEventRow
+	var customErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		custom, customErr = r.Warehouse.CustomEvents(ctx, q)
+	}()
 	deviceRows, err := r.Warehouse.GroupMetrics(ctx, q)
+	<-done
 	if err != nil {
 		return nil, err
 	}
-	q.Breakdown = nil
-	custom, err := r.Warehouse.CustomEvents(ctx, q)
-	if err != nil {
-		return nil, err
+	if customErr != nil {
+		return nil, customErr
 	}
 
 	doc := SnapshotDoc{Object: "experiment_results", ExperimentID: strconv.FormatInt(t.ID, 10), ComputedAt: now,
 		Analysis:  AnalysisLevels{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel},
 		DateRange: window, Breakdown: SnapshotBreakdown{Dimension: "device", Rows: []BreakdownRow{}}, Warnings: []string{}}
 	groups := len(t.Groups)
-	sums := sumsByGroup(rows, groups)
+	sums := make([]warehouse.Sums, groups)
+	for _, r := range deviceRows {
+		if r.TestGroup >= 0 && r.TestGroup < groups {
+			sums[r.TestGroup].Add(r.Sums)
+		}
+	}
 	cmp := compare(sums)
 	doc.Warnings = append(doc.Warnings, cmp.warnings...)
 	for i, s := range sums {

@@ -84,6 +84,29 @@ type Sums struct {
 	StayingSq       float64
 }
 
+// Add adds o to s. Every field is a sum over units, so the sums of the
+// cells of a breakdown add up to the whole: a snapshot reads its totals
+// and its device breakdown from one query.
+func (s *Sums) Add(o Sums) {
+	s.N += o.N
+	s.Sessions += o.Sessions
+	s.Converted += o.Converted
+	s.Orders += o.Orders
+	s.OrdersSq += o.OrdersSq
+	s.Revenue += o.Revenue
+	s.RevenueSq += o.RevenueSq
+	s.RevenueOrders += o.RevenueOrders
+	s.Profit += o.Profit
+	s.ProfitSq += o.ProfitSq
+	s.AddedToCart += o.AddedToCart
+	s.ReachedCheckout += o.ReachedCheckout
+	s.ClickedThrough += o.ClickedThrough
+	s.Bounced += o.Bounced
+	s.PageViews += o.PageViews
+	s.Staying += o.Staying
+	s.StayingSq += o.StayingSq
+}
+
 // GroupRow is the sums of one test group, within one breakdown cell when
 // the query had a breakdown (Key is then the dimension values joined by
 // KeySeparator; "" without a breakdown).

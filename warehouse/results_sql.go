@@ -24,21 +24,60 @@ func inWindow(col string) string {
 // assignmentsSQL is one row per assigned visitor: its group and the
 // attributes breakdowns read. byDate filters on the assignment's local date
 // (visitors basis: a visitor belongs to the window it was assigned in).
-func assignmentsSQL(byDate bool) string {
+func assignmentsSQL(byDate bool, dims []Dimension, where ...string) string {
 	having := "a_group >= 0 AND a_bot = 0 AND a_device != 'bot'"
 	if byDate {
 		having += " AND " + inWindow("a_at")
 	}
-	return `SELECT visitor_id AS vid,
-		argMax(test_group, version) AS a_group, argMax(is_bot, version) AS a_bot, argMax(assigned_at, version) AS a_at,
-		argMax(device, version) AS a_device, argMax(country, version) AS a_country,
-		argMax(visitor_type, version) AS a_visitor_type, argMax(utm_source, version) AS a_utm_source,
-		argMax(utm_medium, version) AS a_utm_medium, argMax(utm_campaign, version) AS a_utm_campaign,
-		argMax(gclid, version) AS a_gclid, argMax(fbclid, version) AS a_fbclid
+	var attrs strings.Builder
+	for _, c := range assignmentAttrs(dims) {
+		attrs.WriteString(", argMax(" + c + ", version) AS a_" + c)
+	}
+	return `SELECT ` + vidSQL("visitor_id") + ` AS vid,
+		argMax(test_group, version) AS a_group, argMax(is_bot, version) AS a_bot, argMax(assigned_at, version) AS a_at` + attrs.String() + `
 	FROM {db}.assignments
-	WHERE shop_id = @shop AND experiment_id = @exp
+	WHERE shop_id = @shop AND experiment_id = @exp` + strings.Join(where, "") + `
 	GROUP BY vid
 	HAVING ` + having
+}
+
+// assignmentAttrs are the assignment columns a breakdown reads, device
+// always (bots are also marked by device).
+func assignmentAttrs(dims []Dimension) []string {
+	cols := []string{"device"}
+	seen := map[string]bool{"device": true}
+	add := func(c string) {
+		if !seen[c] {
+			seen[c] = true
+			cols = append(cols, c)
+		}
+	}
+	for _, d := range dims {
+		switch d {
+		case "country", "visitor_type", "utm_source", "utm_medium", "utm_campaign":
+			add(string(d))
+		case "traffic_source":
+			add("utm_source")
+			add("utm_medium")
+			add("gclid")
+			add("fbclid")
+		}
+	}
+	return cols
+}
+
+// vidSQL keys units by a 64-bit hash of the visitor id: grouping and
+// joining a million visitors on UInt64 is much cheaper than on strings, and
+// a collision among 10⁶ ids has probability about 3·10⁻⁸.
+func vidSQL(col string) string { return "cityHash64(" + col + ")" }
+
+func hasDimension(dims []Dimension, d Dimension) bool {
+	for _, x := range dims {
+		if x == d {
+			return true
+		}
+	}
+	return false
 }
 
 // trafficSourceSQL classifies a visitor's arrival from its click ids and UTM
@@ -80,6 +119,12 @@ func keySQL(q MetricsQuery) string {
 // activity in the window.
 func unitsSQL(q MetricsQuery) string {
 	sessions := q.Basis == BasisSessions
+	// Units group by one UInt64 on the visitors basis: a constant second key
+	// would force the slower composite-key hashing of ClickHouse.
+	key := "vid"
+	if sessions {
+		key = "vid, sid"
+	}
 	sid := func(col string) string {
 		if sessions {
 			return col
@@ -99,7 +144,10 @@ func unitsSQL(q MetricsQuery) string {
 		viewedEvent = "countIf(event_type = 'product_viewed' AND hasAny(product_ids, @products))"
 		viewedPage = "countIf(has(@products, product_id))"
 	}
-	eventTypes := " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed', 'product_viewed')"
+	eventTypes := " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed')"
+	if scoped {
+		eventTypes = " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed', 'product_viewed')"
+	}
 	if sessions {
 		eventTypes = "" // any event makes a session a unit
 	}
@@ -125,21 +173,57 @@ func unitsSQL(q MetricsQuery) string {
 			GROUP BY order_id) AS order_sessions USING order_id`
 	}
 
-	union := []string{
+	// The landing page and a unit's first moment cost a string argMin per
+	// session and per unit: read them only for the dimensions that need them.
+	landing, unitLanding, unitStart := "''", "''", "toDateTime(0)"
+	if hasDimension(q.Breakdown, "landing_page") {
+		landing, unitLanding = "argMin(page_path, seen_at)", "argMinIf(u_landing, u_start, u_sessions > 0)"
+	}
+	if sessions && hasDimension(q.Breakdown, "date") {
+		unitStart = "min(u_start)"
+	}
+	// Visitors basis: the assignments ride in the same UNION ALL and the
+	// unit's group and attributes are argMax(…, version) over its rows (the
+	// first assignment has the highest version; activity rows carry 0), so
+	// no join is needed. Sessions basis joins them afterwards.
+	noAssignment, assignmentAggs, having := "", "", ""
+	var union []string
+	if !sessions {
+		attrs := assignmentAttrs(q.Breakdown)
+		zeros := []string{"toUInt64(0) AS a_version", "toInt16(-1) AS a_group0", "toUInt8(0) AS a_bot0", "toDateTime(0) AS a_at0"}
+		cols := []string{"version AS a_version", "test_group AS a_group0", "is_bot AS a_bot0", "assigned_at AS a_at0"}
+		aggs := []string{"max(a_version) AS a_v", "argMax(a_group0, a_version) AS a_group", "argMax(a_bot0, a_version) AS a_bot",
+			"argMax(a_at0, a_version) AS a_at"}
+		for _, a := range attrs {
+			zeros = append(zeros, "'' AS a_"+a+"0")
+			cols = append(cols, a+" AS a_"+a+"0")
+			aggs = append(aggs, "argMax(a_"+a+"0, a_version) AS a_"+a)
+		}
+		noAssignment = strings.Join(zeros, ", ") + ", "
+		assignmentAggs = strings.Join(aggs, ", ") + ",\n\t\t"
+		having = "\n\tHAVING a_v > 0 AND a_group >= 0 AND a_bot = 0 AND a_device != 'bot' AND " + inWindow("a_at")
+		union = append(union, `SELECT `+vidSQL("visitor_id")+` AS vid, '' AS sid, `+strings.Join(cols, ", ")+`,
+			toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages, toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying,
+			toUInt64(0) AS u_orders, toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc,
+			toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, '' AS u_landing, toDateTime(0) AS u_start
+		FROM {db}.assignments
+		WHERE shop_id = @shop AND experiment_id = @exp`)
+	}
+	union = append(union, []string{
 		// Sessions: one row per session; pages are distinct page loads.
-		`SELECT s_vid AS vid, ` + sid("session_id") + ` AS sid, toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
+		`SELECT ` + vidSQL("s_vid") + ` AS vid, ` + sid("session_id") + ` AS sid, ` + noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
 			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
 		FROM (
 			SELECT session_id, any(visitor_id) AS s_vid, uniqExact(record_id) AS s_pages,
-				max(seen_at) - min(seen_at) AS s_dur, argMin(page_path, seen_at) AS s_landing, min(seen_at) AS s_start
+				max(seen_at) - min(seen_at) AS s_dur, ` + landing + ` AS s_landing, min(seen_at) AS s_start
 			FROM {db}.sessions
 			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("seen_at") + `
 			GROUP BY session_id)`,
 		// Events: only whether a unit did something is used, so a replayed
 		// copy of an event changes nothing.
-		`SELECT visitor_id AS vid, ` + sid("session_id") + ` AS sid, toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+		`SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + sid("session_id") + ` AS sid, ` + noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit,
 			toUInt64(countIf(event_type = 'product_added_to_cart'` + scope("hasAny(product_ids, @products)") + `)) AS u_atc,
@@ -147,17 +231,17 @@ func unitsSQL(q MetricsQuery) string {
 			'' AS u_landing, min(created_at) AS u_start
 		FROM {db}.events
 		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("created_at") + eventTypes + `
-		GROUP BY vid, sid`,
+		GROUP BY ` + key,
 		// Product page views: a unit that viewed a product clicked through.
-		`SELECT visitor_id AS vid, ` + sid("session_id") + ` AS sid, toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+		`SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + sid("session_id") + ` AS sid, ` + noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(count()) AS u_ct, toUInt64(` + viewedPage + `) AS u_viewed, '' AS u_landing, min(viewed_at) AS u_start
 		FROM {db}.page_views
 		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("viewed_at") + `
-		GROUP BY vid, sid`,
+		GROUP BY ` + key,
 		// Orders: the latest version of each.
-		`SELECT o_vid AS vid, ` + orderSession + ` AS sid, toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+		`SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(count()) AS u_orders,
 			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit,
 			toUInt64(0) AS u_atc, toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed,
@@ -175,21 +259,20 @@ func unitsSQL(q MetricsQuery) string {
 				WHERE shop_id = @shop AND experiment_id = @exp
 				GROUP BY order_id
 				HAVING o_bot = 0 AND o_vid != '' AND ` + inWindow("o_ts") + `)` + orderFilter + `) AS latest_orders` + orderJoin + `
-		GROUP BY vid, sid`,
-	}
-	having := ""
+		GROUP BY ` + key,
+	}...)
 	if sessions {
 		having = "\n\tHAVING sid != ''"
 	}
-	return `SELECT vid, sid, sum(u_sessions) AS x_sessions, sum(u_pages) AS x_pages,
+	return `SELECT ` + key + `, ` + assignmentAggs + `sum(u_sessions) AS x_sessions, sum(u_pages) AS x_pages,
 		toUInt64(x_sessions > 0 AND sum(u_bounced) = x_sessions) AS x_bounced, sum(u_staying) AS x_staying,
 		sum(u_orders) AS x_orders, sum(u_revenue) AS x_revenue, sum(u_profit) AS x_profit,
 		sum(u_atc) AS x_atc, sum(u_chk) AS x_chk, sum(u_ct) AS x_ct, sum(u_viewed) AS x_viewed,
-		argMinIf(u_landing, u_start, u_sessions > 0) AS x_landing, min(u_start) AS x_start
+		` + unitLanding + ` AS x_landing, ` + unitStart + ` AS x_start
 	FROM (
 		` + strings.Join(union, "\n\t\tUNION ALL\n\t\t") + `
 	)
-	GROUP BY vid, sid` + having
+	GROUP BY ` + key + having
 }
 
 // groupMetricsSQL sums the units per group (and breakdown cell). Its columns
@@ -199,11 +282,12 @@ func groupMetricsSQL(q MetricsQuery) string {
 	sessionCount := "toUInt64(sum(x_sessions))"
 	if q.Basis == BasisSessions {
 		// Every unit is a session; the assignment says only its group.
-		from = "(" + unitsSQL(q) + ") AS units\nALL INNER JOIN (" + assignmentsSQL(false) + ") AS assigned USING vid"
+		from = "(" + unitsSQL(q) + ") AS units\nALL INNER JOIN (" + assignmentsSQL(false, q.Breakdown) + ") AS assigned USING vid"
 		sessionCount = "toUInt64(count())"
 	} else {
-		// Every assigned visitor is a unit, active or not.
-		from = "(" + assignmentsSQL(true) + ") AS assigned\nALL LEFT JOIN (" + unitsSQL(q) + ") AS units USING vid"
+		// Every assigned visitor is a unit, active or not; unitsSQL
+		// carries the assignment.
+		from = "(" + unitsSQL(q) + ") AS units"
 	}
 	if len(q.ProductIDs) > 0 {
 		where = "\nWHERE x_viewed > 0"
@@ -225,15 +309,19 @@ ORDER BY key, a_group`
 // customEventsSQL counts custom events per name and group over the units of
 // q: for each name, units that fired it and distinct event ids.
 func customEventsSQL(q MetricsQuery) string {
+	// Only visitors who fired a custom event need their assignment: the IN
+	// set is small and spares aggregating every assignment of the test.
+	fired := ` AND visitor_id IN (SELECT visitor_id FROM {db}.events
+		WHERE shop_id = @shop AND experiment_id = @exp AND custom_name != '')`
 	unit := "visitor_id"
-	assignments := assignmentsSQL(true)
+	assignments := assignmentsSQL(true, nil, fired)
 	if q.Basis == BasisSessions {
 		unit = "session_id"
-		assignments = assignmentsSQL(false)
+		assignments = assignmentsSQL(false, nil, fired)
 	}
 	return `SELECT c_name, a_group, toUInt64(uniqExact(c_unit)) AS units, toUInt64(sum(c_events)) AS events
 FROM (
-	SELECT visitor_id AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, uniqExact(event_id) AS c_events
+	SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, uniqExact(event_id) AS c_events
 	FROM {db}.events
 	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND custom_name != '' AND ` + inWindow("created_at") + `
 	GROUP BY vid, c_unit, c_name) AS fired

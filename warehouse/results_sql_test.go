@@ -19,6 +19,8 @@ func TestDumpResultsSQL(t *testing.T) {
 		"@from", "'2026-06-01'", "@to", "'2026-06-02'")
 	queries := map[string]MetricsQuery{
 		"visitors":   {Basis: BasisVisitors},
+		"device":     {Basis: BasisVisitors, Breakdown: []Dimension{"device"}},
+		"devcountry": {Basis: BasisVisitors, Breakdown: []Dimension{"device", "country"}},
 		"sessions":   {Basis: BasisSessions, Breakdown: []Dimension{"landing_page", "date"}},
 		"breakdown3": {Basis: BasisVisitors, Breakdown: []Dimension{"device", "traffic_source", "date"}},
 		"scoped":     {Basis: BasisVisitors, ProductIDs: []string{"1001"}},
@@ -34,7 +36,7 @@ func TestDumpResultsSQL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sql := strings.ReplaceAll(lit.Replace(customEventsSQL(MetricsQuery{Basis: BasisSessions})), "@products", "[]")
+	sql := strings.ReplaceAll(lit.Replace(customEventsSQL(MetricsQuery{Basis: BasisVisitors})), "@products", "[]")
 	if err := os.WriteFile(filepath.Join(dir, "custom.sql"), []byte(sql), 0o644); err != nil {
 		t.Fatal(err)
 	}
