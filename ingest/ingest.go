@@ -29,7 +29,7 @@ type Sink interface {
 type Config struct {
 	Dir            string        // WAL directory; required
 	SegmentBytes   int64         // rotate a segment at this size; default 16 MiB
-	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB
+	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB (segment files are zero-filled to SegmentBytes, so disk use can exceed it by one segment)
 	CommitInterval time.Duration // minimum time between two fsyncs; default 0: the next commit starts as soon as the previous fsync returns
 	CommitFsyncs   int           // group commits whose fsyncs may overlap; default 2
 	MaxBatchRows   int           // rows per insert; default 50 000
@@ -65,8 +65,8 @@ func (c Config) validate() error {
 		return errors.New("Dir is required")
 	case c.SegmentBytes < 1<<10:
 		return errors.New("SegmentBytes must be at least 1 KiB")
-	case c.DiskBudget < c.SegmentBytes:
-		return errors.New("DiskBudget must hold at least one segment")
+	case c.DiskBudget < 4*c.SegmentBytes:
+		return errors.New("DiskBudget must hold at least four segments")
 	case c.CommitInterval < 0 || c.FlushInterval < 0 || c.RetryMin < 0 || c.RetryMax < c.RetryMin || c.InsertTimeout < 0:
 		return errors.New("intervals must not be negative, RetryMax ≥ RetryMin")
 	case c.MaxBatchRows < 1:

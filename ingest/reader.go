@@ -108,8 +108,8 @@ func (r *walReader) read(max int, fn func(payload []byte)) (int, error) {
 			}
 			size := int(binary.LittleEndian.Uint32(chunk))
 			sum := binary.LittleEndian.Uint32(chunk[4:])
-			if size > maxFrame {
-				torn = true
+			if size == 0 || size > maxFrame {
+				torn = true // zero: the unwritten rest of a zero-filled segment
 				break
 			}
 			if len(chunk) < frameHeader+size {
