@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"
 )
@@ -99,9 +100,11 @@ const (
 	PathGA4Metadata = "/api/ga4/metadata"
 )
 
-// Mount registers every route, with CORS and its preflight, on r.
+// Mount registers every route, with CORS and its preflight, on r. Errors
+// are answered by api.WriteError in the session surface's envelope
+// {"status":"error","message":…}.
 func (h *Handler) Mount(r gin.IRouter) {
-	g := r.Group("", cors)
+	g := r.Group("", api.UseSurface(api.SurfaceSession), cors)
 	routes := []struct {
 		method, path string
 		fn           func(*gin.Context) error
@@ -118,7 +121,7 @@ func (h *Handler) Mount(r gin.IRouter) {
 		{"GET", PathGA4Metadata, h.ga4Metadata},
 	}
 	for _, rt := range routes {
-		g.Handle(rt.method, rt.path, handle(h.log, rt.fn))
+		g.Handle(rt.method, rt.path, api.Handle(rt.fn))
 		g.OPTIONS(rt.path, preflight)
 	}
 }
