@@ -9,12 +9,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
@@ -527,5 +529,47 @@ func TestMigrateTwiceChangesNothing(t *testing.T) {
 	}
 	if pg2, ch2 := snapshot(); pg1 != pg2 || ch1 != ch2 || pg1 == 0 || ch1 == 0 {
 		t.Fatalf("recorded migrations: postgres %d → %d, clickhouse %d → %d", pg1, pg2, ch1, ch2)
+	}
+}
+
+// TestOpenAPICoversTheRealRouter compares the OpenAPI document with the /v1
+// routes the program really mounts (every surface, as lift serve wires them),
+// so a resource wired in serve.go cannot go undocumented.
+func TestOpenAPICoversTheRealRouter(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	r, stop, err := s.app.router("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop(context.Background())
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(v1.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" /v1"+path] = true
+		}
+	}
+	param := regexp.MustCompile(`:([a-z_]+)`)
+	mounted := map[string]bool{}
+	for _, rt := range r.Routes() {
+		if strings.HasPrefix(rt.Path, "/v1/") {
+			mounted[rt.Method+" "+param.ReplaceAllString(rt.Path, "{$1}")] = true
+		}
+	}
+	for route := range mounted {
+		if !documented[route] {
+			t.Errorf("mounted but not in api/v1/openapi.json: %s", route)
+		}
+	}
+	for route := range documented {
+		if !mounted[route] {
+			t.Errorf("documented but not mounted: %s", route)
+		}
 	}
 }
