@@ -19,8 +19,11 @@ type Shop struct {
 	AnnualBilling      bool
 	RaisedProductLimit bool
 	CarrierService     bool // an existing carrier service on the platform
-	InstalledAt        time.Time
-	UninstalledAt      *time.Time
+	// AnalyticsMeasurementID is the shop's analytics-vendor id (GA4 "G-…");
+	// empty turns the storefront's analytics metadata off.
+	AnalyticsMeasurementID string
+	InstalledAt            time.Time
+	UninstalledAt          *time.Time
 }
 
 // HasFeature reports whether the shop's plan includes the feature slug.

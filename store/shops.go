@@ -11,7 +11,7 @@ import (
 
 const shopColumns = `id, domain, name, timezone, currency, api_enabled, plan, features, subscription_active,
 	billing_cap_reached, allowance_exhausted, annual_billing, raised_product_limit, carrier_service,
-	installed_at, uninstalled_at`
+	installed_at, uninstalled_at, analytics_measurement_id`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -19,7 +19,7 @@ func scanShop(row scanner) (*experiment.Shop, error) {
 	var s experiment.Shop
 	err := row.Scan(&s.ID, &s.Domain, &s.Name, &s.Timezone, &s.Currency, &s.APIEnabled, &s.Plan, &s.Features,
 		&s.SubscriptionActive, &s.BillingCapReached, &s.AllowanceExhausted, &s.AnnualBilling,
-		&s.RaisedProductLimit, &s.CarrierService, &s.InstalledAt, &s.UninstalledAt)
+		&s.RaisedProductLimit, &s.CarrierService, &s.InstalledAt, &s.UninstalledAt, &s.AnalyticsMeasurementID)
 	if err != nil {
 		return nil, err
 	}
@@ -75,19 +75,20 @@ func (db *DB) FindShopByID(ctx context.Context, id int64) (*experiment.Shop, err
 
 // ShopUpdate holds the shop fields to change; nil means unchanged.
 type ShopUpdate struct {
-	Name               *string
-	Timezone           *string
-	Currency           *string
-	APIEnabled         *bool
-	Plan               *string
-	Features           *[]string
-	SubscriptionActive *bool
-	BillingCapReached  *bool
-	AllowanceExhausted *bool
-	AnnualBilling      *bool
-	RaisedProductLimit *bool
-	CarrierService     *bool
-	Uninstalled        *bool // true uninstalls (tokens stop working); false reinstalls
+	Name                   *string
+	Timezone               *string
+	Currency               *string
+	APIEnabled             *bool
+	Plan                   *string
+	Features               *[]string
+	SubscriptionActive     *bool
+	BillingCapReached      *bool
+	AllowanceExhausted     *bool
+	AnnualBilling          *bool
+	RaisedProductLimit     *bool
+	CarrierService         *bool
+	Uninstalled            *bool // true uninstalls (tokens stop working); false reinstalls
+	AnalyticsMeasurementID *string
 }
 
 // UpdateShop applies upd to the shop and returns it.
@@ -106,11 +107,11 @@ func (db *DB) UpdateShop(ctx context.Context, id int64, upd ShopUpdate) (*experi
 			allowance_exhausted = COALESCE($10, allowance_exhausted), annual_billing = COALESCE($11, annual_billing),
 			raised_product_limit = COALESCE($12, raised_product_limit), carrier_service = COALESCE($13, carrier_service),
 			uninstalled_at = CASE WHEN $14 THEN uninstalled_at ELSE $15::timestamptz END,
-			updated_at = $16
+			updated_at = $16, analytics_measurement_id = COALESCE($17, analytics_measurement_id)
 			WHERE id = $1 RETURNING `+shopColumns,
 			id, upd.Name, upd.Timezone, upd.Currency, upd.APIEnabled, upd.Plan, upd.Features, upd.SubscriptionActive,
 			upd.BillingCapReached, upd.AllowanceExhausted, upd.AnnualBilling, upd.RaisedProductLimit, upd.CarrierService,
-			keepUninstall, uninstalledAt, tx.now)
+			keepUninstall, uninstalledAt, tx.now, upd.AnalyticsMeasurementID)
 		var err error
 		if out, err = scanShop(row); err != nil {
 			return WriteResult{}, notFound(err, "shop_not_found", "no shop %d", id)

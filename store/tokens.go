@@ -68,7 +68,7 @@ func (db *DB) FindTokenBySecret(ctx context.Context, secret string) (*experiment
 	err := row.Scan(&tok.ID, &tok.ShopID, &tok.Scope, &tok.CreatedAt, &tok.RevokedAt,
 		&s.ID, &s.Domain, &s.Name, &s.Timezone, &s.Currency, &s.APIEnabled, &s.Plan, &s.Features,
 		&s.SubscriptionActive, &s.BillingCapReached, &s.AllowanceExhausted, &s.AnnualBilling,
-		&s.RaisedProductLimit, &s.CarrierService, &s.InstalledAt, &s.UninstalledAt)
+		&s.RaisedProductLimit, &s.CarrierService, &s.InstalledAt, &s.UninstalledAt, &s.AnalyticsMeasurementID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store.FindTokenBySecret: %w", notFound(err, "token_not_found", "no such token"))
 	}

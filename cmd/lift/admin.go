@@ -78,7 +78,26 @@ func newShopsCmd() *cobra.Command {
 	create.Flags().StringVar(&name, "name", "", "display name")
 	create.Flags().StringSliceVar(&features, "features", []string{"price", "offer", "multi_market"}, "plan features")
 	create.Flags().BoolVar(&raised, "raised-product-limit", false, "allow 500 products per price test instead of 100")
-	cmd.AddCommand(create, setAPI("enable-api", true), setAPI("disable-api", false))
+	analytics := &cobra.Command{
+		Use:   "set-analytics DOMAIN MEASUREMENT_ID",
+		Short: "Set the shop's analytics measurement id (GA4 G-…) that /api/ga4/metadata hands to the storefront; \"\" turns it off",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withApp(cmd, func(ctx context.Context, a *App) error {
+				s, err := a.DB.FindShopByDomain(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				id := strings.TrimSpace(args[1])
+				if _, err := a.DB.UpdateShop(ctx, s.ID, store.ShopUpdate{AnalyticsMeasurementID: &id}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "analytics measurement id of %s: %q\n", s.Domain, id)
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(create, setAPI("enable-api", true), setAPI("disable-api", false), analytics)
 	for _, c := range cmd.Commands() {
 		config.BindFlags(c.Flags())
 	}

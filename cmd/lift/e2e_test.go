@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
@@ -571,5 +572,42 @@ func TestOpenAPICoversTheRealRouter(t *testing.T) {
 		if !mounted[route] {
 			t.Errorf("documented but not mounted: %s", route)
 		}
+	}
+}
+
+// TestAnalyticsMetadata reads GET /api/ga4/metadata for a group of a real
+// test: found with names and the shop's measurement id, else found=false.
+func TestAnalyticsMetadata(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	shop, _, write := s.shop(true)
+	r := s.do("POST", "/v1/experiments", write, themeTestBody("Holiday look"))
+	if r.status != 201 {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	id := r.body["id"].(string)
+	get := func(group string) map[string]any {
+		t.Helper()
+		r := s.do("GET", "/api/ga4/metadata?experimentId="+id+"&groupIndex="+group, "", "")
+		if r.status != 200 {
+			t.Fatalf("metadata = %d %s", r.status, r.raw)
+		}
+		return r.body
+	}
+	off := map[string]any{"found": false, "analyticsMeasurementId": ""}
+	if diff := cmp.Diff(off, get("1")); diff != "" {
+		t.Errorf("feature off (-want +got):\n%s", diff)
+	}
+	mid := "G-TEST123"
+	if _, err := s.app.DB.UpdateShop(context.Background(), shop.ID, store.ShopUpdate{AnalyticsMeasurementID: &mid}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"found": true, "experimentId": id, "experimentName": "Holiday look", "variantId": 1.0,
+		"variantName": "Variant", "analyticsMeasurementId": "G-TEST123"}
+	if diff := cmp.Diff(want, get("1")); diff != "" {
+		t.Errorf("found (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(off, get("7")); diff != "" {
+		t.Errorf("no such group (-want +got):\n%s", diff)
 	}
 }
