@@ -70,6 +70,11 @@ func StatusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
+// quiet are 5xx answers that are not faults to log line by line: 501 is a
+// documented answer, and a full ingest backlog refuses every request until it
+// drains (the ingester reports the backlog itself).
+var quiet = map[string]bool{"not_implemented": true, "ingest_backlog_full": true}
+
 // sessionStatus maps a kind to the older session surface's statuses (its
 // part 7 knows 400, 401, 404 and 500), plus 503 when ingest cannot take
 // more, so a storefront client may retry.
@@ -119,8 +124,7 @@ func WriteError(c *gin.Context, err error) {
 	if k.status >= 500 {
 		reqID = RequestID(c)
 	}
-	// 501 is a documented answer, not a fault: it is not logged.
-	if k.status >= 500 && k.status != http.StatusNotImplemented {
+	if k.status >= 500 && !quiet[e.Code] {
 		slog.ErrorContext(c.Request.Context(), "request failed", "request_id", reqID, "method", c.Request.Method,
 			"path", c.Request.URL.Path, "status", k.status, "code", e.Code, "err", err)
 	}
