@@ -72,7 +72,7 @@ func StatusOf(err error) int {
 
 // quiet are 5xx answers that are not faults to log line by line: 501 is a
 // documented answer, and a full ingest backlog refuses every request until it
-// drains (the ingester reports the backlog itself).
+// drains (the flusher logs why it cannot drain, once per retry).
 var quiet = map[string]bool{"not_implemented": true, "ingest_backlog_full": true}
 
 // sessionStatus maps a kind to the older session surface's statuses (its
