@@ -64,6 +64,10 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	if err := app.migrate(ctx); err != nil {
 		return err
 	}
+	// A missing country database only costs the GeoIP fallback; say so and go on.
+	if err := devstack.EnsureGeoIP(ctx, app.geoIPPath(), cmd.ErrOrStderr()); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), err)
+	}
 	seedCtx := store.WithActor(ctx, store.Actor{Name: "cli"})
 	tokens, err := app.seedDemoShop(seedCtx)
 	if err != nil {

@@ -117,8 +117,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 			return nil, nil, err
 		}
 		raiseGOMAXPROCS()
-		geoPath := cmp.Or(a.Config.Ingest.GeoIPPath, filepath.Join(a.Config.DataDir, "geoip", "dbip-country.mmdb"))
-		geo, err := storefront.OpenGeoIP(geoPath) // nil when absent: countryCode null unless a CDN header says it
+		geo, err := storefront.OpenGeoIP(a.geoIPPath()) // nil when absent: countryCode null unless a CDN header says it
 		if err != nil {
 			return nil, nil, err
 		}
@@ -164,6 +163,11 @@ func (a *App) v1() *v1.API {
 		MaxBodyBytes: c.HTTP.MaxBodyBytes,
 		Now:          a.Now,
 	}
+}
+
+// geoIPPath is where the storefront's country database is read from.
+func (a *App) geoIPPath() string {
+	return cmp.Or(a.Config.Ingest.GeoIPPath, filepath.Join(a.Config.DataDir, "geoip", "dbip-country.mmdb"))
 }
 
 // healthChecks are the dependencies /readyz reports on.
