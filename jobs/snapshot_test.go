@@ -296,3 +296,42 @@ func TestSnapshotFindsPlantedWinner(t *testing.T) {
 		t.Errorf("summary = %s", snap.Summary)
 	}
 }
+
+// TestSnapshotWithNothingToCompare: three groups, no orders at all. Every
+// group has its metrics, comparisons that mean nothing say why instead of
+// showing numbers, and the outcome waits for data.
+func TestSnapshotWithNothingToCompare(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	start := time.Date(2026, 6, 1, 14, 0, 0, 0, time.UTC)
+	b := setupResults(t, start.Add(time.Hour))
+	tt := b.createTest(t, experiment.StatusActive, start)
+	tt.Groups = append(tt.Groups, experiment.Group{Index: 2, Name: "Third", Split: 0})
+	tt.Groups[0].Split, tt.Groups[1].Split, tt.Groups[2].Split = 34, 33, 33
+	plant(t, b.wh, b.shop.ID, tt.ID, start, 150, []float64{0, 0, 0}, 40)
+	snap, err := b.results.ComputeSnapshot(ctx, b.shop, tt, b.clock.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc jobs.SnapshotDoc
+	if err := json.Unmarshal(snap.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Outcome != "insufficient_data" || doc.WinningTestGroupIndex != nil || len(doc.TestGroups) != 3 {
+		t.Fatalf("snapshot = %s", snap.Body)
+	}
+	for _, g := range doc.TestGroups[1:] {
+		for _, m := range []string{"conversion_rate", "average_order_value"} {
+			v := g.VsControl[m]
+			if v == nil || v.Lift != nil || v.Bayesian != nil || v.Reason == "" || v.Message == "" {
+				t.Errorf("group %d %s = %+v, want no numbers and a reason", g.TestGroupIndex, m, v)
+			}
+		}
+		if g.AverageOrderValue.Amount != "0.00" || g.ConversionRate != 0 {
+			t.Errorf("group %d = %+v", g.TestGroupIndex, g.GroupMetrics)
+		}
+	}
+	if len(doc.Warnings) == 0 {
+		t.Error("no warning says why the primary metric has no comparison")
+	}
+}
