@@ -12,10 +12,13 @@ import (
 // literals. Aliases never reuse a column name: 18.16 substitutes aliases
 // inside aggregate arguments.
 //
-// Shape: assignments (first one per visitor, bots and excluded visitors
-// dropped) joined with one row per unit of activity, which is itself a
-// UNION ALL of per-unit aggregates of sessions, events, page views and
-// orders (latest version each), summed per unit; then summed per group.
+// Shape: one row per unit of activity, from a UNION ALL of per-unit
+// aggregates of sessions, events, page views and orders (latest version
+// each), summed per unit; then summed per group and breakdown cell. On the
+// visitors basis the raw assignment rows ride in the same UNION ALL and the
+// unit's group is argMax(…, version) over them (first assignment wins; bots
+// and excluded visitors dropped), so no join is needed; on the sessions
+// basis the per-visitor assignments are joined to the sessions.
 
 func inWindow(col string) string {
 	return "toDate(" + col + ", @tz) >= toDate(@from) AND toDate(" + col + ", @tz) <= toDate(@to)"
