@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,9 @@ func TestResultsMatchRawRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sent strings.Builder
+	res.print(&sent)
+	t.Log("\n" + sent.String())
 	if res.failures.Load() != 0 {
 		t.Fatalf("%d loadgen requests failed: %v", res.failures.Load(), res.firstErr.Load())
 	}
@@ -101,6 +105,11 @@ func TestResultsMatchRawRows(t *testing.T) {
 			}
 			checkGroup(t, fmt.Sprintf("snapshot group %d", g), doc.TestGroups[g].GroupMetrics, want.groups[g])
 		}
+		cr := doc.TestGroups[1].VsControl["conversion_rate"]
+		t.Logf("snapshot: n %d/%d, conversion %.4f/%.4f, lift %.3f, P(beat) %.4f, p %.2g, outcome %s %v, srm %s",
+			doc.TestGroups[0].SampleSize, doc.TestGroups[1].SampleSize, doc.TestGroups[0].ConversionRate,
+			doc.TestGroups[1].ConversionRate, *cr.Lift, cr.Bayesian.ProbBeatControl, cr.Frequentist.PValue,
+			doc.Outcome, *doc.WinningTestGroupIndex, doc.SRMStatus)
 		if doc.Outcome != "winner" || doc.WinningTestGroupIndex == nil || *doc.WinningTestGroupIndex != 1 {
 			t.Errorf("outcome %s %v, want the planted winner 1", doc.Outcome, doc.WinningTestGroupIndex)
 		}
