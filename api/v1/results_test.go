@@ -451,3 +451,39 @@ func TestResultQueryFailure(t *testing.T) {
 		t.Fatalf("failed query = %s", got.Raw)
 	}
 }
+
+// TestResultsFirstSnapshotThroughTheWorker: 202 until the first snapshot
+// is ready, then the scheduler's tick enqueues it, the real worker computes
+// it, and the same endpoint answers 200.
+func TestResultsFirstSnapshotThroughTheWorker(t *testing.T) {
+	t.Parallel()
+	e := newResultsEnv(t, true)
+	s := e.newShop(store.ShopUpdate{})
+	x := e.started(t, s, "via worker")
+	plantVisitors(t, e.wh, s.shop.ID, x, epoch, 120, []float64{0.1, 0.1})
+	path := "/v1/experiments/" + x + "/results"
+	if r := s.do(t, "GET", path, ""); r.Status != http.StatusAccepted {
+		t.Fatalf("before the first snapshot: %d %s", r.Status, r.Raw)
+	}
+	sched := jobs.NewScheduler(e.db.Pool(), e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.SnapshotSource(10))
+	if got, err := sched.Tick(context.Background()); err != nil || got.Enqueued != 1 {
+		t.Fatalf("tick = %+v, %v", got, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := s.do(t, "GET", path, "")
+		if r.Status == http.StatusOK {
+			if r.Body["experiment_id"] != x || r.Body["computed_at"] == nil {
+				t.Fatalf("snapshot = %s", r.Raw)
+			}
+			break
+		}
+		if r.Status != http.StatusAccepted || time.Now().After(deadline) {
+			t.Fatalf("GET results = %d %s", r.Status, r.Raw)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval; the deadline above bounds the wait
+	}
+	if got, err := sched.Tick(context.Background()); err != nil || got.Enqueued != 0 {
+		t.Fatalf("a second tick right after = %+v, %v; want nothing due", got, err)
+	}
+}
