@@ -126,6 +126,22 @@ func TestResultsMatchRawRows(t *testing.T) {
 		}
 	})
 
+	t.Run("WarehouseSums", func(t *testing.T) {
+		rows, err := wh.GroupMetrics(ctx, warehouse.MetricsQuery{ShopID: shop.ID, ExperimentID: exp, Timezone: shop.Timezone,
+			From: window.GTE, To: window.LTE, Basis: warehouse.BasisVisitors})
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("GroupMetrics = %+v, %v", rows, err)
+		}
+		for _, r := range rows {
+			w := want.groups[r.TestGroup]
+			close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+			if r.N != w.n || r.Converted != w.converted || !close(r.Revenue, w.revenue) || !close(r.Profit, w.profit) ||
+				!close(r.Staying, w.staying) || r.Orders != float64(w.orders) {
+				t.Errorf("group %d sums %+v, recomputed %+v", r.TestGroup, r.Sums, *w)
+			}
+		}
+	})
+
 	t.Run("Query", func(t *testing.T) {
 		// The core and engagement registries together carry every metric.
 		rows := map[string]*jobs.GroupMetrics{}
@@ -203,23 +219,35 @@ func checkGroup(t *testing.T, name string, got jobs.GroupMetrics, w *unitTotals)
 		return
 	}
 	n := float64(w.n)
-	money := func(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', 2, 64) }
 	rate := func(c int64) float64 { return float64(c) / n }
-	type pair struct {
-		what      string
-		got, want any
-	}
 	aov := 0.0
 	if w.orders > 0 {
 		aov = w.revenue / float64(w.orders)
 	}
-	for _, p := range []pair{
+	for _, p := range []struct {
+		what      string
+		got, want int64
+	}{
 		{"sample_size", got.SampleSize, w.n}, {"session_count", got.SessionCount, w.sessions}, {"orders", got.Orders, w.orders},
 		{"page_view_count", got.PageViewCount, w.pages}, {"click_through_count", got.ClickThroughCount, w.ct},
-		{"revenue", got.Revenue.Amount, money(w.revenue)}, {"revenue_per_visitor", got.RevenuePerVisitor.Amount, money(w.revenue / n)},
-		{"profit_per_visitor", got.ProfitPerVisitor.Amount, money(w.profit / n)}, {"average_order_value", got.AverageOrderValue.Amount, money(aov)},
 	} {
-		if fmt.Sprint(p.got) != fmt.Sprint(p.want) {
+		if p.got != p.want {
+			t.Errorf("%s: %s = %d, recomputed %d", name, p.what, p.got, p.want)
+		}
+	}
+	// Money is shown in cents: the amount must be the recomputed value
+	// rounded (float sums in another order may land on either side of a
+	// half cent).
+	for _, p := range []struct {
+		what string
+		got  experiment.Money
+		want float64
+	}{
+		{"revenue", got.Revenue, w.revenue}, {"revenue_per_visitor", got.RevenuePerVisitor, w.revenue / n},
+		{"profit_per_visitor", got.ProfitPerVisitor, w.profit / n}, {"average_order_value", got.AverageOrderValue, aov},
+	} {
+		amount, err := strconv.ParseFloat(p.got.Amount, 64)
+		if err != nil || math.Abs(amount-p.want) > 0.005+1e-6 || p.got.Currency != "USD" {
 			t.Errorf("%s: %s = %v, recomputed %v", name, p.what, p.got, p.want)
 		}
 	}
