@@ -34,6 +34,7 @@ func newDevCmd() *cobra.Command {
 			"the storefront ingest and the background worker in one process.\n\n" + configHelp(),
 		RunE: runDev,
 	}
+	cmd.Flags().Int("demo-visitors", 3000, "simulated visitors lift loadgen sends to a new demo shop's first test (0: none)")
 	config.BindFlags(cmd.Flags())
 	return cmd
 }
@@ -79,9 +80,16 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	}
 	defer stopWorker()
 	ready := make(chan string, 1)
+	visitors, _ := cmd.Flags().GetInt("demo-visitors")
 	go func() {
 		addr := <-ready
 		printWelcome(cmd.OutOrStdout(), addr, tokens)
+		if visitors > 0 {
+			base := "http://127.0.0.1" + addr[strings.LastIndex(addr, ":"):]
+			if err := demoTraffic(ctx, base, tokens, visitors, cmd.OutOrStdout()); err != nil {
+				app.Log.Warn("demo traffic", "err", err)
+			}
+		}
 	}()
 	return app.serve(ctx, ready)
 }
