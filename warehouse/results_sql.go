@@ -185,6 +185,14 @@ func unitsSQL(q MetricsQuery) string {
 	if sessions && hasDimension(q.Breakdown, "date") {
 		unitStart = "min(u_start)"
 	}
+	// Sessions and their page loads are told apart by 64-bit hashes of
+	// their ids where the ids themselves are not shown: hashing a UInt64 is
+	// far cheaper than a string, and a collision within one test is
+	// improbable (about 10⁻⁷ for 2·10⁶ sessions).
+	sessionKey, sessionGroup := "cityHash64(session_id) AS s_key", "s_key"
+	if sessions {
+		sessionKey, sessionGroup = "session_id", "session_id"
+	}
 	// Visitors basis: the assignments ride in the same UNION ALL and the
 	// unit's group and attributes are argMax(…, version) over its rows (the
 	// first assignment has the highest version; activity rows carry 0), so
@@ -193,10 +201,15 @@ func unitsSQL(q MetricsQuery) string {
 	var union []string
 	if !sessions {
 		attrs := assignmentAttrs(q.Breakdown)
-		zeros := []string{"toUInt64(0) AS a_version", "toInt16(-1) AS a_group0", "toUInt8(0) AS a_bot0", "toDateTime(0) AS a_at0"}
-		cols := []string{"version AS a_version", "test_group AS a_group0", "is_bot AS a_bot0", "assigned_at AS a_at0"}
-		aggs := []string{"max(a_version) AS a_v", "argMax(a_group0, a_version) AS a_group", "argMax(a_bot0, a_version) AS a_bot",
-			"argMax(a_at0, a_version) AS a_at"}
+		// Group, bot flag and time of the assignment travel packed in one
+		// UInt64 (time·2¹⁷ + bot·2¹⁶ + group+1), so one argMax picks all
+		// three: a measurable saving over a million units.
+		zeros := []string{"toUInt64(0) AS a_version", "toUInt64(0) AS a_pack0"}
+		cols := []string{"version AS a_version",
+			"toUInt64(toUInt32(assigned_at)) * 131072 + toUInt64(is_bot) * 65536 + toUInt64(test_group + 1) AS a_pack0"}
+		aggs := []string{"max(a_version) AS a_v", "argMax(a_pack0, a_version) AS a_pack",
+			"toInt16(toInt32(a_pack % 65536) - 1) AS a_group", "toUInt8(intDiv(a_pack, 65536) % 2) AS a_bot",
+			"toDateTime(toUInt32(intDiv(a_pack, 131072))) AS a_at"}
 		for _, a := range attrs {
 			zeros = append(zeros, "'' AS a_"+a+"0")
 			cols = append(cols, a+" AS a_"+a+"0")
@@ -219,11 +232,11 @@ func unitsSQL(q MetricsQuery) string {
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
 		FROM (
-			SELECT session_id, any(visitor_id) AS s_vid, uniqExact(record_id) AS s_pages,
+			SELECT ` + sessionKey + `, any(visitor_id) AS s_vid, uniqExact(cityHash64(record_id)) AS s_pages,
 				max(seen_at) - min(seen_at) AS s_dur, ` + landing + ` AS s_landing, min(seen_at) AS s_start
 			FROM {db}.sessions
 			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("seen_at") + `
-			GROUP BY session_id)`,
+			GROUP BY ` + sessionGroup + `)`,
 		// Events: only whether a unit did something is used, so a replayed
 		// copy of an event changes nothing.
 		`SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + sid("session_id") + ` AS sid, ` + noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
