@@ -30,6 +30,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./ingest/ ./stats/
 	$(LIFT) bench ingest
 	$(LIFT) bench api
+	$(LIFT) bench results
 
 # Stop the local services.
 stop: build
