@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,85 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 	"github.com/liftab/lift/api"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/jobs"
-	"github.com/liftab/lift/lifttest"
-	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
-	"github.com/redis/go-redis/v9"
 )
-
-// exportEnv is the v1 server with the exports resource and its public
-// download route, plus the export job, run in-process by the tests.
-type exportEnv struct {
-	*env
-	wh  *warehouse.Warehouse
-	job *jobs.Exports
-}
-
-func newExportEnv(t *testing.T) *exportEnv {
-	t.Helper()
-	ctx := context.Background()
-	clk := &clock{now: epoch}
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t), Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	addr, rdb := lifttest.Redis(t)
-	rc := redis.NewClient(&redis.Options{Addr: addr, DB: rdb})
-	t.Cleanup(func() { rc.Close() })
-	chAddr, chDB := lifttest.ClickHouse(t)
-	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: chAddr, Database: chDB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wh.Close() })
-	fake := platform.NewFake()
-	psrv := httptest.NewServer(fake)
-	t.Cleanup(psrv.Close)
-	r := jobs.Redis{Addr: addr, DB: rdb}
-	jc := jobs.NewClient(r)
-	t.Cleanup(func() { jc.Close() })
-	dir := filepath.Join(t.TempDir(), "exports")
-
-	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret")}
-	ex := &v1.Exports{DB: db, Jobs: jc, Dir: dir, Secret: []byte("download-secret"), Now: clk.Now}
-	a := &v1.API{
-		Store:        db,
-		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: 1000}, clk.Now),
-		Idempotency:  api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
-		MaxBodyBytes: 10 << 20,
-		Now:          clk.Now,
-		Experiments:  &v1.Experiments{DB: db, Lifecycle: lc, Jobs: jc},
-		Exports:      ex,
-	}
-	g := gin.New()
-	a.Mount(g)
-	ex.MountPublic(g)
-	g.NoRoute(v1.NotFound)
-	srv := httptest.NewServer(g)
-	t.Cleanup(srv.Close)
-	return &exportEnv{
-		env: &env{t: t, srv: srv, db: db, fake: fake, clock: clk, lifecycle: lc, redis: r, jobs: jc},
-		wh:  wh, job: &jobs.Exports{DB: db, Warehouse: wh, Dir: dir},
-	}
-}
-
-// ran creates a price test through the API and starts it.
-func (e *exportEnv) ran(t *testing.T, s *shopEnv, name string) string {
-	t.Helper()
-	x := id(s.create(t, priceTest(name)))
-	if r := s.do(t, "POST", "/v1/experiments/"+x+"/start", ""); r.Status != 200 || r.Body["status"] != "active" {
-		t.Fatalf("start = %d %s", r.Status, r.Raw)
-	}
-	return x
-}
 
 // get is an unauthenticated GET, as a download link holder sends it.
 func (e *exportEnv) get(t *testing.T, url string) (int, http.Header, []byte) {
@@ -118,10 +46,10 @@ func (e *exportEnv) run(t *testing.T, s *shopEnv, exportID string) {
 
 func TestExportLifecycle(t *testing.T) {
 	t.Parallel()
-	e := newExportEnv(t)
+	e := newEnv(t)
 	ctx := context.Background()
 	s := e.newShop(store.ShopUpdate{})
-	testID := e.ran(t, s, "exported")
+	testID := e.started(t, s, "exported")
 
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	order := func(id string, version uint64, group int16, revenue, cost float64, bot bool) warehouse.Order {
@@ -244,7 +172,7 @@ func wantDownloadRefused(t *testing.T, status int, raw []byte) {
 
 func TestExportErrors(t *testing.T) {
 	t.Parallel()
-	e := newExportEnv(t)
+	e := newEnv(t)
 	s := e.newShop(store.ShopUpdate{})
 	other := e.newShop(store.ShopUpdate{})
 	draft := id(s.create(t, priceTest("draft")))
@@ -252,8 +180,8 @@ func TestExportErrors(t *testing.T) {
 	if r := s.do(t, "POST", "/v1/experiments/"+preview+"/test_groups/1/preview", ""); r.Status != 200 {
 		t.Fatalf("preview = %d %s", r.Status, r.Raw)
 	}
-	ran := e.ran(t, s, "ran")
-	otherRan := e.ran(t, other, "theirs")
+	ran := e.started(t, s, "ran")
+	otherRan := e.started(t, other, "theirs")
 	theirs := id(other.do(t, "POST", "/v1/experiments/"+otherRan+"/exports", "").Body)
 
 	cases := []struct {
@@ -288,9 +216,9 @@ func TestExportErrors(t *testing.T) {
 
 func TestExportIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	e := newExportEnv(t)
+	e := newEnv(t)
 	s := e.newShop(store.ShopUpdate{})
-	ran := e.ran(t, s, "ran")
+	ran := e.started(t, s, "ran")
 	first := s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "", "Idempotency-Key", "exp-key-1")
 	second := s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "", "Idempotency-Key", "exp-key-1")
 	if first.Status != 202 || second.Status != 202 || string(first.Raw) != string(second.Raw) {
@@ -307,9 +235,9 @@ func TestExportIdempotencyKey(t *testing.T) {
 
 func TestExportJobFailure(t *testing.T) {
 	t.Parallel()
-	e := newExportEnv(t)
+	e := newEnv(t)
 	s := e.newShop(store.ShopUpdate{})
-	ran := e.ran(t, s, "ran")
+	ran := e.started(t, s, "ran")
 	x := id(s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "").Body)
 	// The export directory cannot be created under a regular file.
 	blocker := filepath.Join(t.TempDir(), "file")
@@ -334,10 +262,10 @@ func TestExportJobFailure(t *testing.T) {
 // worker that picks it up before the commit waits for it, then runs.
 func TestExportJobWaitsForItsRecord(t *testing.T) {
 	t.Parallel()
-	e := newExportEnv(t)
+	e := newEnv(t)
 	ctx := context.Background()
 	s := e.newShop(store.ShopUpdate{})
-	ran, err := strconv.ParseInt(e.ran(t, s, "ran"), 10, 64)
+	ran, err := strconv.ParseInt(e.started(t, s, "ran"), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/warehouse"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -36,18 +38,22 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
 
 var epoch = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 
-// env is a real v1 server over HTTP: the lead's middleware chain, real
-// Postgres and Redis, and the fake platform server.
+// env is the real v1 server over HTTP, with every resource mounted as lift
+// serve mounts it: the middleware chain, real Postgres, Redis and
+// ClickHouse, and the fake platform server. Export and result jobs run
+// in-process when a test calls them; withWorker adds a real asynq worker.
 type env struct {
 	t         *testing.T
 	srv       *httptest.Server
 	db        *store.DB
+	wh        *warehouse.Warehouse
 	fake      *platform.Fake
 	clock     *clock
 	lifecycle *v1.Lifecycle
 	redis     jobs.Redis
 	jobs      *jobs.Client
-	routes    gin.RoutesInfo
+	job       *jobs.Exports // the export job
+	results   *jobs.Results // the snapshot and custom-query jobs
 }
 
 // shopEnv is one shop of the env with a write and a read token.
@@ -60,8 +66,25 @@ type shopEnv struct {
 
 func init() { gin.SetMode(gin.TestMode) }
 
-func newEnv(t *testing.T) *env {
+// Aliases kept so each resource's tests read as they were written.
+type (
+	exportEnv  = env
+	resultsEnv = env
+)
+
+const queryBudget = 1000
+
+type envOptions struct{ worker bool }
+
+// withWorker runs a real asynq worker for result jobs, as in production.
+func withWorker(o *envOptions) { o.worker = true }
+
+func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	t.Helper()
+	var o envOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ctx := context.Background()
 	clk := &clock{now: epoch}
 	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t), Now: clk.Now})
@@ -72,28 +95,61 @@ func newEnv(t *testing.T) *env {
 	addr, rdb := lifttest.Redis(t)
 	rc := redis.NewClient(&redis.Options{Addr: addr, DB: rdb})
 	t.Cleanup(func() { rc.Close() })
+	chAddr, chDB := lifttest.ClickHouse(t)
+	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: chAddr, Database: chDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
 	fake := platform.NewFake()
 	psrv := httptest.NewServer(fake)
 	t.Cleanup(psrv.Close)
-	jc := jobs.NewClient(jobs.Redis{Addr: addr, DB: rdb})
+	r := jobs.Redis{Addr: addr, DB: rdb}
+	jc := jobs.NewClient(r)
 	t.Cleanup(func() { jc.Close() })
 
+	results := &jobs.Results{DB: db, Warehouse: wh, Jobs: jc, Now: clk.Now}
+	if o.worker {
+		w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 2})
+		jobs.HandleResults(w, results)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Shutdown)
+	}
+	dir := filepath.Join(t.TempDir(), "exports")
 	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret"),
 		LaunchBudget: 300 * time.Millisecond}
+	res := &v1.Results{DB: db, Results: results, Now: clk.Now}
+	ex := &v1.Exports{DB: db, Jobs: jc, Dir: dir, Secret: []byte("download-secret"), Now: clk.Now}
 	a := &v1.API{
 		Store:        db,
-		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: 1000}, clk.Now),
+		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: queryBudget}, clk.Now),
 		Idempotency:  api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
 		MaxBodyBytes: 10 << 20,
 		Now:          clk.Now,
-		Experiments:  &v1.Experiments{DB: db, Lifecycle: lc, Jobs: jc},
+		Experiments:  &v1.Experiments{DB: db, Lifecycle: lc, Jobs: jc, Summary: res.Summary},
+		Exports:      ex,
+		Results:      res,
 	}
-	r := gin.New()
-	a.Mount(r)
-	r.NoRoute(v1.NotFound)
-	srv := httptest.NewServer(r)
+	g := gin.New()
+	a.Mount(g)
+	ex.MountPublic(g)
+	g.NoRoute(v1.NotFound)
+	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, db: db, fake: fake, clock: clk, lifecycle: lc, redis: jobs.Redis{Addr: addr, DB: rdb}, jobs: jc, routes: r.Routes()}
+	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, clock: clk, lifecycle: lc, redis: r, jobs: jc,
+		job: &jobs.Exports{DB: db, Warehouse: wh, Dir: dir}, results: results}
+}
+
+// started creates a price test through the API and starts it now.
+func (e *env) started(t *testing.T, s *shopEnv, name string) string {
+	t.Helper()
+	x := id(s.create(t, priceTest(name)))
+	if r := s.do(t, "POST", "/v1/experiments/"+x+"/start", ""); r.Status != 200 || r.Body["status"] != "active" {
+		t.Fatalf("start = %d %s", r.Status, r.Raw)
+	}
+	return x
 }
 
 var shopSeq struct {

@@ -5,95 +5,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
-	"github.com/liftab/lift/api"
-	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
-	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
-	"github.com/redis/go-redis/v9"
 )
-
-// resultsEnv is a v1 server with the results surface over real Postgres,
-// Redis and ClickHouse; with a worker, custom queries are computed by a
-// real asynq worker as in production.
-type resultsEnv struct {
-	*env
-	wh      *warehouse.Warehouse
-	results *jobs.Results
-}
-
-const queryBudget = 1000
-
-func newResultsEnv(t *testing.T, worker bool) *resultsEnv {
-	t.Helper()
-	ctx := context.Background()
-	clk := &clock{now: epoch}
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t), Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	addr, rdb := lifttest.Redis(t)
-	rc := redis.NewClient(&redis.Options{Addr: addr, DB: rdb})
-	t.Cleanup(func() { rc.Close() })
-	chAddr, chDB := lifttest.ClickHouse(t)
-	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: chAddr, Database: chDB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wh.Close() })
-	fake := platform.NewFake()
-	psrv := httptest.NewServer(fake)
-	t.Cleanup(psrv.Close)
-	r := jobs.Redis{Addr: addr, DB: rdb}
-	jc := jobs.NewClient(r)
-	t.Cleanup(func() { jc.Close() })
-	results := &jobs.Results{DB: db, Warehouse: wh, Jobs: jc, Now: clk.Now}
-	if worker {
-		w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 2})
-		jobs.HandleResults(w, results)
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Shutdown)
-	}
-	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret")}
-	res := &v1.Results{DB: db, Results: results, Now: clk.Now}
-	a := &v1.API{
-		Store:        db,
-		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: queryBudget}, clk.Now),
-		Idempotency:  api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
-		MaxBodyBytes: 10 << 20,
-		Now:          clk.Now,
-		Experiments:  &v1.Experiments{DB: db, Lifecycle: lc, Jobs: jc, Summary: res.Summary},
-		Results:      res,
-	}
-	g := gin.New()
-	a.Mount(g)
-	g.NoRoute(v1.NotFound)
-	srv := httptest.NewServer(g)
-	t.Cleanup(srv.Close)
-	return &resultsEnv{env: &env{t: t, srv: srv, db: db, fake: fake, clock: clk, lifecycle: lc, redis: r, jobs: jc},
-		wh: wh, results: results}
-}
-
-// started creates a price test through the API and starts it now.
-func (e *resultsEnv) started(t *testing.T, s *shopEnv, name string) string {
-	t.Helper()
-	x := id(s.create(t, priceTest(name)))
-	if r := s.do(t, "POST", "/v1/experiments/"+x+"/start", ""); r.Status != 200 || r.Body["status"] != "active" {
-		t.Fatalf("start = %d %s", r.Status, r.Raw)
-	}
-	return x
-}
 
 // plantVisitors inserts n visitors a group straight into the warehouse,
 // converting with the given probabilities; every third visitor views
@@ -140,7 +60,7 @@ func (e *resultsEnv) snapshot(t *testing.T, s *shopEnv, x string) {
 
 func TestResultsSnapshotStatuses(t *testing.T) {
 	t.Parallel()
-	e := newResultsEnv(t, false)
+	e := newEnv(t)
 	s := e.newShop(store.ShopUpdate{})
 	other := e.newShop(store.ShopUpdate{})
 
@@ -186,7 +106,7 @@ func TestResultsSnapshotStatuses(t *testing.T) {
 
 func TestResultsSnapshotServed(t *testing.T) {
 	t.Parallel()
-	e := newResultsEnv(t, false)
+	e := newEnv(t)
 	s := e.newShop(store.ShopUpdate{})
 	x := e.started(t, s, "served")
 	plantVisitors(t, e.wh, s.shop.ID, x, epoch, 400, []float64{0.05, 0.2})
@@ -285,7 +205,7 @@ func waitQuery(t *testing.T, s *shopEnv, x, q string) resp {
 
 func TestResultQueries(t *testing.T) {
 	t.Parallel()
-	e := newResultsEnv(t, true)
+	e := newEnv(t, withWorker)
 	s := e.newShop(store.ShopUpdate{})
 	e.clock.Set(time.Date(2026, 6, 3, 12, 0, 0, 0, time.UTC))
 	x := e.started(t, s, "queries")
@@ -420,7 +340,7 @@ func TestResultQueries(t *testing.T) {
 
 func TestResultQueryFailure(t *testing.T) {
 	t.Parallel()
-	e := newResultsEnv(t, false)
+	e := newEnv(t)
 	s := e.newShop(store.ShopUpdate{})
 	x := e.started(t, s, "fails")
 	r := s.do(t, "POST", "/v1/experiments/"+x+"/results", "")
@@ -457,7 +377,7 @@ func TestResultQueryFailure(t *testing.T) {
 // it, and the same endpoint answers 200.
 func TestResultsFirstSnapshotThroughTheWorker(t *testing.T) {
 	t.Parallel()
-	e := newResultsEnv(t, true)
+	e := newEnv(t, withWorker)
 	s := e.newShop(store.ShopUpdate{})
 	x := e.started(t, s, "via worker")
 	plantVisitors(t, e.wh, s.shop.ID, x, epoch, 120, []float64{0.1, 0.1})
