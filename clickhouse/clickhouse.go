@@ -15,47 +15,15 @@ package clickhouse
 
 import (
 	"embed"
-	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/liftab/lift/migrations"
 )
 
 //go:embed *.sql
 var files embed.FS
 
 // Statement is one DDL step.
-type Statement struct {
-	Version int
-	Name    string
-	SQL     string
-}
+type Statement = migrations.Migration
 
 // All returns every statement in version order.
-func All() ([]Statement, error) {
-	names, err := fs.Glob(files, "*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []Statement
-	seen := map[int]string{}
-	for _, n := range names {
-		num, rest, ok := strings.Cut(n, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("clickhouse: %s: name must be NNNN_name.sql", n)
-		}
-		if prev, dup := seen[v]; dup {
-			return nil, fmt.Errorf("clickhouse: %s and %s share version %d", prev, n, v)
-		}
-		seen[v] = n
-		b, err := files.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Statement{Version: v, Name: strings.TrimSuffix(rest, ".sql"), SQL: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
-	return out, nil
-}
+func All() ([]Statement, error) { return migrations.Load(files, ".sql") }

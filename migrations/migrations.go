@@ -29,8 +29,12 @@ type Migration struct {
 
 // All returns every migration in version order. A file named badly or two
 // files with one version are programming errors caught by the package test.
-func All() ([]Migration, error) {
-	names, err := fs.Glob(files, "*.up.sql")
+func All() ([]Migration, error) { return Load(files, ".up.sql") }
+
+// Load reads the files of fsys named NNNN_name<suffix>, in version order.
+// The ClickHouse DDL of package clickhouse is read with it too.
+func Load(fsys fs.FS, suffix string) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "*"+suffix)
 	if err != nil {
 		return nil, err
 	}
@@ -40,17 +44,17 @@ func All() ([]Migration, error) {
 		num, rest, ok := strings.Cut(n, "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("migrations: %s: name must be NNNN_name.up.sql", n)
+			return nil, fmt.Errorf("migrations: %s: name must be NNNN_name%s", n, suffix)
 		}
 		if prev, dup := seen[v]; dup {
 			return nil, fmt.Errorf("migrations: %s and %s share version %d", prev, n, v)
 		}
 		seen[v] = n
-		b, err := files.ReadFile(n)
+		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Migration{Version: v, Name: strings.TrimSuffix(rest, ".up.sql"), SQL: string(b)})
+		out = append(out, Migration{Version: v, Name: strings.TrimSuffix(rest, suffix), SQL: string(b)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
