@@ -65,6 +65,17 @@ func newServer(t *testing.T, opts ...option) *server {
 	return &server{t: t, app: app, url: srv.URL, cfg: cfg}
 }
 
+// testDB opens a fresh migrated Postgres database for one test.
+func testDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), store.Config{URL: lifttest.PostgresURL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
 // shop installs a shop with the demo catalog and returns its read and write
 // tokens.
 func (s *server) shop(apiEnabled bool) (shop *experiment.Shop, read, write string) {

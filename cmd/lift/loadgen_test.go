@@ -11,7 +11,6 @@ import (
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/lifttest"
-	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -20,11 +19,7 @@ import (
 func TestLoadgenAgainstIngest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testDB(t)
 	if _, err := db.CreateShop(ctx, experiment.Shop{Domain: demoDomain, Name: "Demo", Timezone: "UTC", Currency: "USD"}); err != nil {
 		t.Fatal(err)
 	}

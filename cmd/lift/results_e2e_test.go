@@ -29,11 +29,7 @@ import (
 func TestResultsMatchRawRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testDB(t)
 	shop, err := db.CreateShop(ctx, experiment.Shop{Domain: demoDomain, Name: "Demo", Timezone: "Asia/Tokyo", Currency: "USD"})
 	if err != nil {
 		t.Fatal(err)

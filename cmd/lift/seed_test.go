@@ -6,18 +6,13 @@ import (
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
-	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/store"
 )
 
 func TestSeedShop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testDB(t)
 	demo, err := store.ParseCatalog(catalogdata.Demo)
 	if err != nil {
 		t.Fatal(err)
