@@ -36,6 +36,29 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	pointAtLocalStack(cfg)
+	return cfg, nil
+}
+
+// localConfig is loadConfig for the commands that run the local stack (dev,
+// the benches): it first starts every local service the configuration does
+// not name an address for.
+func localConfig(cmd *cobra.Command, persist bool) (*config.Config, error) {
+	cfg, err := config.Load(configFile, cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	o := stackOptions(cmd, persist)
+	o.PostgresURL, o.RedisAddr, o.ClickHouseAddr = cfg.Postgres.URL, cfg.Redis.Addr, cfg.ClickHouse.Addr
+	if _, err := devstack.Up(cmd.Context(), o); err != nil {
+		return nil, err
+	}
+	pointAtLocalStack(cfg)
+	return cfg, nil
+}
+
+// pointAtLocalStack fills empty addresses with the local stack's.
+func pointAtLocalStack(cfg *config.Config) {
 	if cfg.Postgres.URL == "" {
 		cfg.Postgres.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/lift?sslmode=disable", devstack.PostgresPort)
 	}
@@ -45,7 +68,6 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	if cfg.ClickHouse.Addr == "" {
 		cfg.ClickHouse.Addr = fmt.Sprintf("127.0.0.1:%d", devstack.ClickHouseTCPPort)
 	}
-	return cfg, nil
 }
 
 // App is a running process's connections, built once by openApp and shared

@@ -21,7 +21,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
@@ -82,19 +81,9 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	}
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
-	stack, err := devstack.Up(ctx, stackOptions(cmd, false))
+	cfg, err := localConfig(cmd, false)
 	if err != nil {
 		return err
-	}
-	cfg, err := loadConfig(cmd)
-	if err != nil {
-		return err
-	}
-	if os.Getenv("LIFT_POSTGRES_URL") == "" {
-		cfg.Postgres.URL = stack.PostgresURL
-	}
-	if os.Getenv("LIFT_CLICKHOUSE_ADDR") == "" {
-		cfg.ClickHouse.Addr = stack.ClickHouseAddr
 	}
 	db, err := store.Open(ctx, store.Config{URL: cfg.Postgres.URL})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/store"
@@ -48,10 +47,7 @@ every request without refusing any.`,
 
 func (o *apiBench) run(cmd *cobra.Command) error {
 	ctx := store.WithActor(cmd.Context(), store.Actor{Name: "cli"})
-	if _, err := devstack.Up(ctx, stackOptions(cmd, false)); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(cmd)
+	cfg, err := localConfig(cmd, false)
 	if err != nil {
 		return err
 	}

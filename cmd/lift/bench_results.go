@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"
 	"github.com/liftab/lift/jobs"
@@ -68,16 +66,9 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	}
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
-	stack, err := devstack.Up(ctx, stackOptions(cmd, false))
+	cfg, err := localConfig(cmd, false)
 	if err != nil {
 		return err
-	}
-	cfg, err := loadConfig(cmd)
-	if err != nil {
-		return err
-	}
-	if os.Getenv("LIFT_CLICKHOUSE_ADDR") == "" {
-		cfg.ClickHouse.Addr = stack.ClickHouseAddr
 	}
 	chDB := o.database
 	if chDB == "" {

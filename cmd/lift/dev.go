@@ -42,17 +42,7 @@ func newDevCmd() *cobra.Command {
 func runDev(cmd *cobra.Command, _ []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	stack, err := devstack.Up(ctx, stackOptions(cmd, true))
-	if err != nil {
-		return err
-	}
-	// The stack's addresses become the configuration's unless set otherwise.
-	for k, v := range map[string]string{"LIFT_POSTGRES_URL": stack.PostgresURL, "LIFT_REDIS_ADDR": stack.RedisAddr, "LIFT_CLICKHOUSE_ADDR": stack.ClickHouseAddr} {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
-	cfg, err := loadConfig(cmd)
+	cfg, err := localConfig(cmd, true)
 	if err != nil {
 		return err
 	}
