@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
@@ -17,13 +19,16 @@ func init() {
 }
 
 // withApp runs fn with the process's connections, read from the same
-// configuration the server reads, and operator actions audited as "cli".
-func withApp(cmd *cobra.Command, fn func(ctx context.Context, a *App) error) error {
+// configuration every command reads, until fn returns or the process is
+// interrupted. Writes with no actor of their own are audited as actor.
+func withApp(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *App) error) error {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return err
 	}
-	ctx := store.WithActor(cmd.Context(), store.Actor{Name: "cli"})
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	ctx = store.WithActor(ctx, store.Actor{Name: actor})
 	a, err := openApp(ctx, cfg)
 	if err != nil {
 		return err
@@ -37,7 +42,7 @@ func newMigrateCmd() *cobra.Command {
 		Use:   "migrate",
 		Short: "Apply pending Postgres migrations and ClickHouse DDL (running it twice changes nothing)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withApp(cmd, func(ctx context.Context, a *App) error {
+			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				if err := a.migrate(ctx); err != nil {
 					return err
 				}
@@ -60,7 +65,7 @@ func newShopsCmd() *cobra.Command {
 		Short: "Install a shop",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withApp(cmd, func(ctx context.Context, a *App) error {
+			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				s, err := a.DB.CreateShop(ctx, experiment.Shop{Domain: args[0], Name: name, Timezone: tz, Currency: currency,
 					Features: features, RaisedProductLimit: raised})
 				if err != nil {
@@ -83,7 +88,7 @@ func newShopsCmd() *cobra.Command {
 		Short: "Set the shop's analytics measurement id (GA4 G-…) that /api/ga4/metadata hands to the storefront; \"\" turns it off",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withApp(cmd, func(ctx context.Context, a *App) error {
+			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				s, err := a.DB.FindShopByDomain(ctx, args[0])
 				if err != nil {
 					return err
@@ -110,7 +115,7 @@ func setAPI(use string, enabled bool) *cobra.Command {
 		Short: map[bool]string{true: "Enable the public API for a shop", false: "Disable the public API for a shop (its tokens get 403)"}[enabled],
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withApp(cmd, func(ctx context.Context, a *App) error {
+			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				s, err := a.DB.FindShopByDomain(ctx, args[0])
 				if err != nil {
 					return err
@@ -137,7 +142,7 @@ func newTokensCmd() *cobra.Command {
 			if sc != experiment.ScopeRead && sc != experiment.ScopeWrite {
 				return fmt.Errorf("--scope must be read_experiments or write_experiments, not %q", scope)
 			}
-			return withApp(cmd, func(ctx context.Context, a *App) error {
+			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				s, err := a.DB.FindShopByDomain(ctx, shop)
 				if err != nil {
 					return err
@@ -164,7 +169,7 @@ func newTokensCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("token id must be a number, not %q", args[0])
 			}
-			return withApp(cmd, func(ctx context.Context, a *App) error {
+			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				if _, err := a.DB.RevokeToken(ctx, id); err != nil {
 					return err
 				}

@@ -8,12 +8,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/gin-gonic/gin"
 	"github.com/liftab/lift/api"
@@ -32,18 +30,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the merchant API (/v1, /api admin) and/or the storefront ingest (/api/track, /api/observe)",
 		Long:  "Serve HTTP. --role api serves the merchant surfaces, --role ingest the storefront tracking\nendpoints (scale it apart behind any load balancer; each node keeps its own WAL), --role all both.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			app, err := openApp(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer app.Close()
-			return app.serve(ctx, nil)
+			return withApp(cmd, "system", func(ctx context.Context, a *App) error { return a.serve(ctx, nil) })
 		},
 	}
 	config.BindFlags(cmd.Flags())

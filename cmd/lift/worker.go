@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os/signal"
-	"syscall"
 	"time"
 
 	v1 "github.com/liftab/lift/api/v1"
@@ -38,25 +36,16 @@ func newWorkerCmd() *cobra.Command {
 			"tests at their schedule. Run as many workers as you like: one scheduler leads at a time (Postgres\n" +
 			"advisory lock) and every due job has a deterministic id, so nothing runs twice.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			app, err := openApp(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer app.Close()
-			stopWorker, err := app.startWorker(ctx, interval)
-			if err != nil {
-				return err
-			}
-			app.Log.Info("worker running", "redis", cfg.Redis.Addr, "scheduler_interval", interval)
-			<-ctx.Done()
-			stopWorker()
-			return nil
+			return withApp(cmd, "worker", func(ctx context.Context, a *App) error {
+				stopWorker, err := a.startWorker(ctx, interval)
+				if err != nil {
+					return err
+				}
+				a.Log.Info("worker running", "redis", a.Config.Redis.Addr, "scheduler_interval", interval)
+				<-ctx.Done()
+				stopWorker()
+				return nil
+			})
 		},
 	}
 	config.BindFlags(cmd.Flags())
