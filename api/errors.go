@@ -141,9 +141,11 @@ func WriteError(c *gin.Context, err error) {
 		body.Param = &e.Param
 	}
 	if e.Kind == experiment.KindValidation {
+		// The top-level code repeats the first blocking finding, so a 422
+		// refused outside the validator carries itself as that finding.
 		f := e.Findings
-		if f == nil {
-			f = []experiment.Finding{}
+		if len(f) == 0 {
+			f = []experiment.Finding{{Severity: experiment.SeverityError, Code: e.Code, Message: e.Message, Param: e.Param}}
 		}
 		body.Findings = &f
 	}

@@ -50,6 +50,9 @@ func TestWriteErrorV1(t *testing.T) {
 		{"InternalHidesCause", errors.New("pq: password authentication failed"),
 			500, map[string]any{"type": "api_error", "code": "internal_error", "param": nil, "request_id": "corr-1",
 				"message": "An internal error occurred. Retry later; if it persists, contact support with the request id."}},
+		{"ValidationWithoutFindings", experiment.Errorf(experiment.KindValidation, "results_not_available", "not yet").WithParam("id"),
+			422, map[string]any{"type": "validation_error", "code": "results_not_available", "message": "not yet", "param": "id",
+				"findings": []any{map[string]any{"severity": "error", "code": "results_not_available", "message": "not yet", "param": "id"}}}},
 		{"TooLarge", experiment.Errorf(experiment.KindTooLarge, "request_too_large", "big"),
 			413, map[string]any{"type": "invalid_request_error", "code": "request_too_large", "message": "big", "param": nil}},
 	}

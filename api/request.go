@@ -88,8 +88,10 @@ const (
 )
 
 // DecodeJSON decodes the request body into v. A body that is not one JSON
-// object is 400 malformed_json; a field v does not have is 400
-// unknown_parameter naming it; an oversize body is 413.
+// object is 400 malformed_json; a field v does not have, or a value of the
+// wrong kind, is 422 invalid_request naming it in param (the contract's "body
+// the schema refuses", as the tests resource answers too; 400
+// unknown_parameter is for query parameters); an oversize body is 413.
 func DecodeJSON(c *gin.Context, v any) error {
 	b, err := ReadBody(c)
 	if err != nil {
@@ -109,7 +111,7 @@ func DecodeJSONBytes(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			field = strings.Trim(field, `"`)
-			return Invalid("unknown_parameter", field, "Unknown parameter: %s.", field)
+			return experiment.Errorf(experiment.KindValidation, "invalid_request", "Unknown field %q.", field).WithParam(field)
 		}
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {

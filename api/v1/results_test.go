@@ -241,7 +241,7 @@ func TestResultQueries(t *testing.T) {
 				wantError(t, post(t, c.path, c.body), 422, "validation_error", c.code, c.param)
 			})
 		}
-		wantError(t, post(t, results, `{"dimensions":["device"]}`), 400, "invalid_request_error", "unknown_parameter", "dimensions")
+		wantError(t, post(t, results, `{"dimensions":["device"]}`), 422, "validation_error", "invalid_request", "dimensions")
 		wantError(t, post(t, "/v1/experiments/999999/results", `{}`), 404, "not_found_error", "experiment_not_found", "")
 	})
 
