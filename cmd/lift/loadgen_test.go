@@ -42,16 +42,7 @@ func TestLoadgenAgainstIngest(t *testing.T) {
 	o := loadgen{target: "http://" + srv.Addr, shop: demoDomain, experiment: "77", visitors: 60, concurrency: 4,
 		duration: time.Minute, split: []float64{50, 50}, conversion: []float64{0.3, 0.5}, addToCart: []float64{0.6, 0.8},
 		aov: []float64{50, 60}, botShare: 0.1, seed: 7}
-	res, err := o.run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	res.print(&out)
-	t.Log("\n" + out.String())
-	if res.failures.Load() != 0 {
-		t.Fatalf("%d requests failed: %v", res.failures.Load(), res.firstErr.Load())
-	}
+	res := runLoadgen(t, &o)
 	srv.Close()
 	if err := stopIngest(ctx); err != nil { // drains the WAL into ClickHouse
 		t.Fatal(err)
@@ -90,4 +81,21 @@ func TestLoadgenRefusesNonLoopback(t *testing.T) {
 			t.Errorf("%s: err = %v, want a loopback refusal", target, err)
 		}
 	}
+}
+
+// runLoadgen plays o, logs what it sent, and fails the test if any request
+// failed.
+func runLoadgen(t *testing.T, o *loadgen) *loadgenResult {
+	t.Helper()
+	res, err := o.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent strings.Builder
+	res.print(&sent)
+	t.Log("\n" + sent.String())
+	if res.failures.Load() != 0 {
+		t.Fatalf("%d loadgen requests failed: %v", res.failures.Load(), res.firstErr.Load())
+	}
+	return res
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,16 +61,7 @@ func TestResultsMatchRawRows(t *testing.T) {
 	o := loadgen{target: "http://" + srv.Addr, shop: demoDomain, experiment: exp, visitors: 1200, concurrency: 8,
 		duration: time.Minute, split: []float64{50, 50}, conversion: []float64{0.05, 0.15}, addToCart: []float64{0.15, 0.3},
 		aov: []float64{50, 60}, botShare: 0.05, seed: 11}
-	res, err := o.run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sent strings.Builder
-	res.print(&sent)
-	t.Log("\n" + sent.String())
-	if res.failures.Load() != 0 {
-		t.Fatalf("%d loadgen requests failed: %v", res.failures.Load(), res.firstErr.Load())
-	}
+	res := runLoadgen(t, &o)
 	srv.Close()
 	if err := stopIngest(ctx); err != nil { // drains the WAL into ClickHouse
 		t.Fatal(err)
