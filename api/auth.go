@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -88,28 +87,11 @@ func Token(c *gin.Context) *experiment.Token {
 	return tok
 }
 
-// RequiredScope is the scope a request needs: GET and HEAD read, creating a
-// result query or an export read, everything else write.
-func RequiredScope(r *http.Request) experiment.Scope {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead || isDerivation(r) || isExport(r) {
-		return experiment.ScopeRead
-	}
-	return experiment.ScopeWrite
-}
-
-func isDerivation(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/results")
-}
-
-func isExport(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/exports")
-}
-
 // RequireScope answers 403 insufficient_scope when the token's scope does not
 // allow the request; details name both scopes.
-func RequireScope() gin.HandlerFunc {
+func RequireScope(p Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		need := RequiredScope(c.Request)
+		need := p.Scope(c)
 		have := Token(c).Scope
 		if !have.Allows(need) {
 			WriteError(c, experiment.Errorf(experiment.KindForbidden, "insufficient_scope",

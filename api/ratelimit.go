@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -21,18 +20,6 @@ const (
 	ClassQuery  Class = "query"
 	limitPrefix       = "lift:rl:"
 )
-
-// ClassOf is the budget a request spends: GET and HEAD read, creating a
-// result query the query budget, everything else (exports included) write.
-func ClassOf(r *http.Request) Class {
-	switch {
-	case r.Method == http.MethodGet || r.Method == http.MethodHead:
-		return ClassRead
-	case isDerivation(r):
-		return ClassQuery
-	}
-	return ClassWrite
-}
 
 // RateLimiter counts requests per token per class in fixed windows in Redis.
 type RateLimiter struct {
@@ -81,9 +68,9 @@ func (l *RateLimiter) Take(ctx context.Context, tokenID int64, class Class) (All
 // -Remaining and -Reset on every response. Over budget: 429 rate_limited with
 // Retry-After. Redis unreachable: reads are served, anything else is refused
 // with 503 rate_limit_unavailable.
-func RateLimit(l *RateLimiter) gin.HandlerFunc {
+func RateLimit(l *RateLimiter, p Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		class := ClassOf(c.Request)
+		class := p.Class(c)
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 500*time.Millisecond)
 		a, err := l.Take(ctx, Token(c).ID, class)
 		cancel()

@@ -38,8 +38,9 @@ type bundle struct {
 	in   *ingest.Ingester
 }
 
-// staticMetadata stands in for the experiments store, which does not yet
-// keep analytics measurement ids; it answers like the store would.
+// staticMetadata is a metadata source with fixed answers, so the surface's
+// found and not-found paths are tested apart from the store (cmd/lift's
+// TestAnalyticsMetadata runs them on the real store).
 type staticMetadata map[string]storefront.AnalyticsMetadata
 
 func (m staticMetadata) FindAnalyticsMetadata(_ context.Context, id string, group int) (*storefront.AnalyticsMetadata, error) {

@@ -24,7 +24,7 @@ type Results struct {
 }
 
 // Routes mounts the results endpoints on g (the /v1 group). POST spends the
-// result-query budget (api.ClassOf) and needs only the read scope.
+// result-query budget (router.go policy) and needs only the read scope.
 func (h *Results) Routes(g gin.IRouter) {
 	g.GET("/experiments/:id/results", api.Query(), api.Handle(h.snapshot))
 	g.POST("/experiments/:id/results", api.Query(), api.Handle(h.createQuery))

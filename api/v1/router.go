@@ -30,7 +30,7 @@ type API struct {
 // its query-parameter allowlist (400) and, on creates, Idempotency-Key.
 func (a *API) Mount(r gin.IRouter) {
 	g := r.Group("/v1", api.UseSurface(api.SurfaceV1), api.LimitBody(a.MaxBodyBytes),
-		api.Authenticate(a.Store), api.RateLimit(a.Limiter), api.RequireScope())
+		api.Authenticate(a.Store), api.RateLimit(a.Limiter, policy), api.RequireScope(policy))
 	idem := api.Idempotent(a.Store, a.Idempotency)
 
 	// Routes. Each resource's handlers live in their own file.
@@ -40,6 +40,14 @@ func (a *API) Mount(r gin.IRouter) {
 		a.Results.Routes(g)
 	}
 }
+
+// policy holds the contract's exceptions to "GET reads, the rest writes"
+// (parts 5 and 8): a custom result query is a read that spends the
+// result-query budget; an export is a read that spends the write budget.
+var policy = api.Policy{Reads: map[string]api.Class{
+	"/v1/experiments/:id/results": api.ClassQuery,
+	"/v1/experiments/:id/exports": api.ClassWrite,
+}}
 
 // NotFound answers an unknown /v1 path in the contract's envelope.
 func NotFound(c *gin.Context) {
