@@ -457,13 +457,6 @@ func (w *wal) giveBuffer(b []byte) {
 	w.mu.Unlock()
 }
 
-// position reports the committed end: frames before it may be read.
-func (w *wal) position() (seq uint64, size int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.committedSeq, w.committedSize
-}
-
 // release deletes the segments before seq (the flusher has them all in
 // ClickHouse) and records that everything before (seq, off) is done.
 func (w *wal) release(seq uint64, off int64) error {

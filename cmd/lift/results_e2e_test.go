@@ -286,7 +286,6 @@ func recompute(t *testing.T, wh *warehouse.Warehouse, exp, tz string, window job
 		bot             bool
 		at              time.Time
 		device, country string
-		sessions        map[string]bool
 		atc, chk, ct    bool
 		orders          int64
 		revenue, profit float64
