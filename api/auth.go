@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
 )
 
 const (
@@ -33,7 +33,7 @@ func Authenticate(tokens TokenFinder) gin.HandlerFunc {
 		}
 		c.Set(tokenKey, tok)
 		c.Set(shopKey, shop)
-		ctx := store.WithActor(c.Request.Context(), store.Actor{
+		ctx := experiment.WithActor(c.Request.Context(), experiment.Actor{
 			Name: "token", TokenID: tok.ID, RequestID: RequestID(c), Method: c.Request.Method, Path: c.Request.URL.Path,
 		})
 		c.Request = c.Request.WithContext(ctx)
@@ -50,7 +50,7 @@ func authenticate(c *gin.Context, tokens TokenFinder) (*experiment.Token, *exper
 			"Send a bearer token in the Authorization header.")
 	}
 	invalid := experiment.Errorf(experiment.KindUnauthenticated, "invalid_token", "The bearer token is not valid.")
-	if !store.WellFormedSecret(secret) {
+	if !experiment.WellFormedSecret(secret) {
 		return nil, nil, invalid
 	}
 	tok, shop, err := tokens.FindTokenBySecret(c.Request.Context(), secret)

@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
 )
 
 // IdempotencyStore keeps Idempotency-Key claims; *store.DB implements it.
 type IdempotencyStore interface {
-	ClaimIdempotencyKey(ctx context.Context, shopID int64, key string, requestHash []byte, staleAfter, retention time.Duration) (store.ClaimResult, error)
-	CompleteIdempotencyKey(ctx context.Context, c store.IdempotencyClaim, status int, body []byte) error
-	ReleaseIdempotencyKey(ctx context.Context, c store.IdempotencyClaim) error
+	ClaimIdempotencyKey(ctx context.Context, shopID int64, key string, requestHash []byte, staleAfter, retention time.Duration) (experiment.ClaimResult, error)
+	CompleteIdempotencyKey(ctx context.Context, c experiment.IdempotencyClaim, status int, body []byte) error
+	ReleaseIdempotencyKey(ctx context.Context, c experiment.IdempotencyClaim) error
 }
 
 // IdempotencyConfig sets how long claims live.
@@ -55,7 +55,7 @@ func Idempotent(st IdempotencyStore, cfg IdempotencyConfig) gin.HandlerFunc {
 			return
 		}
 		shop := Shop(c)
-		claim := store.IdempotencyClaim{ShopID: shop.ID, Key: key}
+		claim := experiment.IdempotencyClaim{ShopID: shop.ID, Key: key}
 		res, err := st.ClaimIdempotencyKey(c.Request.Context(), shop.ID, key, requestHash(c.Request, body), cfg.StaleAfter, cfg.Retention)
 		if err != nil {
 			WriteError(c, experiment.Errorf(experiment.KindUnavailable, "idempotency_unavailable",
@@ -63,21 +63,21 @@ func Idempotent(st IdempotencyStore, cfg IdempotencyConfig) gin.HandlerFunc {
 			return
 		}
 		switch res.Outcome {
-		case store.Replay:
+		case experiment.Replay:
 			c.Header("Idempotent-Replayed", "true")
 			c.Data(res.Status, "application/json; charset=utf-8", res.Body)
 			c.Abort()
 			return
-		case store.InUse:
+		case experiment.InUse:
 			WriteError(c, keyInUse("Another request with this Idempotency-Key is still running. Retry with the same key after 90 seconds, or use a new key."))
 			return
-		case store.Mismatch:
+		case experiment.Mismatch:
 			WriteError(c, keyInUse("This Idempotency-Key was already used for a different request. Use a new key."))
 			return
 		}
 		rec := &recorder{ResponseWriter: c.Writer}
 		c.Writer = rec
-		c.Request = c.Request.WithContext(store.WithIdempotencyClaim(c.Request.Context(), claim))
+		c.Request = c.Request.WithContext(experiment.WithIdempotencyClaim(c.Request.Context(), claim))
 		c.Next()
 		finish(c, st, claim, rec)
 	}
@@ -86,7 +86,7 @@ func Idempotent(st IdempotencyStore, cfg IdempotencyConfig) gin.HandlerFunc {
 // finish settles a claim the handler did not complete through store.Write:
 // a refusal (4xx) is kept so a retry gets the same answer; after a failure of
 // ours (5xx) the claim is dropped so a retry runs afresh.
-func finish(c *gin.Context, st IdempotencyStore, claim store.IdempotencyClaim, rec *recorder) {
+func finish(c *gin.Context, st IdempotencyStore, claim experiment.IdempotencyClaim, rec *recorder) {
 	ctx := context.WithoutCancel(c.Request.Context())
 	if rec.Status() >= 500 {
 		st.ReleaseIdempotencyKey(ctx, claim)

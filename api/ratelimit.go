@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/liftab/lift/experiment"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/liftab/lift/experiment"
 )
 
 // Class is a rate-limit budget: each token has one budget per class.

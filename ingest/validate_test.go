@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/warehouse"
 )

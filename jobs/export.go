@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
@@ -57,7 +58,7 @@ func ExportFile(dir, exportID string) string { return filepath.Join(dir, exportI
 // failure is retried while the job has attempts left; the last one marks
 // the export failed. An export already completed or failed is left alone.
 func (e *Exports) Run(ctx context.Context, p ExportTask) error {
-	ctx = store.WithActor(ctx, store.Actor{Name: "worker", RequestID: p.ExportID})
+	ctx = experiment.WithActor(ctx, experiment.Actor{Name: "worker", RequestID: p.ExportID})
 	x, err := e.DB.StartExport(ctx, p.ShopID, p.ExportID)
 	if isNotFoundErr(err) {
 		// The API enqueues inside the transaction that records the export;

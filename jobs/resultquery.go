@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
@@ -268,9 +269,9 @@ func (r *Results) CreateQuery(ctx context.Context, shop *experiment.Shop, testID
 	}
 	q := &store.ResultQuery{ID: newQueryID(), ShopID: shop.ID, TestID: t.ID, Spec: raw, SpecKey: string(raw),
 		Status: store.QueryPending, CreatedAt: now}
-	_, err = r.DB.Write(ctx, store.WriteMeta{ShopID: shop.ID, Action: "results.query", ResourceType: "results_query"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{ResourceID: q.ID}, tx.CreateResultQuery(ctx, q)
+	_, err = r.DB.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "results.query", ResourceType: "results_query"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{ResourceID: q.ID}, tx.CreateResultQuery(ctx, q)
 		})
 	if err != nil {
 		return nil, err
@@ -368,10 +369,10 @@ func (r *Results) RunQuery(ctx context.Context, id string, last bool) error {
 }
 
 func (r *Results) finishQuery(ctx context.Context, q *store.ResultQuery, status string, at time.Time, body json.RawMessage, reason string) error {
-	_, err := r.DB.Write(store.WithActor(ctx, store.Actor{Name: "worker"}),
-		store.WriteMeta{ShopID: q.ShopID, Action: "results.query." + status, ResourceType: "results_query"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{ResourceID: q.ID}, tx.FinishResultQuery(ctx, q.ID, status, at, body, reason)
+	_, err := r.DB.Write(experiment.WithActor(ctx, experiment.Actor{Name: "worker"}),
+		experiment.WriteMeta{ShopID: q.ShopID, Action: "results.query." + status, ResourceType: "results_query"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{ResourceID: q.ID}, tx.FinishResultQuery(ctx, q.ID, status, at, body, reason)
 		})
 	if err != nil {
 		return fmt.Errorf("jobs.RunQuery %s: %w", q.ID, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"

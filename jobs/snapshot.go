@@ -103,10 +103,10 @@ func (r *Results) Snapshot(ctx context.Context, shopID, testID int64, final bool
 	if err != nil {
 		return fmt.Errorf("jobs.Snapshot %d: %w", testID, err)
 	}
-	_, err = r.DB.Write(store.WithActor(ctx, store.Actor{Name: "worker"}),
-		store.WriteMeta{ShopID: shopID, Action: "results.snapshot", ResourceType: "experiment_results"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{ResourceID: strconv.FormatInt(testID, 10)}, tx.CreateSnapshot(ctx, snap)
+	_, err = r.DB.Write(experiment.WithActor(ctx, experiment.Actor{Name: "worker"}),
+		experiment.WriteMeta{ShopID: shopID, Action: "results.snapshot", ResourceType: "experiment_results"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{ResourceID: strconv.FormatInt(testID, 10)}, tx.CreateSnapshot(ctx, snap)
 		})
 	if err != nil {
 		return fmt.Errorf("jobs.Snapshot %d: %w", testID, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"

@@ -64,7 +64,7 @@ func HandleWebhooks(w *Worker, h *Webhooks) { Handle(w, TypeWebhook, h.Process) 
 // recorded, does nothing; a body the topic cannot read is recorded as such
 // and not retried; other failures return an error so the job is retried.
 func (h *Webhooks) Process(ctx context.Context, p WebhookTask) error {
-	ctx = store.WithActor(ctx, store.Actor{Name: "webhook", RequestID: p.DeliveryID})
+	ctx = experiment.WithActor(ctx, experiment.Actor{Name: "webhook", RequestID: p.DeliveryID})
 	d, err := h.DB.FindDelivery(ctx, p.ShopID, p.DeliveryID)
 	if isNotFoundErr(err) {
 		return nil
@@ -120,21 +120,21 @@ func (h *Webhooks) logger() *slog.Logger {
 // markProcessed records the outcome; fn, when set, runs in the same
 // transaction (the topic's Postgres effect).
 func (h *Webhooks) markProcessed(ctx context.Context, d *store.Delivery, outcome string, fn txEffect) error {
-	_, err := h.DB.Write(ctx, store.WriteMeta{ShopID: d.ShopID, Action: "webhook." + strings.ToLower(d.Topic), ResourceType: "webhook_delivery"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+	_, err := h.DB.Write(ctx, experiment.WriteMeta{ShopID: d.ShopID, Action: "webhook." + strings.ToLower(d.Topic), ResourceType: "webhook_delivery"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
 			cur, err := tx.FindDeliveryForUpdate(ctx, d.ShopID, d.ID)
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			if cur.ProcessedAt == nil && fn != nil {
 				if err := fn(ctx, tx); err != nil {
-					return store.WriteResult{}, err
+					return experiment.WriteResult{}, err
 				}
 			}
 			if err := tx.MarkDeliveryProcessed(ctx, d.ShopID, d.ID, outcome); err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
-			return store.WriteResult{ResourceID: d.ID}, nil
+			return experiment.WriteResult{ResourceID: d.ID}, nil
 		})
 	if err != nil {
 		return fmt.Errorf("jobs.Webhooks %s %s: %w", d.Topic, d.ID, err)

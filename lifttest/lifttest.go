@@ -21,10 +21,11 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 var (

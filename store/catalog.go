@@ -300,9 +300,9 @@ func nonNilStrings(xs []string) []string {
 // ImportCatalog replaces the shop's catalog mirror with f in one audited
 // write (`lift seed`, `lift dev`).
 func (db *DB) ImportCatalog(ctx context.Context, shopID int64, f *CatalogFile) error {
-	_, err := db.Write(ctx, WriteMeta{ShopID: shopID, Action: "catalog.import", ResourceType: "catalog"},
-		func(ctx context.Context, tx *Tx) (WriteResult, error) {
-			return WriteResult{ResourceID: fmt.Sprint(shopID)}, ImportCatalog(ctx, tx.tx, shopID, f)
+	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "catalog.import", ResourceType: "catalog"},
+		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{ResourceID: fmt.Sprint(shopID)}, ImportCatalog(ctx, tx.tx, shopID, f)
 		})
 	return err
 }

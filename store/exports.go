@@ -86,21 +86,21 @@ func (db *DB) FindExportByID(ctx context.Context, id string) (*Export, error) {
 // export_not_found.
 func (db *DB) StartExport(ctx context.Context, shopID int64, id string) (*Export, error) {
 	var out *Export
-	_, err := db.Write(ctx, WriteMeta{ShopID: shopID, Action: "export.start", ResourceType: "export"},
-		func(ctx context.Context, tx *Tx) (WriteResult, error) {
+	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "export.start", ResourceType: "export"},
+		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
 			if err := lockExport(ctx, tx, id); err != nil {
-				return WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			var err error
 			out, err = scanExport(tx.tx.QueryRow(ctx, `UPDATE exports SET status = 'running', started_at = COALESCE(started_at, $3)
 				WHERE shop_id = $1 AND id = $2 AND status IN ('pending', 'running') RETURNING `+exportColumns, shopID, id, tx.now))
 			if err == nil {
-				return WriteResult{ResourceID: id}, nil
+				return experiment.WriteResult{ResourceID: id}, nil
 			}
 			if out, err = scanExport(tx.tx.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE shop_id = $1 AND id = $2`, shopID, id)); err != nil {
-				return WriteResult{}, notFound(err, "export_not_found", "No export %s exists.", id)
+				return experiment.WriteResult{}, notFound(err, "export_not_found", "No export %s exists.", id)
 			}
-			return WriteResult{ResourceID: id}, nil
+			return experiment.WriteResult{ResourceID: id}, nil
 		})
 	if err != nil {
 		return nil, fmt.Errorf("store.StartExport %s: %w", id, err)
@@ -121,16 +121,16 @@ func (db *DB) FailExport(ctx context.Context, shopID int64, id, reason string) e
 }
 
 func (db *DB) finishExport(ctx context.Context, shopID int64, id, action, sql string, args ...any) error {
-	_, err := db.Write(ctx, WriteMeta{ShopID: shopID, Action: action, ResourceType: "export"},
-		func(ctx context.Context, tx *Tx) (WriteResult, error) {
+	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: action, ResourceType: "export"},
+		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
 			tag, err := tx.tx.Exec(ctx, sql, append([]any{shopID, id}, append(args, tx.now)...)...)
 			if err != nil {
-				return WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			if tag.RowsAffected() == 0 {
-				return WriteResult{}, experiment.Errorf(experiment.KindConflict, "export_not_running", "export %s is not running", id)
+				return experiment.WriteResult{}, experiment.Errorf(experiment.KindConflict, "export_not_running", "export %s is not running", id)
 			}
-			return WriteResult{ResourceID: id}, nil
+			return experiment.WriteResult{ResourceID: id}, nil
 		})
 	if err != nil {
 		return fmt.Errorf("store.%s %s: %w", action, id, err)

@@ -8,38 +8,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/liftab/lift/experiment"
 )
-
-// IdempotencyClaim names a claimed Idempotency-Key.
-type IdempotencyClaim struct {
-	ShopID int64
-	Key    string
-}
-
-// ClaimOutcome is what ClaimIdempotencyKey found.
-type ClaimOutcome int
-
-const (
-	Claimed  ClaimOutcome = iota // the key is ours: perform the request
-	Replay                       // a finished request used it: answer its response
-	InUse                        // another request holds it and may still run
-	Mismatch                     // the key was used with a different request
-)
-
-// ClaimResult is the outcome and, for Replay, the stored response.
-type ClaimResult struct {
-	Outcome ClaimOutcome
-	Status  int
-	Body    []byte
-}
 
 // ClaimIdempotencyKey claims key for a request whose method, path and body
 // hash to requestHash. The claim is committed at once so a concurrent request
 // with the same key sees it. A claim left running longer than staleAfter (its
 // request crashed; writes time out long before) may be taken again, and a
 // finished one older than retention is forgotten.
-func (db *DB) ClaimIdempotencyKey(ctx context.Context, shopID int64, key string, requestHash []byte, staleAfter, retention time.Duration) (ClaimResult, error) {
-	var res ClaimResult
+func (db *DB) ClaimIdempotencyKey(ctx context.Context, shopID int64, key string, requestHash []byte, staleAfter, retention time.Duration) (experiment.ClaimResult, error) {
+	var res experiment.ClaimResult
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		now := db.Now()
 		tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (shop_id, key, request_hash, state, claimed_at)
@@ -48,7 +27,7 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, shopID int64, key string,
 			return err
 		}
 		if tag.RowsAffected() == 1 {
-			res.Outcome = Claimed
+			res.Outcome = experiment.Claimed
 			return nil
 		}
 		var (
@@ -72,19 +51,19 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, shopID int64, key string,
 			_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET request_hash = $3, state = 'running', claimed_at = $4,
 				response_status = NULL, response_body = NULL, completed_at = NULL WHERE shop_id = $1 AND key = $2`,
 				shopID, key, requestHash, now)
-			res.Outcome = Claimed
+			res.Outcome = experiment.Claimed
 			return err
 		case !bytes.Equal(hash, requestHash):
-			res.Outcome = Mismatch
+			res.Outcome = experiment.Mismatch
 		case state == "running":
-			res.Outcome = InUse
+			res.Outcome = experiment.InUse
 		default:
-			res = ClaimResult{Outcome: Replay, Status: *status, Body: body}
+			res = experiment.ClaimResult{Outcome: experiment.Replay, Status: *status, Body: body}
 		}
 		return nil
 	})
 	if err != nil {
-		return ClaimResult{}, fmt.Errorf("store.ClaimIdempotencyKey: %w", err)
+		return experiment.ClaimResult{}, fmt.Errorf("store.ClaimIdempotencyKey: %w", err)
 	}
 	return res, nil
 }
@@ -92,7 +71,7 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, shopID int64, key string,
 // CompleteIdempotencyKey stores the response of a request that changed
 // nothing (a refusal), so a retry gets the same answer. A successful write
 // completes its claim inside Write instead.
-func (db *DB) CompleteIdempotencyKey(ctx context.Context, c IdempotencyClaim, status int, body []byte) error {
+func (db *DB) CompleteIdempotencyKey(ctx context.Context, c experiment.IdempotencyClaim, status int, body []byte) error {
 	if err := completeClaim(ctx, db.pool, c, status, body, db.Now()); err != nil {
 		return fmt.Errorf("store.CompleteIdempotencyKey: %w", err)
 	}
@@ -101,7 +80,7 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, c IdempotencyClaim, st
 
 // ReleaseIdempotencyKey drops a running claim whose request failed on our
 // side, so a retry with the same key performs the request afresh.
-func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) error {
+func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c experiment.IdempotencyClaim) error {
 	_, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE shop_id = $1 AND key = $2 AND state = 'running'`, c.ShopID, c.Key)
 	if err != nil {
 		return fmt.Errorf("store.ReleaseIdempotencyKey: %w", err)
@@ -111,7 +90,7 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) err
 
 var errClaimLost = errors.New("idempotency claim no longer running")
 
-func completeClaim(ctx context.Context, q querier, c IdempotencyClaim, status int, body []byte, now time.Time) error {
+func completeClaim(ctx context.Context, q querier, c experiment.IdempotencyClaim, status int, body []byte, now time.Time) error {
 	tag, err := q.Exec(ctx, `UPDATE idempotency_keys SET state = 'completed', response_status = $3,
 		response_body = $4, completed_at = $5 WHERE shop_id = $1 AND key = $2 AND state = 'running'`,
 		c.ShopID, c.Key, status, body, now)

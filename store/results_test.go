@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
 )
 
 func write(t *testing.T, db *store.DB, shopID int64, fn func(ctx context.Context, tx *store.Tx) error) {
 	t.Helper()
-	_, err := db.Write(context.Background(), store.WriteMeta{ShopID: shopID, Action: "results.test", ResourceType: "results"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{}, fn(ctx, tx)
+	_, err := db.Write(context.Background(), experiment.WriteMeta{ShopID: shopID, Action: "results.test", ResourceType: "results"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{}, fn(ctx, tx)
 		})
 	if err != nil {
 		t.Fatal(err)

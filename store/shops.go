@@ -34,7 +34,7 @@ func (db *DB) CreateShop(ctx context.Context, s experiment.Shop) (*experiment.Sh
 		s.Features = []string{}
 	}
 	var out *experiment.Shop
-	_, err := db.Write(ctx, WriteMeta{Action: "shop.create", ResourceType: "shop"}, func(ctx context.Context, tx *Tx) (WriteResult, error) {
+	_, err := db.Write(ctx, experiment.WriteMeta{Action: "shop.create", ResourceType: "shop"}, func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
 		row := tx.tx.QueryRow(ctx, `INSERT INTO shops (domain, name, timezone, currency, plan, features,
 			raised_product_limit, carrier_service, annual_billing, installed_at, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $10) RETURNING `+shopColumns,
@@ -43,11 +43,11 @@ func (db *DB) CreateShop(ctx context.Context, s experiment.Shop) (*experiment.Sh
 		var err error
 		if out, err = scanShop(row); err != nil {
 			if isUniqueViolation(err) {
-				return WriteResult{}, experiment.Errorf(experiment.KindConflict, "shop_exists", "a shop with domain %s exists", s.Domain)
+				return experiment.WriteResult{}, experiment.Errorf(experiment.KindConflict, "shop_exists", "a shop with domain %s exists", s.Domain)
 			}
-			return WriteResult{}, err
+			return experiment.WriteResult{}, err
 		}
-		return WriteResult{ShopID: out.ID, ResourceID: strconv.FormatInt(out.ID, 10)}, nil
+		return experiment.WriteResult{ShopID: out.ID, ResourceID: strconv.FormatInt(out.ID, 10)}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store.CreateShop %s: %w", s.Domain, err)
@@ -94,7 +94,7 @@ type ShopUpdate struct {
 // UpdateShop applies upd to the shop and returns it.
 func (db *DB) UpdateShop(ctx context.Context, id int64, upd ShopUpdate) (*experiment.Shop, error) {
 	var out *experiment.Shop
-	_, err := db.Write(ctx, WriteMeta{ShopID: id, Action: "shop.update", ResourceType: "shop"}, func(ctx context.Context, tx *Tx) (WriteResult, error) {
+	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: id, Action: "shop.update", ResourceType: "shop"}, func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
 		var uninstalledAt any = nil
 		keepUninstall := upd.Uninstalled == nil
 		if upd.Uninstalled != nil && *upd.Uninstalled {
@@ -114,9 +114,9 @@ func (db *DB) UpdateShop(ctx context.Context, id int64, upd ShopUpdate) (*experi
 			keepUninstall, uninstalledAt, tx.now, upd.AnalyticsMeasurementID)
 		var err error
 		if out, err = scanShop(row); err != nil {
-			return WriteResult{}, notFound(err, "shop_not_found", "no shop %d", id)
+			return experiment.WriteResult{}, notFound(err, "shop_not_found", "no shop %d", id)
 		}
-		return WriteResult{ResourceID: strconv.FormatInt(id, 10)}, nil
+		return experiment.WriteResult{ResourceID: strconv.FormatInt(id, 10)}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store.UpdateShop %d: %w", id, err)

@@ -59,7 +59,7 @@ func TestTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !store.WellFormedSecret(secret) {
+		if !experiment.WellFormedSecret(secret) {
 			t.Fatalf("secret %q not well formed", secret)
 		}
 		got, shop, err := db.FindTokenBySecret(ctx, secret)
@@ -86,7 +86,7 @@ func TestIdempotencyClaims(t *testing.T) {
 	db := openDB(t)
 	ctx := context.Background()
 	s := newShop(t, db, "idem.example", true)
-	claim := func(key, hash string) store.ClaimResult {
+	claim := func(key, hash string) experiment.ClaimResult {
 		t.Helper()
 		r, err := db.ClaimIdempotencyKey(ctx, s.ID, key, []byte(hash), time.Minute, time.Hour)
 		if err != nil {
@@ -94,34 +94,34 @@ func TestIdempotencyClaims(t *testing.T) {
 		}
 		return r
 	}
-	if r := claim("k1", "a"); r.Outcome != store.Claimed {
+	if r := claim("k1", "a"); r.Outcome != experiment.Claimed {
 		t.Fatalf("first claim: %v", r.Outcome)
 	}
-	if r := claim("k1", "a"); r.Outcome != store.InUse {
+	if r := claim("k1", "a"); r.Outcome != experiment.InUse {
 		t.Fatalf("second claim while running: %v", r.Outcome)
 	}
-	if r := claim("k1", "b"); r.Outcome != store.Mismatch {
+	if r := claim("k1", "b"); r.Outcome != experiment.Mismatch {
 		t.Fatalf("claim with other body: %v", r.Outcome)
 	}
-	c := store.IdempotencyClaim{ShopID: s.ID, Key: "k1"}
-	_, err := db.Write(store.WithIdempotencyClaim(ctx, c), store.WriteMeta{ShopID: s.ID, Action: "test.write", ResourceType: "thing"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{ResourceID: "1", Status: 201, Body: []byte(`{"id":"1"}`)}, nil
+	c := experiment.IdempotencyClaim{ShopID: s.ID, Key: "k1"}
+	_, err := db.Write(experiment.WithIdempotencyClaim(ctx, c), experiment.WriteMeta{ShopID: s.ID, Action: "test.write", ResourceType: "thing"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{ResourceID: "1", Status: 201, Body: []byte(`{"id":"1"}`)}, nil
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := claim("k1", "a")
-	if r.Outcome != store.Replay || r.Status != 201 || string(r.Body) != `{"id":"1"}` {
+	if r.Outcome != experiment.Replay || r.Status != 201 || string(r.Body) != `{"id":"1"}` {
 		t.Fatalf("replay: %+v", r)
 	}
-	if r := claim("k2", "a"); r.Outcome != store.Claimed {
+	if r := claim("k2", "a"); r.Outcome != experiment.Claimed {
 		t.Fatal("k2 not claimed")
 	}
-	if err := db.ReleaseIdempotencyKey(ctx, store.IdempotencyClaim{ShopID: s.ID, Key: "k2"}); err != nil {
+	if err := db.ReleaseIdempotencyKey(ctx, experiment.IdempotencyClaim{ShopID: s.ID, Key: "k2"}); err != nil {
 		t.Fatal(err)
 	}
-	if r := claim("k2", "b"); r.Outcome != store.Claimed {
+	if r := claim("k2", "b"); r.Outcome != experiment.Claimed {
 		t.Fatal("released key not claimable again")
 	}
 }
@@ -129,13 +129,13 @@ func TestIdempotencyClaims(t *testing.T) {
 func TestWriteIsAllOrNothing(t *testing.T) {
 	t.Parallel()
 	db := openDB(t)
-	ctx := store.WithActor(context.Background(), store.Actor{Name: "token", TokenID: 7, RequestID: "req-1", Method: "POST", Path: "/v1/x"})
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "token", TokenID: 7, RequestID: "req-1", Method: "POST", Path: "/v1/x"})
 	s := newShop(t, db, "audit.example", true)
 
 	t.Run("AuditRecorded", func(t *testing.T) {
-		_, err := db.Write(ctx, store.WriteMeta{ShopID: s.ID, Action: "thing.create", ResourceType: "thing"},
-			func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-				return store.WriteResult{ResourceID: "42"}, nil
+		_, err := db.Write(ctx, experiment.WriteMeta{ShopID: s.ID, Action: "thing.create", ResourceType: "thing"},
+			func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{ResourceID: "42"}, nil
 			})
 		if err != nil {
 			t.Fatal(err)
@@ -151,8 +151,10 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 	})
 	t.Run("ErrFromFnRollsBack", func(t *testing.T) {
 		boom := errors.New("boom")
-		_, err := db.Write(ctx, store.WriteMeta{ShopID: s.ID, Action: "thing.fail", ResourceType: "thing"},
-			func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) { return store.WriteResult{}, boom })
+		_, err := db.Write(ctx, experiment.WriteMeta{ShopID: s.ID, Action: "thing.fail", ResourceType: "thing"},
+			func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{}, boom
+			})
 		if !errors.Is(err, boom) {
 			t.Fatalf("err = %v", err)
 		}

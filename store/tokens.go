@@ -12,19 +12,10 @@ import (
 	"github.com/liftab/lift/experiment"
 )
 
-// tokenPrefix marks Lift secrets so they are recognisable in logs and secret
-// scanners, and malformed ones are refused without a database round trip.
-const tokenPrefix = "lift_"
-
 // HashSecret is the stored form of a token secret.
 func HashSecret(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))
 	return h[:]
-}
-
-// WellFormedSecret reports whether s could be a token secret at all.
-func WellFormedSecret(s string) bool {
-	return strings.HasPrefix(s, tokenPrefix) && len(s) == len(tokenPrefix)+43
 }
 
 // CreateToken issues a token for the shop and returns it with its secret,
@@ -35,22 +26,22 @@ func (db *DB) CreateToken(ctx context.Context, shopID int64, scope experiment.Sc
 	if _, err := rand.Read(raw); err != nil {
 		return nil, "", fmt.Errorf("store.CreateToken: %w", err)
 	}
-	secret := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	secret := experiment.TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	var tok experiment.Token
-	_, err := db.Write(ctx, WriteMeta{ShopID: shopID, Action: "token.create", ResourceType: "api_token"}, func(ctx context.Context, tx *Tx) (WriteResult, error) {
+	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "token.create", ResourceType: "api_token"}, func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
 		var enabled bool
 		if err := tx.tx.QueryRow(ctx, `SELECT api_enabled FROM shops WHERE id = $1 FOR SHARE`, shopID).Scan(&enabled); err != nil {
-			return WriteResult{}, notFound(err, "shop_not_found", "no shop %d", shopID)
+			return experiment.WriteResult{}, notFound(err, "shop_not_found", "no shop %d", shopID)
 		}
 		if !enabled {
-			return WriteResult{}, experiment.Errorf(experiment.KindForbidden, "api_access_disabled",
+			return experiment.WriteResult{}, experiment.Errorf(experiment.KindForbidden, "api_access_disabled",
 				"This shop is not enabled for the API; no token can be created until it is.")
 		}
 		err := tx.tx.QueryRow(ctx, `INSERT INTO api_tokens (shop_id, secret_hash, scope, created_at)
 			VALUES ($1, $2, $3, $4) RETURNING id, shop_id, scope, created_at, revoked_at`,
 			shopID, HashSecret(secret), string(scope), tx.now).
 			Scan(&tok.ID, &tok.ShopID, &tok.Scope, &tok.CreatedAt, &tok.RevokedAt)
-		return WriteResult{ResourceID: strconv.FormatInt(tok.ID, 10)}, err
+		return experiment.WriteResult{ResourceID: strconv.FormatInt(tok.ID, 10)}, err
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("store.CreateToken shop %d: %w", shopID, err)
@@ -79,14 +70,14 @@ func (db *DB) FindTokenBySecret(ctx context.Context, secret string) (*experiment
 // Returns KindNotFound token_not_found when absent.
 func (db *DB) RevokeToken(ctx context.Context, id int64) (*experiment.Token, error) {
 	var tok experiment.Token
-	_, err := db.Write(ctx, WriteMeta{Action: "token.revoke", ResourceType: "api_token"}, func(ctx context.Context, tx *Tx) (WriteResult, error) {
+	_, err := db.Write(ctx, experiment.WriteMeta{Action: "token.revoke", ResourceType: "api_token"}, func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
 		err := tx.tx.QueryRow(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1
 			RETURNING id, shop_id, scope, created_at, revoked_at`, id, tx.now).
 			Scan(&tok.ID, &tok.ShopID, &tok.Scope, &tok.CreatedAt, &tok.RevokedAt)
 		if err != nil {
-			return WriteResult{}, notFound(err, "token_not_found", "no token %d", id)
+			return experiment.WriteResult{}, notFound(err, "token_not_found", "no token %d", id)
 		}
-		return WriteResult{ShopID: tok.ShopID, ResourceID: strconv.FormatInt(id, 10)}, nil
+		return experiment.WriteResult{ShopID: tok.ShopID, ResourceID: strconv.FormatInt(id, 10)}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store.RevokeToken %d: %w", id, err)

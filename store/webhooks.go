@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/liftab/lift/experiment"
 )
 
@@ -26,18 +27,18 @@ type Delivery struct {
 func (db *DB) RecordDelivery(ctx context.Context, d Delivery) (*Delivery, bool, error) {
 	var out *Delivery
 	created := false
-	_, err := db.Write(ctx, WriteMeta{ShopID: d.ShopID, Action: "webhook.receive", ResourceType: "webhook_delivery"},
-		func(ctx context.Context, tx *Tx) (WriteResult, error) {
+	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: d.ShopID, Action: "webhook.receive", ResourceType: "webhook_delivery"},
+		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
 			tag, err := tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (shop_id, id, topic, body, received_at)
 				VALUES ($1, $2, $3, $4, $5) ON CONFLICT (shop_id, id) DO NOTHING`, d.ShopID, d.ID, d.Topic, d.Body, tx.now)
 			if err != nil {
-				return WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			created = tag.RowsAffected() == 1
 			if out, err = findDelivery(ctx, tx.tx, d.ShopID, d.ID, false); err != nil {
-				return WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
-			return WriteResult{ResourceID: d.ID}, nil
+			return experiment.WriteResult{ResourceID: d.ID}, nil
 		})
 	if err != nil {
 		return nil, false, fmt.Errorf("store.RecordDelivery %s: %w", d.ID, err)

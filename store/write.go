@@ -7,60 +7,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/liftab/lift/experiment"
 )
-
-// Actor is who performs a write, for the audit log. The API sets it per
-// request; commands and background jobs set their own.
-type Actor struct {
-	Name      string // "token", "cli", "scheduler", "worker", "webhook"
-	TokenID   int64  // when Name is "token"
-	RequestID string
-	Method    string
-	Path      string
-}
-
-type actorKey struct{}
-type claimKey struct{}
-
-// WithActor returns ctx carrying the actor that Write records in the audit log.
-func WithActor(ctx context.Context, a Actor) context.Context {
-	return context.WithValue(ctx, actorKey{}, a)
-}
-
-func actorFrom(ctx context.Context) Actor {
-	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
-		return a
-	}
-	return Actor{Name: "system"}
-}
-
-// WithIdempotencyClaim returns ctx carrying a claimed Idempotency-Key. A Write
-// under it completes the claim with its response in the same transaction.
-func WithIdempotencyClaim(ctx context.Context, c IdempotencyClaim) context.Context {
-	return context.WithValue(ctx, claimKey{}, c)
-}
-
-func claimFrom(ctx context.Context) (IdempotencyClaim, bool) {
-	c, ok := ctx.Value(claimKey{}).(IdempotencyClaim)
-	return c, ok
-}
-
-// WriteMeta describes a write for the audit log.
-type WriteMeta struct {
-	ShopID       int64  // 0 when fn creates the shop; then WriteResult.ShopID names it
-	Action       string // e.g. "experiment.create", "experiment.start"
-	ResourceType string // e.g. "experiment"
-}
-
-// WriteResult is what a write produced: the resource it touched and, for a
-// request under an Idempotency-Key, the response to replay on a retry.
-type WriteResult struct {
-	ShopID     int64
-	ResourceID string
-	Status     int    // HTTP status of the response
-	Body       []byte // the response body, exactly as sent
-}
 
 // Write is the one way Lift changes Postgres on behalf of someone. In a single
 // transaction it runs fn, records the audit entry, and completes the request's
@@ -72,7 +21,7 @@ type WriteResult struct {
 // internal_error when the write could not run alongside other changes (lock
 // or serialization conflict; nothing attempted); KindTimeout internal_error
 // when it took longer than the write timeout (rolled back).
-func (db *DB) Write(ctx context.Context, meta WriteMeta, fn func(ctx context.Context, tx *Tx) (WriteResult, error)) (res WriteResult, err error) {
+func (db *DB) Write(ctx context.Context, meta experiment.WriteMeta, fn func(ctx context.Context, tx *Tx) (experiment.WriteResult, error)) (res experiment.WriteResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, db.writeTimeout)
 	defer cancel()
 	defer func() { err = translateWriteError(ctx, err) }()
@@ -95,11 +44,11 @@ func (db *DB) Write(ctx context.Context, meta WriteMeta, fn func(ctx context.Con
 	if res.ShopID == 0 {
 		res.ShopID = meta.ShopID
 	}
-	if err := writeAudit(ctx, tx, meta, res, actorFrom(ctx)); err != nil {
+	if err := writeAudit(ctx, tx, meta, res, experiment.ActorFrom(ctx)); err != nil {
 		return res, experiment.Errorf(experiment.KindUnavailable, "audit_unavailable",
 			"The change could not be recorded in the audit log, so it was not performed. Retry later.")
 	}
-	if c, ok := claimFrom(ctx); ok {
+	if c, ok := experiment.ClaimFrom(ctx); ok {
 		if err := completeClaim(ctx, pgtx, c, res.Status, res.Body, tx.now); err != nil {
 			return res, fmt.Errorf("store.Write %s: complete idempotency key: %w", meta.Action, err)
 		}
@@ -128,7 +77,7 @@ func translateWriteError(ctx context.Context, err error) error {
 	return err
 }
 
-func writeAudit(ctx context.Context, tx *Tx, meta WriteMeta, res WriteResult, a Actor) error {
+func writeAudit(ctx context.Context, tx *Tx, meta experiment.WriteMeta, res experiment.WriteResult, a experiment.Actor) error {
 	var tokenID *int64
 	if a.TokenID != 0 {
 		tokenID = &a.TokenID

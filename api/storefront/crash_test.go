@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/api/storefront"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"
 )

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"

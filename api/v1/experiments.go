@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
@@ -112,16 +113,16 @@ func (h *Experiments) create(c *gin.Context) error {
 	// Theme and template tests wait for the theme check before they change.
 	checks := h.Jobs != nil && needsChecks(t)
 	t.ChecksPending = checks
-	res, err := h.DB.Write(ctx, store.WriteMeta{ShopID: shop.ID, Action: "experiment.create", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+	res, err := h.DB.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "experiment.create", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
 			if err := tx.CreateTest(ctx, t); err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			b, err := json.Marshal(testView(t, nil, nonNilFindings(warnings)))
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
-			return store.WriteResult{ResourceID: api.Itoa(t.ID), Status: http.StatusCreated, Body: b}, nil
+			return experiment.WriteResult{ResourceID: api.Itoa(t.ID), Status: http.StatusCreated, Body: b}, nil
 		})
 	if err != nil {
 		return err
@@ -195,25 +196,25 @@ func (h *Experiments) update(c *gin.Context) error {
 		return err
 	}
 	now := h.now()
-	res, err := h.DB.Write(c.Request.Context(), store.WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+	res, err := h.DB.Write(c.Request.Context(), experiment.WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
 			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			if err := experiment.CheckReadable(cur); err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			if cur.ChecksPending {
-				return store.WriteResult{}, experiment.Errorf(experiment.KindConflict, "checks_pending",
+				return experiment.WriteResult{}, experiment.Errorf(experiment.KindConflict, "checks_pending",
 					"This test is still being validated; retry in about a minute.")
 			}
 			next, patch, err := experiment.ApplyPatch(cur, body, now)
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			if err := experiment.CheckEntitlements(shop, next, experiment.StepUpdate); err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			mode := experiment.ValidateFull
 			if cur.Launched() {
@@ -221,18 +222,18 @@ func (h *Experiments) update(c *gin.Context) error {
 			}
 			warnings, err := experiment.Validate(ctx, shop, next, tx.Catalog(), mode, now)
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			if len(patch.Changed) > 0 {
 				if err := tx.SaveTest(ctx, next); err != nil {
-					return store.WriteResult{}, err
+					return experiment.WriteResult{}, err
 				}
 			}
 			b, err := json.Marshal(testView(next, nil, nonNilFindings(warnings)))
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
-			return store.WriteResult{ResourceID: api.Itoa(id), Status: http.StatusOK, Body: b}, nil
+			return experiment.WriteResult{ResourceID: api.Itoa(id), Status: http.StatusOK, Body: b}, nil
 		})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
 )
@@ -117,9 +118,9 @@ func TestUpdate(t *testing.T) {
 			Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50, Content: json.RawMessage(`{}`)},
 				{Index: 1, Name: "New hero", Split: 50, Content: json.RawMessage(`{"custom_css":"h1{color:red}","dom_changes":[{"selector":"h1","text":"Hi"}]}`)}},
 			CreatedAt: epoch, UpdatedAt: epoch}
-		if _, err := e.db.Write(context.Background(), store.WriteMeta{ShopID: s.shop.ID, Action: "test.fixture", ResourceType: "experiment"},
-			func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-				return store.WriteResult{}, tx.CreateTest(ctx, vt)
+		if _, err := e.db.Write(context.Background(), experiment.WriteMeta{ShopID: s.shop.ID, Action: "test.fixture", ResourceType: "experiment"},
+			func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{}, tx.CreateTest(ctx, vt)
 			}); err != nil {
 			t.Fatal(err)
 		}
@@ -212,9 +213,9 @@ func TestUnreadableStoredForm(t *testing.T) {
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50, Content: json.RawMessage(`{}`)},
 			{Index: 1, Name: "Tiers", Split: 50, Content: json.RawMessage(`{"prices":[],"quantity_tiers":[{"min":3,"percent_off":10}]}`)}},
 		CreatedAt: epoch, UpdatedAt: epoch}
-	if _, err := e.db.Write(context.Background(), store.WriteMeta{ShopID: s.shop.ID, Action: "test.fixture", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{}, tx.CreateTest(ctx, pt)
+	if _, err := e.db.Write(context.Background(), experiment.WriteMeta{ShopID: s.shop.ID, Action: "test.fixture", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{}, tx.CreateTest(ctx, pt)
 		}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
@@ -140,20 +141,20 @@ func (h *Exports) create(c *gin.Context) error {
 			"This test has not run yet (status %s), so it has no orders to export.", t.Status)
 	}
 	x := &store.Export{ID: api.NewID("export_"), ShopID: shop.ID, ExperimentID: t.ID}
-	res, err := h.DB.Write(ctx, store.WriteMeta{ShopID: shop.ID, Action: "export.create", ResourceType: "export"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+	res, err := h.DB.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "export.create", ResourceType: "export"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
 			if err := tx.CreateExport(ctx, x); err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			if err := h.Jobs.Enqueue(ctx, jobs.ExportJob(shop.ID, x.ID)); err != nil {
-				return store.WriteResult{}, experiment.Errorf(experiment.KindUnavailable, "internal_error",
+				return experiment.WriteResult{}, experiment.Errorf(experiment.KindUnavailable, "internal_error",
 					"The export could not be queued; nothing was created. Retry.")
 			}
 			body, err := json.Marshal(h.view(c, x))
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
-			return store.WriteResult{ResourceID: x.ID, Status: http.StatusAccepted, Body: body}, nil
+			return experiment.WriteResult{ResourceID: x.ID, Status: http.StatusAccepted, Body: body}, nil
 		})
 	if err != nil {
 		return err

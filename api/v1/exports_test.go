@@ -15,8 +15,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
+
 	"github.com/liftab/lift/api"
 	v1 "github.com/liftab/lift/api/v1"
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
@@ -271,10 +273,10 @@ func TestExportJobWaitsForItsRecord(t *testing.T) {
 	}
 	x := &store.Export{ID: api.NewID("export_"), ShopID: s.shop.ID, ExperimentID: ran}
 	done := make(chan error, 1)
-	_, err = e.db.Write(ctx, store.WriteMeta{ShopID: s.shop.ID, Action: "export.create", ResourceType: "export"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+	_, err = e.db.Write(ctx, experiment.WriteMeta{ShopID: s.shop.ID, Action: "export.create", ResourceType: "export"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
 			if err := tx.CreateExport(ctx, x); err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			go func() { done <- e.job.Run(context.Background(), jobs.ExportTask{ShopID: s.shop.ID, ExportID: x.ID}) }()
 			// Commit only once the job is blocked on the export's lock.
@@ -286,13 +288,13 @@ func TestExportJobWaitsForItsRecord(t *testing.T) {
 				err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 					WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`).Scan(&waiting)
 				if err != nil {
-					return store.WriteResult{}, err
+					return experiment.WriteResult{}, err
 				}
 				if waiting > 0 {
-					return store.WriteResult{ResourceID: x.ID}, nil
+					return experiment.WriteResult{ResourceID: x.ID}, nil
 				}
 				if time.Now().After(deadline) {
-					return store.WriteResult{}, fmt.Errorf("the job never waited for the export's lock")
+					return experiment.WriteResult{}, fmt.Errorf("the job never waited for the export's lock")
 				}
 				<-tick.C
 			}

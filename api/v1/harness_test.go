@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/liftab/lift/api"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/experiment"
@@ -24,7 +26,6 @@ import (
 	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
-	"github.com/redis/go-redis/v9"
 )
 
 // clock is the injected clock every component of a test server shares.

@@ -50,17 +50,17 @@ func (l *Lifecycle) now() time.Time {
 // saved as `failed` and answered 200 with failure_reason.
 func (l *Lifecycle) Apply(ctx context.Context, shop *experiment.Shop, id int64, action experiment.Action, previewIndex int) (*Outcome, error) {
 	var out *Outcome
-	_, err := l.DB.Write(ctx, store.WriteMeta{ShopID: shop.ID, Action: "experiment." + string(action), ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
+	_, err := l.DB.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "experiment." + string(action), ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
 			t, err := tx.FindTestForUpdate(ctx, shop.ID, id)
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
 			out, err = l.apply(ctx, tx, shop, t, action, previewIndex)
 			if err != nil {
-				return store.WriteResult{}, err
+				return experiment.WriteResult{}, err
 			}
-			return store.WriteResult{ResourceID: fmt.Sprint(id), Status: out.Status, Body: out.Body}, nil
+			return experiment.WriteResult{ResourceID: fmt.Sprint(id), Status: out.Status, Body: out.Body}, nil
 		})
 	if err != nil {
 		return nil, err
@@ -136,14 +136,14 @@ func respond(out *Outcome, v any) (*Outcome, error) {
 // entitlement or a finding) is recorded as `failed` with the reason, so the
 // scheduler does not try it again every tick.
 func (l *Lifecycle) RunScheduled(ctx context.Context, shopID, testID int64, action experiment.Action) error {
-	ctx = store.WithActor(ctx, store.Actor{Name: "scheduler"})
+	ctx = experiment.WithActor(ctx, experiment.Actor{Name: "scheduler"})
 	shop, err := l.DB.FindShopByID(ctx, shopID)
 	if err != nil {
 		return fmt.Errorf("v1.RunScheduled: %w", err)
 	}
-	_, err = l.DB.Write(ctx, store.WriteMeta{ShopID: shopID, Action: "experiment.scheduled_" + string(action), ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			res := store.WriteResult{ResourceID: fmt.Sprint(testID)}
+	_, err = l.DB.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "experiment.scheduled_" + string(action), ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			res := experiment.WriteResult{ResourceID: fmt.Sprint(testID)}
 			t, err := tx.FindTestForUpdate(ctx, shopID, testID)
 			if err != nil {
 				return res, err
@@ -181,7 +181,7 @@ func stillDue(t *experiment.Test, action experiment.Action, now time.Time) bool 
 // RunChecks implements jobs.Checker: the theme check of a new theme or
 // template test, after which the test accepts changes and actions.
 func (l *Lifecycle) RunChecks(ctx context.Context, shopID, testID int64) error {
-	ctx = store.WithActor(ctx, store.Actor{Name: "worker"})
+	ctx = experiment.WithActor(ctx, experiment.Actor{Name: "worker"})
 	shop, err := l.DB.FindShopByID(ctx, shopID)
 	if err != nil {
 		return fmt.Errorf("v1.RunChecks: %w", err)
@@ -200,9 +200,9 @@ func (l *Lifecycle) RunChecks(ctx context.Context, shopID, testID int64) error {
 }
 
 func (l *Lifecycle) clearChecks(ctx context.Context, shopID, testID int64) error {
-	_, err := l.DB.Write(ctx, store.WriteMeta{ShopID: shopID, Action: "experiment.checks_done", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{ResourceID: fmt.Sprint(testID)}, tx.SetChecksPending(ctx, shopID, testID, false)
+	_, err := l.DB.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "experiment.checks_done", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{ResourceID: fmt.Sprint(testID)}, tx.SetChecksPending(ctx, shopID, testID, false)
 		})
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/platform"

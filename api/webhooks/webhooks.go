@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
@@ -78,7 +79,7 @@ func (h *Handler) receive(c *gin.Context) error {
 		return experiment.Errorf(experiment.KindInvalidRequest, "invalid_request",
 			"A delivery needs the %s, %s and %s headers.", HeaderTopic, HeaderShop, HeaderID)
 	}
-	ctx := store.WithActor(c.Request.Context(), store.Actor{Name: "webhook", RequestID: id, Method: c.Request.Method, Path: c.Request.URL.Path})
+	ctx := experiment.WithActor(c.Request.Context(), experiment.Actor{Name: "webhook", RequestID: id, Method: c.Request.Method, Path: c.Request.URL.Path})
 	shop, err := h.DB.FindShopByDomain(ctx, domain)
 	if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
 		h.logger().Warn("webhook for an unknown shop", "shop", domain, "topic", topic, "delivery", id)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/liftab/lift/api"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/api/webhooks"
@@ -134,9 +135,9 @@ func (b *bundle) newTest(t *testing.T, shop *experiment.Shop, body string, statu
 	if status != experiment.StatusDraft && status != experiment.StatusPreview {
 		tt.StartedAt = &now
 	}
-	_, err = b.db.Write(context.Background(), store.WriteMeta{ShopID: shop.ID, Action: "experiment.create", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (store.WriteResult, error) {
-			return store.WriteResult{}, tx.CreateTest(ctx, tt)
+	_, err = b.db.Write(context.Background(), experiment.WriteMeta{ShopID: shop.ID, Action: "experiment.create", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{}, tx.CreateTest(ctx, tt)
 		})
 	if err != nil {
 		t.Fatal(err)

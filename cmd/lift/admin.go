@@ -8,10 +8,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
-	"github.com/spf13/cobra"
 )
 
 func init() {
@@ -28,7 +29,7 @@ func withApp(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *A
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	ctx = store.WithActor(ctx, store.Actor{Name: actor})
+	ctx = experiment.WithActor(ctx, experiment.Actor{Name: actor})
 	a, err := openApp(ctx, cfg)
 	if err != nil {
 		return err

@@ -11,14 +11,15 @@ import (
 	"os"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
-	"github.com/redis/go-redis/v9"
-	"github.com/spf13/cobra"
 )
 
 // configFile is the --config flag every command shares.

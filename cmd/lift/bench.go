@@ -21,10 +21,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
-	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newBenchCmd()) }
@@ -94,7 +95,7 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 		return err
 	}
 	if _, err := db.FindShopByDomain(ctx, benchShopDomain); err != nil {
-		if _, err := db.CreateShop(store.WithActor(ctx, store.Actor{Name: "bench"}), experiment.Shop{
+		if _, err := db.CreateShop(experiment.WithActor(ctx, experiment.Actor{Name: "bench"}), experiment.Shop{
 			Domain: benchShopDomain, Name: "Bench", Timezone: "UTC", Currency: "USD"}); err != nil {
 			return err
 		}

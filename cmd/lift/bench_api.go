@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/store"
-	"github.com/spf13/cobra"
 )
 
 var _ = registerBench(newAPIBenchCmd)
@@ -46,7 +47,7 @@ every request without refusing any.`,
 }
 
 func (o *apiBench) run(cmd *cobra.Command) error {
-	ctx := store.WithActor(cmd.Context(), store.Actor{Name: "cli"})
+	ctx := experiment.WithActor(cmd.Context(), experiment.Actor{Name: "cli"})
 	cfg, err := localConfig(cmd, false)
 	if err != nil {
 		return err

@@ -12,12 +12,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/warehouse"
-	"github.com/spf13/cobra"
 )
 
 var _ = registerBench(newResultsBenchCmd)

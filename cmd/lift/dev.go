@@ -11,12 +11,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/store"
-	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newDevCmd()) }
@@ -59,7 +60,7 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	if err := devstack.EnsureGeoIP(ctx, app.geoIPPath(), cmd.ErrOrStderr()); err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
 	}
-	seedCtx := store.WithActor(ctx, store.Actor{Name: "cli"})
+	seedCtx := experiment.WithActor(ctx, experiment.Actor{Name: "cli"})
 	tokens, err := app.seedDemoShop(seedCtx)
 	if err != nil {
 		return err

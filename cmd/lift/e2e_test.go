@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
@@ -479,7 +480,7 @@ func TestTokensCommand(t *testing.T) {
 	}
 	stdout, stderr := run("create", "--shop", shop.Domain, "--scope", "read_experiments")
 	secret := strings.TrimSpace(stdout)
-	if strings.Count(stdout, "\n") != 1 || !store.WellFormedSecret(secret) {
+	if strings.Count(stdout, "\n") != 1 || !experiment.WellFormedSecret(secret) {
 		t.Fatalf("stdout must be the secret alone, got %q", stdout)
 	}
 	if r := s.do("GET", "/v1/experiments", secret, ""); r.status != 200 {
@@ -502,7 +503,7 @@ func TestIdempotencyKeyHeldByRunningRequest(t *testing.T) {
 	body := themeTestBody("slow")
 	h := sha256.Sum256([]byte("POST /v1/experiments\n" + body))
 	res, err := s.app.DB.ClaimIdempotencyKey(context.Background(), shop.ID, "held", h[:], time.Minute, time.Hour)
-	if err != nil || res.Outcome != store.Claimed {
+	if err != nil || res.Outcome != experiment.Claimed {
 		t.Fatalf("claim: %v %v", res.Outcome, err)
 	}
 	r := s.do("POST", "/v1/experiments", write, body, "Idempotency-Key", "held")

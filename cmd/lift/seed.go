@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/store"
-	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newSeedCmd()) }
@@ -43,7 +44,7 @@ func newSeedCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := store.WithActor(cmd.Context(), store.Actor{Name: "cli"})
+			ctx := experiment.WithActor(cmd.Context(), experiment.Actor{Name: "cli"})
 			app, err := openApp(ctx, cfg)
 			if err != nil {
 				return err

@@ -14,12 +14,13 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/spf13/cobra"
+
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/api/storefront"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/ingest"
-	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newServeCmd()) }

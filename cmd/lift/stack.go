@@ -5,8 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/liftab/lift/devstack"
 	"github.com/spf13/cobra"
+
+	"github.com/liftab/lift/devstack"
 )
 
 func init() { rootCmd.AddCommand(newStackCmd()) }

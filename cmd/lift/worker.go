@@ -4,10 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/jobs"
-	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newWorkerCmd()) }
