@@ -123,3 +123,11 @@ func Fail(t *Test, reason string, now time.Time) {
 	t.StartedAt = nil
 	t.UpdatedAt = now
 }
+
+// DueAction is a lifecycle action a schedule asks for.
+type DueAction struct {
+	ShopID int64
+	TestID int64
+	Action Action
+	At     time.Time // the schedule time that made it due
+}

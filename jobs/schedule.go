@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
 )
 
 // TypeScheduledAction starts or ends a test whose schedule says so.
@@ -35,9 +34,9 @@ type Actor interface {
 // ScheduleSource finds tests whose start_at or end_at has passed. The job id
 // names the test, the action and the schedule time, so each scheduled moment
 // is enqueued once however many ticks see it.
-func ScheduleSource(limit int) Source {
-	return func(ctx context.Context, q store.Querier, now time.Time) ([]Job, error) {
-		due, err := store.FindDueActions(ctx, q, now, limit)
+func ScheduleSource(find func(ctx context.Context, now time.Time, limit int) ([]experiment.DueAction, error), limit int) Source {
+	return func(ctx context.Context, now time.Time) ([]Job, error) {
+		due, err := find(ctx, now, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -6,18 +6,19 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/liftab/lift/store"
 )
 
-// schedulerLock is the advisory lock key of the scheduler leader.
-const schedulerLock = 0x6c696674_0007 // "lift" + 7
+// Source lists the jobs due at now. Sources must be cheap: they run every
+// Interval.
+type Source func(ctx context.Context, now time.Time) ([]Job, error)
 
-// Source lists the jobs due at now, reading through q (the tick's
-// transaction). Sources must be cheap: they run every Interval.
-type Source func(ctx context.Context, q store.Querier, now time.Time) ([]Job, error)
+// Leader runs fn only while this process is the one scheduler leader, and
+// reports whether it was. The store implements it with a Postgres advisory
+// lock held for fn's duration, so a crashed leader frees it at once and the
+// next tick elsewhere takes over.
+type Leader interface {
+	Lead(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
+}
 
 // SchedulerConfig configures the scheduler loop; zero values take defaults.
 type SchedulerConfig struct {
@@ -31,14 +32,14 @@ type SchedulerConfig struct {
 // the job's deterministic id. The schedule lives in Postgres, so a restart
 // loses nothing and a second scheduler adds nothing.
 type Scheduler struct {
-	pool    *pgxpool.Pool
+	leader  Leader
 	client  *Client
 	sources []Source
 	cfg     SchedulerConfig
 }
 
 // NewScheduler builds a scheduler over the given sources.
-func NewScheduler(pool *pgxpool.Pool, client *Client, cfg SchedulerConfig, sources ...Source) *Scheduler {
+func NewScheduler(leader Leader, client *Client, cfg SchedulerConfig, sources ...Source) *Scheduler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 15 * time.Second
 	}
@@ -48,7 +49,7 @@ func NewScheduler(pool *pgxpool.Pool, client *Client, cfg SchedulerConfig, sourc
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Scheduler{pool: pool, client: client, sources: sources, cfg: cfg}
+	return &Scheduler{leader: leader, client: client, sources: sources, cfg: cfg}
 }
 
 // TickResult says what one tick did.
@@ -61,37 +62,31 @@ type TickResult struct {
 // Tick runs one pass. Tests call it directly with an injected clock.
 func (s *Scheduler) Tick(ctx context.Context) (TickResult, error) {
 	var res TickResult
-	tx, err := s.pool.Begin(ctx)
+	leader, err := s.leader.Lead(ctx, func(ctx context.Context) error {
+		now := s.cfg.Now()
+		for _, src := range s.sources {
+			jobs, err := src(ctx, now)
+			if err != nil {
+				return err
+			}
+			for _, j := range jobs {
+				switch err := s.client.Enqueue(ctx, j); {
+				case errors.Is(err, ErrDuplicate):
+					res.Duplicates++
+				case err != nil:
+					return err
+				default:
+					res.Enqueued++
+				}
+			}
+		}
+		return nil
+	})
+	res.Leader = leader
 	if err != nil {
 		return res, fmt.Errorf("jobs.Scheduler.Tick: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	// The lock lasts as long as the tick's transaction, so a crashed leader
-	// frees it at once and the next tick elsewhere takes over.
-	if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(schedulerLock)).Scan(&res.Leader); err != nil {
-		return res, fmt.Errorf("jobs.Scheduler.Tick: lock: %w", err)
-	}
-	if !res.Leader {
-		return res, nil
-	}
-	now := s.cfg.Now()
-	for _, src := range s.sources {
-		jobs, err := src(ctx, tx, now)
-		if err != nil {
-			return res, fmt.Errorf("jobs.Scheduler.Tick: %w", err)
-		}
-		for _, j := range jobs {
-			switch err := s.client.Enqueue(ctx, j); {
-			case errors.Is(err, ErrDuplicate):
-				res.Duplicates++
-			case err != nil:
-				return res, fmt.Errorf("jobs.Scheduler.Tick: %w", err)
-			default:
-				res.Enqueued++
-			}
-		}
-	}
-	return res, tx.Commit(ctx)
+	return res, nil
 }
 
 // Run ticks every Interval until ctx ends. A failed tick is logged and the

@@ -33,11 +33,17 @@ func (r *recorder) RunScheduled(_ context.Context, _, testID int64, a experiment
 func TestSchedulerEnqueuesDueOnceAndOnlyAsLeader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, lifttest.PostgresURL(t))
+	url := lifttest.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	sdb, err := store.Open(ctx, store.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
 	addr, db := lifttest.Redis(t)
 	var shopID int64
 	if err := pool.QueryRow(ctx, `INSERT INTO shops (domain) VALUES ('j.myshopify.com') RETURNING id`).Scan(&shopID); err != nil {
@@ -55,7 +61,7 @@ func TestSchedulerEnqueuesDueOnceAndOnlyAsLeader(t *testing.T) {
 	now := base
 	client := jobs.NewClient(jobs.Redis{Addr: addr, DB: db})
 	defer client.Close()
-	s := jobs.NewScheduler(pool, client, jobs.SchedulerConfig{Now: func() time.Time { return now }}, jobs.ScheduleSource(100))
+	s := jobs.NewScheduler(sdb, client, jobs.SchedulerConfig{Now: func() time.Time { return now }}, jobs.ScheduleSource(sdb.FindDueActions, 100))
 
 	for _, step := range []struct {
 		name string

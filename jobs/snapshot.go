@@ -46,9 +46,9 @@ func (r *Results) now() time.Time {
 // SnapshotSource finds tests due a snapshot. A running test's job id names
 // its 6-hour slot, so each slot enqueues it once however many ticks or
 // schedulers see it; an ended test's last one is "final".
-func SnapshotSource(limit int) Source {
-	return func(ctx context.Context, q store.Querier, now time.Time) ([]Job, error) {
-		due, err := store.FindSnapshotsDue(ctx, q, now, SnapshotEvery, limit)
+func SnapshotSource(find func(ctx context.Context, now time.Time, every time.Duration, limit int) ([]store.SnapshotDue, error), limit int) Source {
+	return func(ctx context.Context, now time.Time) ([]Job, error) {
+		due, err := find(ctx, now, SnapshotEvery, limit)
 		if err != nil {
 			return nil, err
 		}

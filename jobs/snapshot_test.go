@@ -159,7 +159,7 @@ func TestSnapshotSchedule(t *testing.T) {
 	never := b.createTest(t, experiment.StatusActive, start)
 	b.setStatus(t, never, experiment.StatusEnded, start)
 	plant(t, b.wh, b.shop.ID, tt.ID, start, 300, []float64{0.05, 0.05}, 40)
-	s := jobs.NewScheduler(b.db.Pool(), b.client, jobs.SchedulerConfig{Now: b.clock.Now}, jobs.SnapshotSource(100))
+	s := jobs.NewScheduler(b.db, b.client, jobs.SchedulerConfig{Now: b.clock.Now}, jobs.SnapshotSource(b.db.FindSnapshotsDue, 100))
 	slot := func(at time.Time) string { return fmt.Sprintf("snapshot:%d:%d", tt.ID, at.Unix()/21600) }
 
 	tick := func(name string, want jobs.TickResult) {

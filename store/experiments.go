@@ -213,18 +213,10 @@ func FindTests(ctx context.Context, q Querier, shopID int64, f experiment.Filter
 	return out, more, nil
 }
 
-// DueAction is a lifecycle action a schedule asks for.
-type DueAction struct {
-	ShopID int64
-	TestID int64
-	Action experiment.Action
-	At     time.Time // the schedule time that made it due
-}
-
 // FindDueActions lists tests whose schedule has come: drafts and previews
 // past start_at are due a start, active and paused tests past end_at an end.
-func FindDueActions(ctx context.Context, q Querier, now time.Time, limit int) ([]DueAction, error) {
-	rows, err := q.Query(ctx, `
+func (db *DB) FindDueActions(ctx context.Context, now time.Time, limit int) ([]experiment.DueAction, error) {
+	rows, err := db.pool.Query(ctx, `
 		(SELECT shop_id, id, 'start', schedule_start_at FROM experiments
 		  WHERE status IN ('draft','preview') AND schedule_start_at <= $1 AND NOT checks_pending
 		  ORDER BY schedule_start_at LIMIT $2)
@@ -236,9 +228,9 @@ func FindDueActions(ctx context.Context, q Querier, now time.Time, limit int) ([
 		return nil, fmt.Errorf("store.FindDueActions: %w", err)
 	}
 	defer rows.Close()
-	var out []DueAction
+	var out []experiment.DueAction
 	for rows.Next() {
-		var d DueAction
+		var d experiment.DueAction
 		var a string
 		if err := rows.Scan(&d.ShopID, &d.TestID, &a, &d.At); err != nil {
 			return nil, fmt.Errorf("store.FindDueActions: %w", err)

@@ -152,11 +152,16 @@ func TestTestsRoundTripListAndDue(t *testing.T) {
 		t.Fatalf("scheduled = %v, %v", sched, err)
 	}
 
-	due, err := store.FindDueActions(ctx, pool, base.Add(2*time.Hour), 10)
+	db, err := store.Open(ctx, store.Config{URL: pool.Config().ConnString()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]store.DueAction{{ShopID: shopID, TestID: ids[4], Action: experiment.ActionStart, At: start}}, due,
+	defer db.Close()
+	due, err := db.FindDueActions(ctx, base.Add(2*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]experiment.DueAction{{ShopID: shopID, TestID: ids[4], Action: experiment.ActionStart, At: start}}, due,
 		cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Fatalf("due mismatch (-want +got):\n%s", diff)
 	}

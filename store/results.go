@@ -66,8 +66,8 @@ type SnapshotDue struct {
 // end and is not final yet. A test that ended before any snapshot was
 // computed is not listed: it keeps answering 202 (contract §4.4). Paused
 // tests are never listed, so they keep the numbers they had.
-func FindSnapshotsDue(ctx context.Context, q Querier, now time.Time, every time.Duration, limit int) ([]SnapshotDue, error) {
-	rows, err := q.Query(ctx, `
+func (db *DB) FindSnapshotsDue(ctx context.Context, now time.Time, every time.Duration, limit int) ([]SnapshotDue, error) {
+	rows, err := db.pool.Query(ctx, `
 		SELECT e.shop_id, e.id, e.status <> 'active'
 		FROM experiments e
 		LEFT JOIN LATERAL (

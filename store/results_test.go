@@ -60,7 +60,7 @@ func TestSnapshotsLatestAndDue(t *testing.T) {
 		s.ShopID, s.Body, s.Summary = shop.ID, json.RawMessage(`{"n":1}`), json.RawMessage(`{}`)
 		write(t, db, shop.ID, func(ctx context.Context, tx *store.Tx) error { return tx.CreateSnapshot(ctx, &s) })
 	}
-	due, err := store.FindSnapshotsDue(ctx, db.Pool(), now, 6*time.Hour, 100)
+	due, err := db.FindSnapshotsDue(ctx, now, 6*time.Hour, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

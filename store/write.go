@@ -122,3 +122,28 @@ func (db *DB) FindAuditEntries(ctx context.Context, shopID int64, limit int) ([]
 	}
 	return out, nil
 }
+
+// schedulerLock is the advisory lock key of the scheduler leader.
+const schedulerLock = 0x6c696674_0007 // "lift" + 7
+
+// Lead implements jobs.Leader: fn runs inside a transaction holding the
+// scheduler's advisory lock, so one process at a time leads and a crashed
+// leader frees the lock with its connection.
+func (db *DB) Lead(ctx context.Context, fn func(ctx context.Context) error) (bool, error) {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store.Lead: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var leader bool
+	if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(schedulerLock)).Scan(&leader); err != nil {
+		return false, fmt.Errorf("store.Lead: lock: %w", err)
+	}
+	if !leader {
+		return false, nil
+	}
+	if err := fn(ctx); err != nil {
+		return true, err
+	}
+	return true, tx.Commit(ctx)
+}

@@ -260,7 +260,7 @@ func TestScheduledTestStartsAndEndsOnItsOwn(t *testing.T) {
 		t.Fatalf("scheduled list = %s", l.Raw)
 	}
 
-	sched := jobs.NewScheduler(e.db.Pool(), e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.ScheduleSource(100))
+	sched := jobs.NewScheduler(e.db, e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.ScheduleSource(e.db.FindDueActions, 100))
 	w := jobs.NewWorker(e.redis, jobs.WorkerConfig{Concurrency: 2})
 	jobs.HandleScheduled(w, e.lifecycle)
 	if err := w.Start(); err != nil {

@@ -385,7 +385,7 @@ func TestResultsFirstSnapshotThroughTheWorker(t *testing.T) {
 	if r := s.do(t, "GET", path, ""); r.Status != http.StatusAccepted {
 		t.Fatalf("before the first snapshot: %d %s", r.Status, r.Raw)
 	}
-	sched := jobs.NewScheduler(e.db.Pool(), e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.SnapshotSource(10))
+	sched := jobs.NewScheduler(e.db, e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.SnapshotSource(e.db.FindSnapshotsDue, 10))
 	if got, err := sched.Tick(context.Background()); err != nil || got.Enqueued != 1 {
 		t.Fatalf("tick = %+v, %v", got, err)
 	}

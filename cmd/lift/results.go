@@ -16,7 +16,7 @@ func (a *App) results() *jobs.Results {
 
 func resultsJobs(a *App, w *jobs.Worker) []jobs.Source {
 	jobs.HandleResults(w, a.results())
-	return []jobs.Source{jobs.SnapshotSource(500)}
+	return []jobs.Source{jobs.SnapshotSource(a.DB.FindSnapshotsDue, 500)}
 }
 
 // resultsAPI is the results surface of the public API.

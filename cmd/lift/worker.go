@@ -25,7 +25,7 @@ func lifecycleJobs(a *App, w *jobs.Worker) []jobs.Source {
 	lc := &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret}
 	jobs.HandleScheduled(w, lc)
 	jobs.HandleChecks(w, lc)
-	return []jobs.Source{jobs.ScheduleSource(500)}
+	return []jobs.Source{jobs.ScheduleSource(a.DB.FindDueActions, 500)}
 }
 
 func newWorkerCmd() *cobra.Command {
@@ -66,7 +66,7 @@ func (a *App) startWorker(ctx context.Context, interval time.Duration) (stop fun
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
-	s := jobs.NewScheduler(a.DB.Pool(), a.Jobs, jobs.SchedulerConfig{Interval: interval, Now: a.Now, Logger: a.Log}, sources...)
+	s := jobs.NewScheduler(a.DB, a.Jobs, jobs.SchedulerConfig{Interval: interval, Now: a.Now, Logger: a.Log}, sources...)
 	loopCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
