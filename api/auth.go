@@ -54,7 +54,7 @@ func authenticate(c *gin.Context, tokens TokenFinder) (*experiment.Token, *exper
 		return nil, nil, invalid
 	}
 	tok, shop, err := tokens.FindTokenBySecret(c.Request.Context(), secret)
-	if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
+	if experiment.IsNotFound(err) {
 		return nil, nil, invalid
 	}
 	if err != nil {

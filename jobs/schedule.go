@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,9 +20,9 @@ type ScheduledAction struct {
 	At     time.Time         `json:"at"`
 }
 
-// Actor applies a lifecycle action on the scheduler's behalf. The public
-// API's lifecycle implements it, so a scheduled start runs the same checks
-// and platform side effects as POST /v1/experiments/{id}/start.
+// Actor applies a lifecycle action on the scheduler's behalf.
+// *experiment.Service implements it, so a scheduled start runs the same
+// checks and platform side effects as POST /v1/experiments/{id}/start.
 type Actor interface {
 	// RunScheduled applies action to the test if its schedule still asks for
 	// it (the merchant may have moved or removed the schedule since the job
@@ -57,6 +58,8 @@ func ScheduleSource(find func(ctx context.Context, now time.Time, limit int) ([]
 // HandleScheduled registers the handler of scheduled actions on w.
 func HandleScheduled(w *Worker, actor Actor) {
 	Handle(w, TypeScheduledAction, func(ctx context.Context, p ScheduledAction) error {
+		// One actor per task: the audit log says the scheduler did it.
+		ctx = experiment.WithActor(ctx, experiment.Actor{Name: "scheduler"})
 		return actor.RunScheduled(ctx, p.ShopID, p.TestID, p.Action)
 	})
 }
@@ -72,7 +75,7 @@ type LaunchChecks struct {
 	TestID int64 `json:"experiment_id"`
 }
 
-// Checker runs launch checks; the public API's lifecycle implements it.
+// Checker runs launch checks; *experiment.Service implements it.
 type Checker interface {
 	// RunChecks checks the test with the platform and clears its
 	// checks_pending flag; an error retries the job.
@@ -88,6 +91,20 @@ func ChecksJob(shopID, testID int64) Job {
 // HandleChecks registers the handler of launch checks on w.
 func HandleChecks(w *Worker, c Checker) {
 	Handle(w, TypeLaunchChecks, func(ctx context.Context, p LaunchChecks) error {
+		ctx = experiment.WithActor(ctx, experiment.Actor{Name: "worker"})
 		return c.RunChecks(ctx, p.ShopID, p.TestID)
 	})
+}
+
+// ChecksQueue is the experiment.JobQueue over asynq: launch checks go to the
+// critical queue under the test's job id, so a second enqueue is a no-op.
+type ChecksQueue struct{ Client *Client }
+
+// EnqueueChecks implements experiment.JobQueue.
+func (q ChecksQueue) EnqueueChecks(ctx context.Context, shopID, testID int64) error {
+	err := q.Client.Enqueue(ctx, ChecksJob(shopID, testID))
+	if errors.Is(err, ErrDuplicate) {
+		return nil
+	}
+	return err
 }

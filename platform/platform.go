@@ -19,30 +19,14 @@ import (
 	"github.com/liftab/lift/experiment"
 )
 
-// Admin is what a launch needs from the platform.
-type Admin interface {
-	// PrepareLaunch makes the storefront able to show every group of t:
-	// price tests get duplicate variants and a cart transform, theme and
-	// template tests the Lift app block in each theme they show, offer tests
-	// a discount function, shipping tests a carrier service. It returns an
-	// *Error naming the failed step when the platform refuses or is
-	// unreachable; the caller then marks the launch failed.
-	PrepareLaunch(ctx context.Context, shop *experiment.Shop, t *experiment.Test) error
-}
+// Admin is what a launch needs from the platform: the domain's Platform
+// port, which Client implements.
+type Admin = experiment.Platform
 
-// Error is a refused or failed platform call.
-type Error struct {
-	Op      string // e.g. "register cart transform"
-	Status  int    // HTTP status, 0 when the platform could not be reached
-	Message string
-}
-
-func (e *Error) Error() string {
-	if e.Status == 0 {
-		return fmt.Sprintf("platform: %s: %s", e.Op, e.Message)
-	}
-	return fmt.Sprintf("platform: %s: %d %s", e.Op, e.Status, e.Message)
-}
+// Error is a refused or failed platform call. It is the domain's
+// PlatformError, so a launch can tell a platform refusal (the test fails,
+// recorded) from a fault of ours without importing this package.
+type Error = experiment.PlatformError
 
 // Client calls the platform's admin API at BaseURL.
 type Client struct {

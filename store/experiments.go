@@ -425,3 +425,37 @@ func (tx *Tx) Catalog() experiment.Catalog { return Catalog{Q: tx.tx} }
 func (tx *Tx) ImportCatalog(ctx context.Context, shopID int64, f *CatalogFile) error {
 	return ImportCatalog(ctx, tx.tx, shopID, f)
 }
+
+// Experiments is experiment.Repository over Postgres: the reads on the pool,
+// the unit of work on DB.Write, whose *Tx is the experiment.Tx.
+type Experiments struct{ DB *DB }
+
+var (
+	_ experiment.Repository = Experiments{}
+	_ experiment.Tx         = (*Tx)(nil)
+)
+
+// Write implements experiment.Repository with DB.Write: one transaction for
+// the change, its audit record and the Idempotency-Key's response.
+func (r Experiments) Write(ctx context.Context, meta experiment.WriteMeta,
+	fn func(ctx context.Context, tx experiment.Tx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
+	return r.DB.Write(ctx, meta, func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) { return fn(ctx, tx) })
+}
+
+// FindShopByID implements experiment.Repository.
+func (r Experiments) FindShopByID(ctx context.Context, shopID int64) (*experiment.Shop, error) {
+	return r.DB.FindShopByID(ctx, shopID)
+}
+
+// FindTestByID implements experiment.Repository.
+func (r Experiments) FindTestByID(ctx context.Context, shopID, id int64) (*experiment.Test, error) {
+	return r.DB.FindTestByID(ctx, shopID, id)
+}
+
+// FindTests implements experiment.Repository.
+func (r Experiments) FindTests(ctx context.Context, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
+	return r.DB.FindTests(ctx, shopID, f)
+}
+
+// Catalog implements experiment.Repository.
+func (r Experiments) Catalog() experiment.Catalog { return r.DB.Catalog() }

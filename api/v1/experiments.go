@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -18,8 +15,6 @@ import (
 
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/jobs"
-	"github.com/liftab/lift/store"
 )
 
 // ResultsSummaryFunc returns a test's results summary for
@@ -27,12 +22,11 @@ import (
 // surface provides it; until then every summary is null.
 type ResultsSummaryFunc func(ctx context.Context, shopID, testID int64) (json.RawMessage, error)
 
-// Experiments serves the tests resource of the public API.
+// Experiments serves the tests resource of the public API: each handler
+// parses, calls one method of the tests' service and renders.
 type Experiments struct {
-	DB        *store.DB
-	Lifecycle *Lifecycle
-	Jobs      *jobs.Client // enqueues launch checks; nil skips them
-	Summary   ResultsSummaryFunc
+	Service *experiment.Service
+	Summary ResultsSummaryFunc
 }
 
 // Routes mounts the tests resource on g (the /v1 group, after the auth,
@@ -75,8 +69,6 @@ func testView(t *experiment.Test, summary json.RawMessage, warnings []experiment
 	return v
 }
 
-func (h *Experiments) now() time.Time { return h.Lifecycle.now() }
-
 var idPattern = regexp.MustCompile(`^[0-9]{1,18}$`)
 
 // testID parses the {id} path parameter. An id that cannot name a test reads
@@ -91,47 +83,33 @@ func testID(c *gin.Context) (int64, error) {
 }
 
 func (h *Experiments) create(c *gin.Context) error {
-	shop := api.Shop(c)
 	body, err := api.ReadBody(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request.Context()
-	now := h.now()
-	t, err := experiment.ParseCreate(body, shop.ID, now)
+	out, err := h.Service.Create(c.Request.Context(), api.Shop(c), body, reply(http.StatusCreated))
 	if err != nil {
 		return err
 	}
-	if err := experiment.CheckEntitlements(shop, t, experiment.StepCreate); err != nil {
-		return err
-	}
-	warnings, err := experiment.Validate(ctx, shop, t, h.DB.Catalog(), experiment.ValidateFull, now)
-	if err != nil {
-		return err
-	}
-	sort.SliceStable(t.Groups, func(i, j int) bool { return t.Groups[i].Index < t.Groups[j].Index })
-	// Theme and template tests wait for the theme check before they change.
-	checks := h.Jobs != nil && needsChecks(t)
-	t.ChecksPending = checks
-	res, err := h.DB.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "experiment.create", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
-			if err := tx.CreateTest(ctx, t); err != nil {
-				return experiment.WriteResult{}, err
-			}
-			b, err := json.Marshal(testView(t, nil, nonNilFindings(warnings)))
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			return experiment.WriteResult{ResourceID: api.Itoa(t.ID), Status: http.StatusCreated, Body: b}, nil
-		})
-	if err != nil {
-		return err
-	}
-	if checks {
-		h.enqueueChecks(ctx, shop.ID, t.ID)
-	}
-	writeRaw(c, res.Status, res.Body)
+	writeRaw(c, out.Status, out.Body)
 	return nil
+}
+
+// reply renders a write's outcome: a preview link, or the test with the
+// warnings of a create or update. It runs inside the write, so a request
+// under an Idempotency-Key replays exactly these bytes.
+func reply(status int) experiment.Reply {
+	return func(o *experiment.Outcome) (int, []byte, error) {
+		var v any = testView(o.Test, nil, o.Warnings)
+		if o.Preview != nil {
+			v = o.Preview
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return 0, nil, fmt.Errorf("v1: encode response: %w", err)
+		}
+		return status, b, nil
+	}
 }
 
 func (h *Experiments) get(c *gin.Context) error {
@@ -144,11 +122,8 @@ func (h *Experiments) get(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.DB.FindTestByID(c.Request.Context(), shop.ID, id)
+	t, err := h.Service.Get(c.Request.Context(), shop, id)
 	if err != nil {
-		return err
-	}
-	if err := experiment.CheckReadable(t); err != nil {
 		return err
 	}
 	summary, err := h.summary(c.Request.Context(), shop.ID, t, include)
@@ -186,7 +161,6 @@ func parseInclude(v string, present bool) (bool, error) {
 }
 
 func (h *Experiments) update(c *gin.Context) error {
-	shop := api.Shop(c)
 	id, err := testID(c)
 	if err != nil {
 		return err
@@ -195,61 +169,21 @@ func (h *Experiments) update(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	now := h.now()
-	res, err := h.DB.Write(c.Request.Context(), experiment.WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
-			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			if err := experiment.CheckReadable(cur); err != nil {
-				return experiment.WriteResult{}, err
-			}
-			if cur.ChecksPending {
-				return experiment.WriteResult{}, experiment.Errorf(experiment.KindConflict, "checks_pending",
-					"This test is still being validated; retry in about a minute.")
-			}
-			next, patch, err := experiment.ApplyPatch(cur, body, now)
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			if err := experiment.CheckEntitlements(shop, next, experiment.StepUpdate); err != nil {
-				return experiment.WriteResult{}, err
-			}
-			mode := experiment.ValidateFull
-			if cur.Launched() {
-				mode = experiment.ValidateOpenFields
-			}
-			warnings, err := experiment.Validate(ctx, shop, next, tx.Catalog(), mode, now)
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			if len(patch.Changed) > 0 {
-				if err := tx.SaveTest(ctx, next); err != nil {
-					return experiment.WriteResult{}, err
-				}
-			}
-			b, err := json.Marshal(testView(next, nil, nonNilFindings(warnings)))
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			return experiment.WriteResult{ResourceID: api.Itoa(id), Status: http.StatusOK, Body: b}, nil
-		})
+	out, err := h.Service.Update(c.Request.Context(), api.Shop(c), id, body, reply(http.StatusOK))
 	if err != nil {
 		return err
 	}
-	writeRaw(c, res.Status, res.Body)
+	writeRaw(c, out.Status, out.Body)
 	return nil
 }
 
 func (h *Experiments) action(a experiment.Action) api.HandlerFunc {
 	return func(c *gin.Context) error {
-		shop := api.Shop(c)
 		id, err := testID(c)
 		if err != nil {
 			return err
 		}
-		out, err := h.Lifecycle.Apply(c.Request.Context(), shop, id, a, 0)
+		out, err := h.Service.Apply(c.Request.Context(), api.Shop(c), id, a, reply(http.StatusOK))
 		if err != nil {
 			return err
 		}
@@ -259,7 +193,6 @@ func (h *Experiments) action(a experiment.Action) api.HandlerFunc {
 }
 
 func (h *Experiments) preview(c *gin.Context) error {
-	shop := api.Shop(c)
 	id, err := testID(c)
 	if err != nil {
 		return err
@@ -268,7 +201,7 @@ func (h *Experiments) preview(c *gin.Context) error {
 	if err != nil || index < 0 {
 		return experiment.Refuse("invalid_request", "index", "A test group index is a whole number from 0; got %q.", c.Param("index"))
 	}
-	out, err := h.Lifecycle.Apply(c.Request.Context(), shop, id, experiment.ActionPreview, index)
+	out, err := h.Service.Preview(c.Request.Context(), api.Shop(c), id, index, reply(http.StatusOK))
 	if err != nil {
 		return err
 	}
@@ -295,7 +228,7 @@ func (h *Experiments) list(c *gin.Context) error {
 		return err
 	}
 	ctx := c.Request.Context()
-	tests, more, err := h.DB.FindTests(ctx, shop.ID, f)
+	tests, more, err := h.Service.List(ctx, shop, f)
 	if err != nil {
 		return err
 	}
@@ -394,36 +327,6 @@ func decodeCursor(s string) (experiment.Cursor, bool) {
 	return experiment.Cursor{CreatedAt: time.UnixMicro(micros).UTC(), ID: id}, true
 }
 
-func nonNilFindings(f []experiment.Finding) []experiment.Finding {
-	if f == nil {
-		return []experiment.Finding{}
-	}
-	return f
-}
-
 func writeRaw(c *gin.Context, status int, body []byte) {
 	c.Data(status, "application/json; charset=utf-8", body)
-}
-
-func needsChecks(t *experiment.Test) bool {
-	for _, k := range t.BundledTypes() {
-		if k == experiment.TypeTheme || k == experiment.TypeTemplate {
-			return true
-		}
-	}
-	return false
-}
-
-// enqueueChecks hands a new test's checks to the worker. If the queue cannot
-// take them the test must not stay pending forever: the flag is cleared and
-// the checks run again at start, as part of the launch.
-func (h *Experiments) enqueueChecks(ctx context.Context, shopID, testID int64) {
-	err := h.Jobs.Enqueue(ctx, jobs.ChecksJob(shopID, testID))
-	if err == nil || errors.Is(err, jobs.ErrDuplicate) {
-		return
-	}
-	slog.WarnContext(ctx, "launch checks not enqueued; clearing checks_pending", "experiment", testID, "err", err)
-	if err := h.Lifecycle.clearChecks(context.WithoutCancel(ctx), shopID, testID); err != nil {
-		slog.ErrorContext(ctx, "clearing checks_pending failed", "experiment", testID, "err", err)
-	}
 }

@@ -154,7 +154,7 @@ func TestUpdate(t *testing.T) {
 		y := id(s.create(t, body))
 		var testID int64
 		fmt.Sscan(y, &testID)
-		if err := e.lifecycle.RunChecks(context.Background(), s.shop.ID, testID); err != nil {
+		if err := e.service.RunChecks(context.Background(), s.shop.ID, testID); err != nil {
 			t.Fatal(err)
 		}
 		if !e.fake.HasAppBlock(s.shop.Domain, holiday) {

@@ -44,17 +44,17 @@ var epoch = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 // ClickHouse, and the fake platform server. Export and result jobs run
 // in-process when a test calls them; withWorker adds a real asynq worker.
 type env struct {
-	t         *testing.T
-	srv       *httptest.Server
-	db        *store.DB
-	wh        *warehouse.Warehouse
-	fake      *platform.Fake
-	clock     *clock
-	lifecycle *v1.Lifecycle
-	redis     jobs.Redis
-	jobs      *jobs.Client
-	job       *jobs.Exports // the export job
-	results   *jobs.Results // the snapshot and custom-query jobs
+	t       *testing.T
+	srv     *httptest.Server
+	db      *store.DB
+	wh      *warehouse.Warehouse
+	fake    *platform.Fake
+	clock   *clock
+	service *experiment.Service // the tests use cases, as the worker runs them
+	redis   jobs.Redis
+	jobs    *jobs.Client
+	job     *jobs.Exports // the export job
+	results *jobs.Results // the snapshot and custom-query jobs
 }
 
 // shopEnv is one shop of the env with a write and a read token.
@@ -119,17 +119,19 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 		t.Cleanup(w.Shutdown)
 	}
 	dir := filepath.Join(t.TempDir(), "exports")
-	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret"),
-		LaunchBudget: 300 * time.Millisecond}
+	svc := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db},
+		Platform: platform.NewClient(psrv.URL, ""), Jobs: jobs.ChecksQueue{Client: jc}, Now: clk.Now,
+		PreviewSecret: []byte("test-secret"), LaunchBudget: 300 * time.Millisecond})
 	res := &v1.Results{DB: db, Results: results, Now: clk.Now}
 	ex := &v1.Exports{DB: db, Jobs: jc, Dir: dir, Secret: []byte("download-secret"), Now: clk.Now}
 	a := &v1.API{
-		Store:        db,
+		Tokens:       db,
+		Keys:         db,
 		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: queryBudget}, clk.Now),
 		Idempotency:  api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
 		MaxBodyBytes: 10 << 20,
 		Now:          clk.Now,
-		Experiments:  &v1.Experiments{DB: db, Lifecycle: lc, Jobs: jc, Summary: res.Summary},
+		Experiments:  &v1.Experiments{Service: svc, Summary: res.Summary},
 		Exports:      ex,
 		Results:      res,
 	}
@@ -139,7 +141,7 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	g.NoRoute(v1.NotFound)
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, clock: clk, lifecycle: lc, redis: r, jobs: jc,
+	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, clock: clk, service: svc, redis: r, jobs: jc,
 		job: &jobs.Exports{DB: db, Warehouse: wh, Dir: dir}, results: results}
 }
 

@@ -262,7 +262,7 @@ func TestScheduledTestStartsAndEndsOnItsOwn(t *testing.T) {
 
 	sched := jobs.NewScheduler(e.db, e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.ScheduleSource(e.db.FindDueActions, 100))
 	w := jobs.NewWorker(e.redis, jobs.WorkerConfig{Concurrency: 2})
-	jobs.HandleScheduled(w, e.lifecycle)
+	jobs.HandleScheduled(w, e.service)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestScheduledStartRefusedIsRecorded(t *testing.T) {
 	e.clock.Set(startAt)
 	var testID int64
 	fmt.Sscan(x, &testID)
-	if err := e.lifecycle.RunScheduled(context.Background(), s.shop.ID, testID, experiment.ActionStart); err != nil {
+	if err := e.service.RunScheduled(context.Background(), s.shop.ID, testID, experiment.ActionStart); err != nil {
 		t.Fatal(err)
 	}
 	r := s.do(t, "GET", "/v1/experiments/"+x, "")
@@ -332,7 +332,7 @@ func TestScheduledStartRefusedIsRecorded(t *testing.T) {
 	y := s.create2(t, body)
 	fmt.Sscan(y, &testID)
 	e.clock.Set(startAt.Add(-time.Minute))
-	if err := e.lifecycle.RunScheduled(context.Background(), s.shop.ID, testID, experiment.ActionStart); err != nil {
+	if err := e.service.RunScheduled(context.Background(), s.shop.ID, testID, experiment.ActionStart); err != nil {
 		t.Fatal(err)
 	}
 	wantStatus(t, s.do(t, "GET", "/v1/experiments/"+y, ""), "draft")
@@ -377,7 +377,7 @@ func TestEveryCreatableTypeLaunches(t *testing.T) {
 			if tc.name == "theme" || tc.name == "template" {
 				var n int64
 				fmt.Sscan(x, &n)
-				if err := e.lifecycle.RunChecks(context.Background(), s.shop.ID, n); err != nil {
+				if err := e.service.RunChecks(context.Background(), s.shop.ID, n); err != nil {
 					t.Fatal(err)
 				}
 			}

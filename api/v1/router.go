@@ -10,17 +10,17 @@ import (
 
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
 )
 
 // API holds what the v1 handlers need. Fields are added as resources are.
 type API struct {
-	Store        *store.DB
+	Tokens       api.TokenFinder      // bearer tokens (the store)
+	Keys         api.IdempotencyStore // Idempotency-Key claims (the store)
 	Limiter      *api.RateLimiter
 	Idempotency  api.IdempotencyConfig
 	MaxBodyBytes int64
 	Now          func() time.Time
-	Experiments  *Experiments // the tests resource (experiments.go, lifecycle.go)
+	Experiments  *Experiments // the tests resource (experiments.go)
 	Exports      *Exports     // CSV exports of a test's orders (exports.go)
 	Results      *Results     // snapshots and custom result queries (results.go)
 }
@@ -31,8 +31,8 @@ type API struct {
 // its query-parameter allowlist (400) and, on creates, Idempotency-Key.
 func (a *API) Mount(r gin.IRouter) {
 	g := r.Group("/v1", api.UseSurface(api.SurfaceV1), api.LimitBody(a.MaxBodyBytes),
-		api.Authenticate(a.Store), api.RateLimit(a.Limiter, policy), api.RequireScope(policy))
-	idem := api.Idempotent(a.Store, a.Idempotency)
+		api.Authenticate(a.Tokens), api.RateLimit(a.Limiter, policy), api.RequireScope(policy))
+	idem := api.Idempotent(a.Keys, a.Idempotency)
 
 	// Routes. Each resource's handlers live in their own file.
 	a.Experiments.Routes(g, idem)

@@ -14,7 +14,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/liftab/lift/api"
-	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/api/webhooks"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
@@ -56,11 +55,11 @@ func setup(t *testing.T) *bundle {
 	jc := jobs.NewClient(rc)
 	t.Cleanup(func() { jc.Close() })
 
-	// APP_UNINSTALLED ends tests through the API's lifecycle, as in cmd/lift.
-	lc := &v1.Lifecycle{DB: db}
+	// APP_UNINSTALLED ends tests through the tests' service, as in cmd/lift.
+	svc := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db}})
 	w := jobs.NewWorker(rc, jobs.WorkerConfig{Concurrency: 4})
 	jobs.HandleWebhooks(w, &jobs.Webhooks{DB: db, Warehouse: wh, EndTest: func(ctx context.Context, shop *experiment.Shop, id int64) error {
-		_, err := lc.Apply(ctx, shop, id, experiment.ActionEnd, 0)
+		_, err := svc.Apply(ctx, shop, id, experiment.ActionEnd, nil)
 		return err
 	}})
 	if err := w.Start(); err != nil {

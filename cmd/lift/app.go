@@ -16,6 +16,7 @@ import (
 
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/devstack"
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
@@ -102,6 +103,19 @@ func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	a.fakePlatform = &http.Server{Handler: platform.NewFake(), ReadHeaderTimeout: 5 * time.Second}
 	go a.fakePlatform.Serve(ln)
 	return platform.NewClient("http://"+ln.Addr().String(), ""), nil
+}
+
+// experiments is the tests' one service over this process's connections;
+// every surface and job that touches a test goes through it.
+func (a *App) experiments() *experiment.Service {
+	return experiment.NewService(experiment.ServiceConfig{
+		Repository:    store.Experiments{DB: a.DB},
+		Platform:      a.Platform,
+		Jobs:          jobs.ChecksQueue{Client: a.Jobs},
+		Now:           a.Now,
+		PreviewSecret: a.SigningSecret,
+		Logger:        a.Log,
+	})
 }
 
 // signingSecret is the configured secret, or a random one for this process.

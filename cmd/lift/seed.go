@@ -77,7 +77,7 @@ func newSeedCmd() *cobra.Command {
 func seedShop(ctx context.Context, db *store.DB, domain string, f *store.CatalogFile) (*experiment.Shop, bool, error) {
 	shop, err := db.FindShopByDomain(ctx, domain)
 	created := false
-	if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
+	if experiment.IsNotFound(err) {
 		shop, err = db.CreateShop(ctx, experiment.Shop{Domain: domain, Name: domain, Currency: f.Currency,
 			Features: []string{experiment.FeaturePrice, experiment.FeatureOffer, experiment.FeatureMultiMarket, experiment.FeatureCarrierService}})
 		if err == nil {

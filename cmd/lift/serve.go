@@ -137,13 +137,9 @@ func (a *App) v1() *v1.API {
 	limits := map[api.Class]int{api.ClassRead: c.RateLimit.Reads, api.ClassWrite: c.RateLimit.Writes, api.ClassQuery: c.RateLimit.Queries}
 	results := a.resultsAPI() // cmd/lift/results.go
 	return &v1.API{
-		Store: a.DB,
-		Experiments: &v1.Experiments{
-			DB:        a.DB,
-			Lifecycle: &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret},
-			Jobs:      a.Jobs,
-			Summary:   results.Summary,
-		},
+		Tokens:       a.DB,
+		Keys:         a.DB,
+		Experiments:  &v1.Experiments{Service: a.experiments(), Summary: results.Summary},
 		Results:      results,
 		Exports:      a.exportsAPI(), // cmd/lift/webhooks.go
 		Limiter:      api.NewRateLimiter(a.Redis, c.RateLimit.Window, limits, a.Now),

@@ -30,11 +30,11 @@ func (a *App) exportsAPI() *v1.Exports {
 }
 
 func webhookAndExportJobs(a *App, w *jobs.Worker) []jobs.Source {
-	// APP_UNINSTALLED ends tests through the public API's own lifecycle.
-	lc := &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret}
+	// APP_UNINSTALLED ends tests through the tests' one service.
+	svc := a.experiments()
 	jobs.HandleWebhooks(w, &jobs.Webhooks{DB: a.DB, Warehouse: a.Warehouse, Logger: a.Log,
 		EndTest: func(ctx context.Context, shop *experiment.Shop, testID int64) error {
-			_, err := lc.Apply(ctx, shop, testID, experiment.ActionEnd, 0)
+			_, err := svc.Apply(ctx, shop, testID, experiment.ActionEnd, nil)
 			return err
 		}})
 	jobs.HandleExports(w, &jobs.Exports{DB: a.DB, Warehouse: a.Warehouse, Dir: a.exportsDir(), Logger: a.Log})

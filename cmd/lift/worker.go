@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/jobs"
 )
@@ -19,12 +18,12 @@ func init() { rootCmd.AddCommand(newWorkerCmd()) }
 var jobKinds = []func(a *App, w *jobs.Worker) []jobs.Source{lifecycleJobs}
 
 // lifecycleJobs: scheduled starts and ends, and the launch checks of new
-// theme and template tests. They run the public API's own lifecycle, so a
-// scheduled start checks exactly what POST /v1/experiments/{id}/start does.
+// theme and template tests. They run the tests' one service, so a scheduled
+// start checks exactly what POST /v1/experiments/{id}/start does.
 func lifecycleJobs(a *App, w *jobs.Worker) []jobs.Source {
-	lc := &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret}
-	jobs.HandleScheduled(w, lc)
-	jobs.HandleChecks(w, lc)
+	svc := a.experiments()
+	jobs.HandleScheduled(w, svc)
+	jobs.HandleChecks(w, svc)
 	return []jobs.Source{jobs.ScheduleSource(a.DB.FindDueActions, 500)}
 }
 

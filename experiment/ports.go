@@ -1,0 +1,100 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The ports below are what Service needs from the world. The domain declares
+// them; store (Postgres), platform (the commerce platform's admin API) and
+// jobs (asynq) implement them, and experimenttest has in-memory fakes that
+// run the same use-case suite.
+
+// Repository is where tests live. Reads run on their own; every change runs
+// in Write's unit of work.
+type Repository interface {
+	// Write runs fn in one all-or-nothing unit of work with its audit record
+	// (meta, the actor on ctx) and, under a claimed Idempotency-Key on ctx,
+	// completes the claim with the WriteResult's Status and Body. Returns
+	// whatever fn returns (nothing kept); KindUnavailable when the audit
+	// record cannot be written or the change collides with another
+	// (nothing performed); KindTimeout when it runs too long (rolled back).
+	Write(ctx context.Context, meta WriteMeta, fn func(ctx context.Context, tx Tx) (WriteResult, error)) (WriteResult, error)
+	// FindShopByID returns KindNotFound shop_not_found when absent.
+	FindShopByID(ctx context.Context, shopID int64) (*Shop, error)
+	// FindTestByID returns KindNotFound experiment_not_found for an unknown
+	// id or a test of another shop.
+	FindTestByID(ctx context.Context, shopID, id int64) (*Test, error)
+	// FindTests lists a shop's tests newest first, one page of f.Limit
+	// (10 when unset), and reports whether more follow.
+	FindTests(ctx context.Context, shopID int64, f Filter) ([]*Test, bool, error)
+	// Catalog reads the shop catalog mirror outside a unit of work.
+	Catalog() Catalog
+}
+
+// Tx is a unit of work in progress: what Write hands to its function.
+type Tx interface {
+	// FindTestForUpdate reads a test and holds it until the unit ends, so
+	// concurrent changes to one test serialise. KindNotFound
+	// experiment_not_found as FindTestByID.
+	FindTestForUpdate(ctx context.Context, shopID, id int64) (*Test, error)
+	// CreateTest inserts t with its groups and sets t.ID. KindConflict
+	// invalid_request when a group index appears twice.
+	CreateTest(ctx context.Context, t *Test) error
+	// SaveTest writes t's mutable fields and replaces its groups.
+	// KindNotFound experiment_not_found when t is not a test of t.ShopID.
+	SaveTest(ctx context.Context, t *Test) error
+	// SetChecksPending marks whether asynchronous launch checks run for a
+	// test. KindNotFound experiment_not_found when absent.
+	SetChecksPending(ctx context.Context, shopID, id int64, pending bool) error
+	// Catalog reads the shop's catalog mirror inside the unit.
+	Catalog() Catalog
+}
+
+// Platform is what a launch needs from the commerce platform.
+type Platform interface {
+	// PrepareLaunch makes the storefront able to show every group of t. It
+	// returns a *PlatformError when the platform refused or could not be
+	// reached: the launch then ends in `failed`. Any other error is a fault
+	// of ours and rolls the launch back.
+	PrepareLaunch(ctx context.Context, shop *Shop, t *Test) error
+}
+
+// PlatformError is a refused or failed call to the commerce platform. The
+// platform adapter returns it so the domain can tell "the platform said no"
+// (the test fails, recorded) from an internal error (nothing changes)
+// without knowing the adapter.
+type PlatformError struct {
+	Op      string // e.g. "register cart transform"
+	Status  int    // HTTP status, 0 when the platform could not be reached
+	Message string
+}
+
+func (e *PlatformError) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("platform: %s: %s", e.Op, e.Message)
+	}
+	return fmt.Sprintf("platform: %s: %d %s", e.Op, e.Status, e.Message)
+}
+
+// JobQueue hands work to the background workers.
+type JobQueue interface {
+	// EnqueueChecks queues the launch checks of a new theme or template
+	// test. Checks already queued for the test are not an error. Any error
+	// means the checks will not run.
+	EnqueueChecks(ctx context.Context, shopID, testID int64) error
+}
+
+// Clock is the one clock, injected.
+type Clock func() time.Time
+
+// IsNotFound reports whether err says the thing asked for does not exist
+// (a KindNotFound *Error, or ErrNotFound).
+func IsNotFound(err error) bool {
+	if e, ok := AsError(err); ok {
+		return e.Kind == KindNotFound
+	}
+	return errors.Is(err, ErrNotFound)
+}
