@@ -1,0 +1,423 @@
+// Package experimenttest holds what tests of experiment.Service share: an
+// in-memory fake of every port the service declares, and the use-case suite
+// (suite.go) that runs against the fake in package experiment and against
+// Postgres in package store — the same cases on both, as pkgsite runs its
+// API tests on "fake" and "db".
+package experimenttest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/experiment/catalogdata"
+)
+
+// AuditRecord is one unit of work a repository kept.
+type AuditRecord struct {
+	ShopID     int64
+	Action     string
+	Actor      string
+	ResourceID string
+}
+
+// Repo is an in-memory experiment.Repository. A unit of work runs on a copy
+// of the tests and replaces them only when it succeeds, so a failed unit
+// leaves nothing behind; units run one at a time, as row locks would make
+// them on one test.
+type Repo struct {
+	now experiment.Clock
+
+	wmu      sync.Mutex // one unit of work at a time
+	mu       sync.Mutex // guards the fields below
+	shops    map[int64]*experiment.Shop
+	tests    map[int64]*experiment.Test
+	catalogs map[int64]*experiment.CatalogView
+	audit    []AuditRecord
+	claims   []experiment.WriteResult // responses kept for Idempotency-Key claims
+	nextID   int64
+}
+
+// NewRepo returns an empty repository whose units of work are stamped by now.
+func NewRepo(now experiment.Clock) *Repo {
+	return &Repo{now: now, shops: map[int64]*experiment.Shop{}, tests: map[int64]*experiment.Test{},
+		catalogs: map[int64]*experiment.CatalogView{}}
+}
+
+// AddShop installs a shop with the demo catalog (experiment/catalogdata) and
+// returns it with its id and the catalog's currency.
+func (r *Repo) AddShop(s experiment.Shop) (*experiment.Shop, error) {
+	view, currency, err := demoCatalog()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	s.ID, s.Currency = r.nextID, currency
+	r.shops[s.ID] = &s
+	r.catalogs[s.ID] = view
+	out := s
+	return &out, nil
+}
+
+// UpdateShop replaces a shop's settings.
+func (r *Repo) UpdateShop(s experiment.Shop) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shops[s.ID] = &s
+}
+
+// Audit lists a shop's units of work, newest first.
+func (r *Repo) Audit(shopID int64) []AuditRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []AuditRecord
+	for i := len(r.audit) - 1; i >= 0; i-- {
+		if r.audit[i].ShopID == shopID {
+			out = append(out, r.audit[i])
+		}
+	}
+	return out
+}
+
+// Claims lists the responses completed for Idempotency-Key claims, oldest
+// first.
+func (r *Repo) Claims() []experiment.WriteResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]experiment.WriteResult(nil), r.claims...)
+}
+
+// Write implements experiment.Repository.
+func (r *Repo) Write(ctx context.Context, meta experiment.WriteMeta, fn func(ctx context.Context, tx experiment.Tx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	r.mu.Lock()
+	tx := &fakeTx{repo: r, tests: make(map[int64]*experiment.Test, len(r.tests)), now: r.now().UTC()}
+	for id, t := range r.tests {
+		tx.tests[id] = t
+	}
+	r.mu.Unlock()
+	res, err := fn(ctx, tx)
+	if err != nil {
+		return res, err
+	}
+	if res.ShopID == 0 {
+		res.ShopID = meta.ShopID
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tests = tx.tests
+	r.nextID = max(r.nextID, tx.lastID)
+	r.audit = append(r.audit, AuditRecord{ShopID: res.ShopID, Action: meta.Action,
+		Actor: experiment.ActorFrom(ctx).Name, ResourceID: res.ResourceID})
+	if _, ok := experiment.ClaimFrom(ctx); ok {
+		r.claims = append(r.claims, res)
+	}
+	return res, nil
+}
+
+// FindShopByID implements experiment.Repository.
+func (r *Repo) FindShopByID(_ context.Context, shopID int64) (*experiment.Shop, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.shops[shopID]
+	if !ok {
+		return nil, experiment.Errorf(experiment.KindNotFound, "shop_not_found", "No shop with id %d.", shopID)
+	}
+	out := *s
+	return &out, nil
+}
+
+// FindTestByID implements experiment.Repository.
+func (r *Repo) FindTestByID(_ context.Context, shopID, id int64) (*experiment.Test, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return findTest(r.tests, shopID, id)
+}
+
+// FindTests implements experiment.Repository.
+func (r *Repo) FindTests(_ context.Context, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*experiment.Test
+	for _, t := range r.tests {
+		if t.ShopID == shopID && matches(t, f) {
+			out = append(out, cloneTest(t))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return newer(out[i], out[j]) })
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+// Catalog implements experiment.Repository.
+func (r *Repo) Catalog() experiment.Catalog { return catalog{r: r} }
+
+func newer(a, b *experiment.Test) bool {
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.After(b.CreatedAt)
+	}
+	return a.ID > b.ID
+}
+
+func matches(t *experiment.Test, f experiment.Filter) bool {
+	if len(f.Statuses) > 0 && !contains(f.Statuses, t.Status) || len(f.Types) > 0 && !contains(f.Types, t.Type) {
+		return false
+	}
+	if f.Scheduled != nil && *f.Scheduled != t.Scheduled() {
+		return false
+	}
+	c := t.CreatedAt
+	if f.CreatedGT != nil && !c.After(*f.CreatedGT) || f.CreatedGE != nil && c.Before(*f.CreatedGE) ||
+		f.CreatedLT != nil && !c.Before(*f.CreatedLT) || f.CreatedLE != nil && c.After(*f.CreatedLE) {
+		return false
+	}
+	return f.After == nil || newer(&experiment.Test{CreatedAt: f.After.CreatedAt, ID: f.After.ID}, t)
+}
+
+func contains[T comparable](xs []T, x T) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func findTest(tests map[int64]*experiment.Test, shopID, id int64) (*experiment.Test, error) {
+	t, ok := tests[id]
+	if !ok || t.ShopID != shopID {
+		return nil, experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %d.", id)
+	}
+	return cloneTest(t), nil
+}
+
+// fakeTx is a unit of work on a copy of the tests.
+type fakeTx struct {
+	repo   *Repo
+	tests  map[int64]*experiment.Test
+	now    time.Time
+	lastID int64
+}
+
+func (tx *fakeTx) FindTestForUpdate(_ context.Context, shopID, id int64) (*experiment.Test, error) {
+	return findTest(tx.tests, shopID, id)
+}
+
+func (tx *fakeTx) CreateTest(_ context.Context, t *experiment.Test) error {
+	seen := map[int]bool{}
+	for _, g := range t.Groups {
+		if seen[g.Index] {
+			return experiment.Errorf(experiment.KindConflict, "invalid_request", "Test group index %d appears twice.", g.Index)
+		}
+		seen[g.Index] = true
+	}
+	tx.repo.mu.Lock()
+	tx.lastID = max(tx.repo.nextID, tx.lastID) + 1
+	tx.repo.mu.Unlock()
+	t.ID = tx.lastID
+	tx.tests[t.ID] = cloneTest(t)
+	return nil
+}
+
+func (tx *fakeTx) SaveTest(_ context.Context, t *experiment.Test) error {
+	cur, ok := tx.tests[t.ID]
+	if !ok || cur.ShopID != t.ShopID {
+		return experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %d.", t.ID)
+	}
+	next := cloneTest(t)
+	// What the store never rewrites after a create.
+	next.Type, next.CreatedAt, next.ProductGroup, next.HasForceAssignRules = cur.Type, cur.CreatedAt, cur.ProductGroup, cur.HasForceAssignRules
+	tx.tests[t.ID] = next
+	return nil
+}
+
+func (tx *fakeTx) SetChecksPending(_ context.Context, shopID, id int64, pending bool) error {
+	cur, ok := tx.tests[id]
+	if !ok || cur.ShopID != shopID {
+		return experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %d.", id)
+	}
+	next := cloneTest(cur)
+	next.ChecksPending, next.UpdatedAt = pending, tx.now
+	tx.tests[id] = next
+	return nil
+}
+
+func (tx *fakeTx) Catalog() experiment.Catalog { return catalog{r: tx.repo} }
+
+// cloneTest copies t deeply enough that a unit of work never changes what
+// another holds.
+func cloneTest(t *experiment.Test) *experiment.Test {
+	c := *t
+	c.Groups = make([]experiment.Group, len(t.Groups))
+	for i, g := range t.Groups {
+		g.Content = append(json.RawMessage(nil), g.Content...)
+		c.Groups[i] = g
+	}
+	if t.Shared != nil {
+		c.Shared = make(map[string]json.RawMessage, len(t.Shared))
+		for k, v := range t.Shared {
+			c.Shared[k] = append(json.RawMessage(nil), v...)
+		}
+	}
+	if t.Schedule != nil {
+		s := *t.Schedule
+		c.Schedule = &s
+	}
+	c.Audience = append(json.RawMessage(nil), t.Audience...)
+	if len(t.Audience) == 0 {
+		c.Audience = nil
+	}
+	return &c
+}
+
+// catalog is the fake catalog mirror.
+type catalog struct{ r *Repo }
+
+// Lookup implements experiment.Catalog: the named objects the shop has.
+func (c catalog) Lookup(_ context.Context, shopID int64, refs experiment.CatalogRefs) (*experiment.CatalogView, error) {
+	c.r.mu.Lock()
+	all := c.r.catalogs[shopID]
+	c.r.mu.Unlock()
+	if all == nil {
+		all = &experiment.CatalogView{}
+	}
+	return &experiment.CatalogView{
+		Products: pick(all.Products, refs.Products), Variants: pick(all.Variants, refs.Variants),
+		Collections: pick(all.Collections, refs.Collections), Themes: pick(all.Themes, refs.Themes),
+		Zones: pick(all.Zones, refs.Zones), Markets: pick(all.Markets, refs.Markets),
+	}, nil
+}
+
+func pick[V any](all map[string]V, ids []string) map[string]V {
+	out := map[string]V{}
+	for _, id := range ids {
+		if v, ok := all[id]; ok {
+			out[id] = v
+		}
+	}
+	return out
+}
+
+// demoCatalog reads the embedded demo catalog into a view of everything.
+func demoCatalog() (*experiment.CatalogView, string, error) {
+	var f struct {
+		Currency string `json:"currency"`
+		Products []struct {
+			experiment.Product
+			Variants []experiment.Variant `json:"variants"`
+		} `json:"products"`
+		Collections []experiment.Collection `json:"collections"`
+		Themes      []experiment.Theme      `json:"themes"`
+		Zones       []experiment.Zone       `json:"delivery_zones"`
+		Markets     []experiment.Market     `json:"markets"`
+	}
+	if err := json.Unmarshal(catalogdata.Demo, &f); err != nil {
+		return nil, "", fmt.Errorf("experimenttest: demo catalog: %w", err)
+	}
+	v := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{},
+		Collections: map[string]experiment.Collection{}, Themes: map[string]experiment.Theme{},
+		Zones: map[string]experiment.Zone{}, Markets: map[string]experiment.Market{}}
+	for _, p := range f.Products {
+		v.Products[p.ID] = p.Product
+		for _, x := range p.Variants {
+			x.ProductID = p.ID
+			v.Variants[x.ID] = x
+		}
+	}
+	for _, x := range f.Collections {
+		v.Collections[x.ID] = x
+	}
+	for _, x := range f.Themes {
+		v.Themes[x.ID] = x
+	}
+	for _, x := range f.Zones {
+		v.Zones[x.ID] = x
+	}
+	for _, x := range f.Markets {
+		v.Markets[x.ID] = x
+	}
+	return v, f.Currency, nil
+}
+
+// Platform is a fake experiment.Platform: it records each launch it
+// prepares and fails or hangs on demand.
+type Platform struct {
+	mu       sync.Mutex
+	err      error
+	hang     bool
+	launches []int64
+}
+
+// Fail makes every later PrepareLaunch return err (nil heals).
+func (p *Platform) Fail(err error) { p.mu.Lock(); defer p.mu.Unlock(); p.err, p.hang = err, false }
+
+// Hang makes every later PrepareLaunch wait until its context ends and then
+// report the platform unreachable, as the HTTP client does.
+func (p *Platform) Hang() { p.mu.Lock(); defer p.mu.Unlock(); p.hang = true }
+
+// Launches lists the tests whose launch was prepared successfully.
+func (p *Platform) Launches() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]int64(nil), p.launches...)
+}
+
+// PrepareLaunch implements experiment.Platform.
+func (p *Platform) PrepareLaunch(ctx context.Context, _ *experiment.Shop, t *experiment.Test) error {
+	p.mu.Lock()
+	err, hang := p.err, p.hang
+	p.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return &experiment.PlatformError{Op: "duplicate variants", Message: "platform unreachable: " + ctx.Err().Error()}
+	}
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.launches = append(p.launches, t.ID)
+	return nil
+}
+
+// Queue is a fake experiment.JobQueue.
+type Queue struct {
+	mu     sync.Mutex
+	err    error
+	checks []int64
+}
+
+// Fail makes every later enqueue return err (nil heals).
+func (q *Queue) Fail(err error) { q.mu.Lock(); defer q.mu.Unlock(); q.err = err }
+
+// Checks lists the tests whose launch checks were queued.
+func (q *Queue) Checks() []int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]int64(nil), q.checks...)
+}
+
+// EnqueueChecks implements experiment.JobQueue.
+func (q *Queue) EnqueueChecks(_ context.Context, _, testID int64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	q.checks = append(q.checks, testID)
+	return nil
+}
