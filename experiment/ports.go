@@ -87,6 +87,14 @@ type JobQueue interface {
 	EnqueueChecks(ctx context.Context, shopID, testID int64) error
 }
 
+// Eraser deletes what storefronts recorded about a test in the warehouse.
+type Eraser interface {
+	// EraseTest permanently deletes the test's collected events,
+	// assignments, orders and revenue; its configuration stays. Erasing a
+	// test with no data is not an error.
+	EraseTest(ctx context.Context, shopID, testID int64) error
+}
+
 // Clock is the one clock, injected.
 type Clock func() time.Time
 

@@ -17,6 +17,7 @@ type Service struct {
 	repo          Repository
 	platform      Platform
 	queue         JobQueue
+	eraser        Eraser
 	now           Clock
 	previewSecret []byte
 	launchBudget  time.Duration
@@ -29,7 +30,10 @@ type ServiceConfig struct {
 	Platform   Platform   // required for start and launch checks
 	// Jobs queues launch checks of new theme and template tests; nil
 	// creates them ready (the checks run as part of the launch instead).
-	Jobs          JobQueue
+	Jobs JobQueue
+	// Eraser deletes a test's collected data (ResetAnalytics); required
+	// for that use case only.
+	Eraser        Eraser
 	Now           Clock // default time.Now
 	PreviewSecret []byte
 	// LaunchBudget bounds a launch's platform side effects; default 5 s,
@@ -44,7 +48,7 @@ func NewService(c ServiceConfig) *Service {
 	if c.Repository == nil {
 		panic("experiment.NewService: a Repository is required")
 	}
-	s := &Service{repo: c.Repository, platform: c.Platform, queue: c.Jobs, now: c.Now,
+	s := &Service{repo: c.Repository, platform: c.Platform, queue: c.Jobs, eraser: c.Eraser, now: c.Now,
 		previewSecret: c.PreviewSecret, launchBudget: cmp.Or(c.LaunchBudget, 5*time.Second), log: c.Logger}
 	if s.now == nil {
 		s.now = time.Now

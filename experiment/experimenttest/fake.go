@@ -421,3 +421,32 @@ func (q *Queue) EnqueueChecks(_ context.Context, _, testID int64) error {
 	q.checks = append(q.checks, testID)
 	return nil
 }
+
+// Eraser is a fake experiment.Eraser: it records each erase and fails on
+// demand.
+type Eraser struct {
+	mu     sync.Mutex
+	err    error
+	erased [][2]int64 // shop, test
+}
+
+// Fail makes every later erase return err (nil heals).
+func (e *Eraser) Fail(err error) { e.mu.Lock(); defer e.mu.Unlock(); e.err = err }
+
+// Erased lists the (shop, test) pairs erased, oldest first.
+func (e *Eraser) Erased() [][2]int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([][2]int64(nil), e.erased...)
+}
+
+// EraseTest implements experiment.Eraser.
+func (e *Eraser) EraseTest(_ context.Context, shopID, testID int64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return e.err
+	}
+	e.erased = append(e.erased, [2]int64{shopID, testID})
+	return nil
+}

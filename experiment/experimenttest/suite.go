@@ -86,6 +86,7 @@ type Bundle struct {
 	Clock    *Clock
 	Platform *Platform
 	Queue    *Queue
+	Eraser   *Eraser
 	Service  *experiment.Service
 	Shop     *experiment.Shop
 	ctx      context.Context
@@ -96,9 +97,9 @@ func Setup(t *testing.T, newBackend NewBackend) *Bundle {
 	t.Helper()
 	clk := &Clock{now: Epoch}
 	be := newBackend(t, clk.Now)
-	b := &Bundle{Backend: be, Clock: clk, Platform: &Platform{}, Queue: &Queue{},
+	b := &Bundle{Backend: be, Clock: clk, Platform: &Platform{}, Queue: &Queue{}, Eraser: &Eraser{},
 		ctx: experiment.WithActor(context.Background(), experiment.Actor{Name: "token", TokenID: 1})}
-	b.Service = experiment.NewService(experiment.ServiceConfig{Repository: be.Repo, Platform: b.Platform, Jobs: b.Queue,
+	b.Service = experiment.NewService(experiment.ServiceConfig{Repository: be.Repo, Platform: b.Platform, Jobs: b.Queue, Eraser: b.Eraser,
 		Now: clk.Now, PreviewSecret: PreviewSecret, LaunchBudget: 200 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	b.Shop = be.NewShop(t, FullPlan)
@@ -245,6 +246,9 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"RunScheduled", testRunScheduled},
 		{"RunChecks", testRunChecks},
 		{"UnitOfWork", testUnitOfWork},
+		{"Duplicate", testDuplicate},
+		{"ResetAnalytics", testResetAnalytics},
+		{"RemoveProducts", testRemoveProducts},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
