@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -109,5 +110,45 @@ func TestSchedulerEnqueuesDueOnceAndOnlyAsLeader(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.seen) != 1 || rec.seen[0] != "start" {
 		t.Fatalf("actor saw %v", rec.seen)
+	}
+}
+
+// checker is a Checker that reports each run with the audit actor it got.
+type checker struct{ runs chan string }
+
+func (c *checker) RunChecks(ctx context.Context, shopID, testID int64) error {
+	c.runs <- fmt.Sprintf("%s:%d:%d", experiment.ActorFrom(ctx).Name, shopID, testID)
+	return nil
+}
+
+// TestChecksQueue: the service's job-queue port over asynq takes a second
+// enqueue of the same checks as done, and the task runs as the worker.
+func TestChecksQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	addr, db := lifttest.Redis(t)
+	r := jobs.Redis{Addr: addr, DB: db}
+	c := jobs.NewClient(r)
+	defer c.Close()
+	q := jobs.ChecksQueue{Client: c}
+	for i := 0; i < 2; i++ {
+		if err := q.EnqueueChecks(ctx, 7, 42); err != nil {
+			t.Fatalf("enqueue %d: %v", i, err)
+		}
+	}
+	w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 1})
+	ch := &checker{runs: make(chan string, 4)}
+	jobs.HandleChecks(w, ch)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Shutdown()
+	select {
+	case got := <-ch.runs:
+		if got != "worker:7:42" {
+			t.Fatalf("run = %s, want worker:7:42", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the checks never ran")
 	}
 }

@@ -42,7 +42,10 @@ func NewClient(baseURL, token string) *Client {
 	return &Client{BaseURL: strings.TrimSuffix(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 4 * time.Second}}
 }
 
-// PrepareLaunch implements Admin.
+// PrepareLaunch implements Admin: price tests get duplicate variants and a
+// cart transform, theme and template tests the Lift app block in each theme
+// they show, offer tests a discount function, shipping tests a carrier
+// service. Every failure is an *Error naming the failed step.
 func (c *Client) PrepareLaunch(ctx context.Context, shop *experiment.Shop, t *experiment.Test) error {
 	for _, k := range t.BundledTypes() {
 		var err error
