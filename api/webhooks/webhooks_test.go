@@ -37,6 +37,7 @@ const maxBody = 64 << 10
 type bundle struct {
 	db  *store.DB
 	wh  *warehouse.Warehouse
+	svc *experiment.WebhookService
 	srv *httptest.Server
 }
 
@@ -80,7 +81,7 @@ func setup(t *testing.T) *bundle {
 	r.GET("/probe", api.UseSurface(api.SurfaceV1), api.Authenticate(db), func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
-	return &bundle{db: db, wh: wh, srv: srv}
+	return &bundle{db: db, wh: wh, svc: svc, srv: srv}
 }
 
 var shopSeq atomic.Int64
