@@ -3,13 +3,62 @@ package webhooks_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/liftab/lift/api/webhooks"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
 )
+
+func TestSignatureRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	shop := b.newShop(t)
+	body := `{"id":1,"name":"x","domain":"x.example"}`
+	cases := []struct{ name, sig, body string }{
+		{"missing", "-", body},
+		{"wrong secret", webhooks.Sign([]byte("other"), []byte(body)), body},
+		{"tampered body", webhooks.Sign([]byte(secret), []byte(body)), `{"id":1,"name":"y","domain":"x.example"}`},
+		{"not base64", "%%%", body},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sig := c.sig
+			if sig == "-" {
+				sig = " "
+			}
+			id := fmt.Sprintf("bad-%d", i)
+			status, raw := b.deliver(t, shop, experiment.TopicShopUpdate, id, c.body, sig)
+			if status != http.StatusUnauthorized || !strings.Contains(raw, `"status":"error"`) || !strings.Contains(raw, `"message"`) {
+				t.Fatalf("got %d %s, want 401 in the session envelope", status, raw)
+			}
+			if _, err := b.db.FindDelivery(context.Background(), shop.ID, id); err == nil {
+				t.Fatal("a refused delivery was recorded")
+			}
+		})
+	}
+	t.Run("missing headers", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/api/webhooks", strings.NewReader(body))
+		req.Header.Set(webhooks.HeaderSignature, webhooks.Sign([]byte(secret), []byte(body)))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("got %d, want 400", res.StatusCode)
+		}
+	})
+	t.Run("unknown shop is acknowledged", func(t *testing.T) {
+		other := &experiment.Shop{Domain: "nobody.myshopify.com"}
+		if status, raw := b.deliver(t, other, experiment.TopicShopUpdate, "u1", body, ""); status != http.StatusOK || raw != "" {
+			t.Fatalf("got %d %q", status, raw)
+		}
+	})
+}
 
 // What the stores would refuse, or no topic could read, is answered at
 // once and never recorded; a body over the limit is 413.
