@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,39 +11,83 @@ import (
 )
 
 // Delivery is one inbound platform webhook delivery (POST /api/webhooks).
-type Delivery struct {
-	ShopID      int64
-	ID          string // the platform's delivery id (X-Platform-Webhook-Id)
-	Topic       string
-	Body        []byte // the raw, signed body
-	ReceivedAt  time.Time
-	ProcessedAt *time.Time
-	Outcome     string // what processing did, in a few words
+type Delivery = experiment.WebhookDelivery
+
+// InventoryLevel is the stock of an inventory item at a location.
+type InventoryLevel = experiment.InventoryLevel
+
+// DeadLetter is a delivery the worker gave up on.
+type DeadLetter = experiment.WebhookDeadLetter
+
+// WebhookRepo is the webhook service's repository (experiment.WebhookRepository)
+// over db: its Write runs the unit of work of DB.Write and hands the *Tx on
+// as the service's WebhookTx.
+type WebhookRepo struct{ *DB }
+
+var _ experiment.WebhookRepository = WebhookRepo{}
+var _ experiment.WebhookTx = (*Tx)(nil)
+
+// Write is DB.Write with the transaction seen as an experiment.WebhookTx.
+func (r WebhookRepo) Write(ctx context.Context, meta experiment.WriteMeta,
+	fn func(ctx context.Context, tx experiment.WebhookTx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
+	return r.DB.Write(ctx, meta, func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) { return fn(ctx, tx) })
 }
 
-// RecordDelivery keeps a delivery unless its id was seen for the shop
+// InsertDelivery keeps a delivery unless its id was seen for the shop
 // before. It returns the stored delivery (the earlier one for a redelivery)
-// and whether this call created it.
-func (db *DB) RecordDelivery(ctx context.Context, d Delivery) (*Delivery, bool, error) {
-	var out *Delivery
-	created := false
-	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: d.ShopID, Action: "webhook.receive", ResourceType: "webhook_delivery"},
-		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
-			tag, err := tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (shop_id, id, topic, body, received_at)
-				VALUES ($1, $2, $3, $4, $5) ON CONFLICT (shop_id, id) DO NOTHING`, d.ShopID, d.ID, d.Topic, d.Body, tx.now)
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			created = tag.RowsAffected() == 1
-			if out, err = findDelivery(ctx, tx.tx, d.ShopID, d.ID, false); err != nil {
-				return experiment.WriteResult{}, err
-			}
-			return experiment.WriteResult{ResourceID: d.ID}, nil
-		})
-	if err != nil {
-		return nil, false, fmt.Errorf("store.RecordDelivery %s: %w", d.ID, err)
+// and whether this call created it. A zero ReceivedAt takes the unit's time.
+func (tx *Tx) InsertDelivery(ctx context.Context, d Delivery) (*Delivery, bool, error) {
+	at := d.ReceivedAt
+	if at.IsZero() {
+		at = tx.now
 	}
-	return out, created, nil
+	tag, err := tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (shop_id, id, topic, body, received_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (shop_id, id) DO NOTHING`, d.ShopID, d.ID, d.Topic, d.Body, at)
+	if err != nil {
+		return nil, false, fmt.Errorf("store.InsertDelivery %s: %w", d.ID, err)
+	}
+	out, err := findDelivery(ctx, tx.tx, d.ShopID, d.ID, false)
+	if err != nil {
+		return nil, false, fmt.Errorf("store.InsertDelivery %s: %w", d.ID, err)
+	}
+	return out, tag.RowsAffected() == 1, nil
+}
+
+// InsertDeadLetter keeps a delivery the worker gave up on. The last error
+// may quote what the stores refused (NUL, invalid UTF-8), so it is cleaned
+// before it meets a text column; the body is bytea and kept as signed.
+func (tx *Tx) InsertDeadLetter(ctx context.Context, l DeadLetter) error {
+	at := l.At
+	if at.IsZero() {
+		at = tx.now
+	}
+	msg := strings.ToValidUTF8(strings.ReplaceAll(l.LastError, "\x00", ""), "\uFFFD")
+	_, err := tx.tx.Exec(ctx, `INSERT INTO webhook_dead_letters (shop_id, webhook_id, topic, body, last_error, tries, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (shop_id, webhook_id)
+		DO UPDATE SET last_error = EXCLUDED.last_error, tries = EXCLUDED.tries, created_at = EXCLUDED.created_at`,
+		l.ShopID, l.DeliveryID, l.Topic, l.Body, msg, l.Tries, at)
+	if err != nil {
+		return fmt.Errorf("store.InsertDeadLetter %s: %w", l.DeliveryID, err)
+	}
+	return nil
+}
+
+// FindDeadLetters returns the shop's dead-lettered deliveries, oldest first.
+func (db *DB) FindDeadLetters(ctx context.Context, shopID int64) ([]DeadLetter, error) {
+	rows, err := db.pool.Query(ctx, `SELECT shop_id, webhook_id, topic, body, last_error, tries, created_at
+		FROM webhook_dead_letters WHERE shop_id = $1 ORDER BY created_at, webhook_id`, shopID)
+	if err != nil {
+		return nil, fmt.Errorf("store.FindDeadLetters %d: %w", shopID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeadLetter, error) {
+		var l DeadLetter
+		err := r.Scan(&l.ShopID, &l.DeliveryID, &l.Topic, &l.Body, &l.LastError, &l.Tries, &l.At)
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store.FindDeadLetters %d: %w", shopID, err)
+	}
+	return out, nil
 }
 
 // FindDelivery returns KindNotFound delivery_not_found when absent.
@@ -173,13 +217,6 @@ func (db *DB) FindTestWarnings(ctx context.Context, shopID, testID int64) ([]exp
 		return nil, fmt.Errorf("store.FindTestWarnings %d: %w", testID, err)
 	}
 	return out, nil
-}
-
-// InventoryLevel is the stock of an inventory item at a location.
-type InventoryLevel struct {
-	InventoryItemID string
-	LocationID      string
-	Available       *int64
 }
 
 // SetInventoryLevel records the level the platform reported.

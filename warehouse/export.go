@@ -52,6 +52,7 @@ func (w *Warehouse) ExportOrders(ctx context.Context, shopID int64, experimentID
 			&r.Currency, &r.LineItems, &r.Quantity, &r.Version); err != nil {
 			return n, fmt.Errorf("warehouse.ExportOrders %s: %w", experimentID, err)
 		}
+		r.Version = OrderVersionMillis(r.Version) // without the signed priority (orders.go)
 		if err := fn(&r); err != nil {
 			return n, err
 		}

@@ -1,8 +1,8 @@
 // Package webhooks is the inbound platform webhook surface, POST
 // /api/webhooks (session document parts 4.6 and 6.2). It verifies each
-// delivery's signature, records it once per delivery id, and queues its
-// processing on the critical queue; the effect of each topic runs in
-// jobs.Webhooks. Headers and signature: docs/webhooks-exports.md.
+// delivery's signature and hands it to experiment.WebhookService, which
+// records it once per delivery id and queues its processing. Headers,
+// signature and answers: docs/webhooks-exports.md.
 package webhooks
 
 import (
@@ -10,8 +10,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
-	"log/slog"
+	"io"
 	"net/http"
 	"strings"
 
@@ -19,8 +18,6 @@ import (
 
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/jobs"
-	"github.com/liftab/lift/store"
 )
 
 // Headers of a delivery. The contract leaves them unshown; these are Lift's.
@@ -31,28 +28,22 @@ const (
 	HeaderID        = "X-Platform-Webhook-Id"
 )
 
-// Enqueuer queues jobs; *jobs.Client implements it.
-type Enqueuer interface {
-	Enqueue(ctx context.Context, j jobs.Job) error
+// Receiver takes a verified delivery; *experiment.WebhookService is one.
+type Receiver interface {
+	Receive(ctx context.Context, r experiment.WebhookReceipt) error
 }
 
 // Handler serves POST /api/webhooks.
 type Handler struct {
-	DB           *store.DB
-	Jobs         Enqueuer
+	Service      Receiver
 	Secret       []byte // platform.webhook_secret; empty refuses every delivery
 	MaxBodyBytes int64  // default 10 MB
-	Logger       *slog.Logger
 }
 
 // Mount adds POST /api/webhooks to r, answering errors in the session
 // surface's envelope.
 func (h *Handler) Mount(r gin.IRouter) {
-	max := h.MaxBodyBytes
-	if max <= 0 {
-		max = 10 << 20
-	}
-	r.POST("/api/webhooks", api.UseSurface(api.SurfaceSession), api.LimitBody(max), api.Handle(h.receive))
+	r.POST("/api/webhooks", api.UseSurface(api.SurfaceSession), handle(h.receive))
 }
 
 // Sign is the signature of body under secret, as the platform sends it.
@@ -62,46 +53,48 @@ func Sign(secret, body []byte) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
-// receive answers 401 for a bad signature, 400 when a header is missing,
-// and 200 with an empty body once the delivery is recorded and queued (or
-// was already). A delivery for a shop Lift does not know is acknowledged
-// and dropped: there is nothing it could change.
+// receive answers 413 for a body over the limit, 401 for a bad signature,
+// 400 when a header is missing or the body cannot be stored or read, 503
+// when the delivery could not be queued, and 200 with an empty body once
+// it is recorded and queued (or was already, or names an unknown shop).
 func (h *Handler) receive(c *gin.Context) error {
-	body, err := api.ReadBody(c)
+	body, err := h.readBody(c)
 	if err != nil {
 		return err
 	}
 	if !h.verify(c.GetHeader(HeaderSignature), body) {
 		return experiment.Errorf(experiment.KindUnauthenticated, "invalid_signature", "The webhook signature does not match.")
 	}
-	topic, domain, id := strings.TrimSpace(c.GetHeader(HeaderTopic)), strings.ToLower(strings.TrimSpace(c.GetHeader(HeaderShop))), strings.TrimSpace(c.GetHeader(HeaderID))
-	if topic == "" || domain == "" || id == "" || len(id) > 255 {
-		return experiment.Errorf(experiment.KindInvalidRequest, "invalid_request",
-			"A delivery needs the %s, %s and %s headers.", HeaderTopic, HeaderShop, HeaderID)
-	}
+	id := strings.TrimSpace(c.GetHeader(HeaderID))
 	ctx := experiment.WithActor(c.Request.Context(), experiment.Actor{Name: "webhook", RequestID: id, Method: c.Request.Method, Path: c.Request.URL.Path})
-	shop, err := h.DB.FindShopByDomain(ctx, domain)
-	if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
-		h.logger().Warn("webhook for an unknown shop", "shop", domain, "topic", topic, "delivery", id)
-		return ok200(c)
-	}
+	err = h.Service.Receive(ctx, experiment.WebhookReceipt{Topic: c.GetHeader(HeaderTopic), ShopDomain: c.GetHeader(HeaderShop),
+		DeliveryID: id, Body: body})
 	if err != nil {
 		return err
 	}
-	d, _, err := h.DB.RecordDelivery(ctx, store.Delivery{ShopID: shop.ID, ID: id, Topic: topic, Body: body})
+	c.Status(http.StatusOK)
+	c.Writer.WriteHeaderNow()
+	return nil
+}
+
+// readBody reads at most the limit; more is KindTooLarge.
+func (h *Handler) readBody(c *gin.Context) ([]byte, error) {
+	max := h.MaxBodyBytes
+	if max <= 0 {
+		max = 10 << 20
+	}
+	tooLarge := experiment.Errorf(experiment.KindTooLarge, "request_too_large", "The request body is over the %d MB limit.", max>>20)
+	if c.Request.ContentLength > max {
+		return nil, tooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(c.Request.Body, max+1))
 	if err != nil {
-		return err
+		return nil, experiment.Errorf(experiment.KindInvalidRequest, "invalid_request", "The request body could not be read.")
 	}
-	if d.ProcessedAt == nil {
-		// A redelivery of an unprocessed delivery enqueues again: the job id
-		// makes that a no-op when the first is still queued, and recovers a
-		// delivery whose enqueue failed after it was recorded.
-		if err := h.Jobs.Enqueue(ctx, jobs.WebhookJob(shop.ID, id)); err != nil && !errors.Is(err, jobs.ErrDuplicate) {
-			h.logger().Error("webhook enqueue failed", "shop_id", shop.ID, "delivery", id, "err", err)
-			return experiment.Errorf(experiment.KindUnavailable, "unavailable", "The delivery could not be queued; retry it.")
-		}
+	if int64(len(b)) > max {
+		return nil, tooLarge
 	}
-	return ok200(c)
+	return b, nil
 }
 
 func (h *Handler) verify(sig string, body []byte) bool {
@@ -117,15 +110,18 @@ func (h *Handler) verify(sig string, body []byte) bool {
 	return hmac.Equal(got, m.Sum(nil))
 }
 
-func ok200(c *gin.Context) error {
-	c.Status(http.StatusOK)
-	c.Writer.WriteHeaderNow()
-	return nil
-}
-
-func (h *Handler) logger() *slog.Logger {
-	if h.Logger == nil {
-		return slog.Default()
+// handle is api.Handle, except that an oversize body answers 413 in the
+// session envelope: the platform should learn the delivery will never fit,
+// where the session surface's writer knows only 400 for it.
+func handle(fn api.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		err := fn(c)
+		if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindTooLarge {
+			c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{"status": "error", "message": e.Message})
+			return
+		}
+		if err != nil {
+			api.WriteError(c, err)
+		}
 	}
-	return h.Logger
 }

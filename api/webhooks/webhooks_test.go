@@ -27,12 +27,16 @@ func init() { gin.SetMode(gin.TestMode) }
 
 const secret = "whsec-test"
 
+// maxBody is the body limit of the surface under test.
+const maxBody = 64 << 10
+
 // bundle is a real webhook surface: the HTTP handler over httptest, real
 // Postgres, Redis and ClickHouse, and an asynq worker in this process that
 // runs the webhook jobs.
 type bundle struct {
 	db  *store.DB
 	wh  *warehouse.Warehouse
+	svc *experiment.WebhookService
 	srv *httptest.Server
 }
 
@@ -55,25 +59,28 @@ func setup(t *testing.T) *bundle {
 	jc := jobs.NewClient(rc)
 	t.Cleanup(func() { jc.Close() })
 
-	// APP_UNINSTALLED ends tests through the tests' service, as in cmd/lift.
-	svc := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db}})
+	// One service for the surface and the worker, wired as in cmd/lift;
+	// APP_UNINSTALLED ends tests through the API's lifecycle.
+	tests := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db}})
+	svc := &experiment.WebhookService{Repo: store.WebhookRepo{DB: db}, Orders: warehouse.WebhookOrders{W: wh},
+		Queue: jobs.WebhookQueue{Jobs: jc}, EndTest: func(ctx context.Context, shop *experiment.Shop, id int64) error {
+			_, err := tests.Apply(ctx, shop, id, experiment.ActionEnd, nil)
+			return err
+		}}
 	w := jobs.NewWorker(rc, jobs.WorkerConfig{Concurrency: 4})
-	jobs.HandleWebhooks(w, &jobs.Webhooks{DB: db, Warehouse: wh, EndTest: func(ctx context.Context, shop *experiment.Shop, id int64) error {
-		_, err := svc.Apply(ctx, shop, id, experiment.ActionEnd, nil)
-		return err
-	}})
+	jobs.HandleWebhooks(w, svc)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Shutdown)
 
 	r := gin.New()
-	(&webhooks.Handler{DB: db, Jobs: jc, Secret: []byte(secret)}).Mount(r)
+	(&webhooks.Handler{Service: svc, Secret: []byte(secret), MaxBodyBytes: maxBody}).Mount(r)
 	// A probe behind the v1 auth path shows what the shop's tokens do.
 	r.GET("/probe", api.UseSurface(api.SurfaceV1), api.Authenticate(db), func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
-	return &bundle{db: db, wh: wh, srv: srv}
+	return &bundle{db: db, wh: wh, svc: svc, srv: srv}
 }
 
 var shopSeq atomic.Int64
@@ -236,53 +243,6 @@ func attrs(visitor, assignments string) string {
 		visitor, assignments)
 }
 
-func TestSignatureRefused(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	shop := b.newShop(t)
-	body := `{"id":1,"name":"x","domain":"x.example"}`
-	cases := []struct{ name, sig, body string }{
-		{"missing", "-", body},
-		{"wrong secret", webhooks.Sign([]byte("other"), []byte(body)), body},
-		{"tampered body", webhooks.Sign([]byte(secret), []byte(body)), `{"id":1,"name":"y","domain":"x.example"}`},
-		{"not base64", "%%%", body},
-	}
-	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			sig := c.sig
-			if sig == "-" {
-				sig = " "
-			}
-			id := fmt.Sprintf("bad-%d", i)
-			status, raw := b.deliver(t, shop, jobs.TopicShopUpdate, id, c.body, sig)
-			if status != http.StatusUnauthorized || !strings.Contains(raw, `"status":"error"`) || !strings.Contains(raw, `"message"`) {
-				t.Fatalf("got %d %s, want 401 in the session envelope", status, raw)
-			}
-			if _, err := b.db.FindDelivery(context.Background(), shop.ID, id); err == nil {
-				t.Fatal("a refused delivery was recorded")
-			}
-		})
-	}
-	t.Run("missing headers", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/api/webhooks", strings.NewReader(body))
-		req.Header.Set(webhooks.HeaderSignature, webhooks.Sign([]byte(secret), []byte(body)))
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusBadRequest {
-			t.Fatalf("got %d, want 400", res.StatusCode)
-		}
-	})
-	t.Run("unknown shop is acknowledged", func(t *testing.T) {
-		other := &experiment.Shop{Domain: "nobody.myshopify.com"}
-		if status, raw := b.deliver(t, other, jobs.TopicShopUpdate, "u1", body, ""); status != http.StatusOK || raw != "" {
-			t.Fatalf("got %d %q", status, raw)
-		}
-	})
-}
-
 func TestOrdersCreateAttributes(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -306,7 +266,7 @@ func TestOrdersCreateAttributes(t *testing.T) {
 	// The cart attribute wins over ClickHouse for the test it names; the
 	// draft test it names is not running, so it gets nothing.
 	cart := fmt.Sprintf("%d:0, %d:1", fromCart.ID, draft.ID)
-	d := b.process(t, shop, jobs.TopicOrdersCreate, "d-create", orderJSON("5001", "2026-06-01T10:00:00Z", "", attrs("vis-1", cart)))
+	d := b.process(t, shop, experiment.TopicOrdersCreate, "d-create", orderJSON("5001", "2026-06-01T10:00:00Z", "", attrs("vis-1", cart)))
 	if d.Outcome != "attributed to 2 tests" {
 		t.Errorf("outcome = %q", d.Outcome)
 	}
@@ -342,7 +302,7 @@ func TestOrdersCreateAttributes(t *testing.T) {
 		}
 	})
 	t.Run("order without cart attributes stays unattributed", func(t *testing.T) {
-		d := b.process(t, shop, jobs.TopicOrdersCreate, "d-anon", orderJSON(`"gid://shopify/Order/5002"`, "2026-06-01T10:00:00Z", "", ""))
+		d := b.process(t, shop, experiment.TopicOrdersCreate, "d-anon", orderJSON(`"gid://shopify/Order/5002"`, "2026-06-01T10:00:00Z", "", ""))
 		if !strings.HasPrefix(d.Outcome, "unattributed") || b.rawOrderRows(t, shop.ID, "5002") != 0 {
 			t.Fatalf("outcome %q, rows %d", d.Outcome, b.rawOrderRows(t, shop.ID, "5002"))
 		}
@@ -363,12 +323,12 @@ func TestDuplicateDeliveryProcessedOnce(t *testing.T) {
 	body := orderJSON("6001", "2026-06-01T10:00:00Z", "", attrs("vis-9", fmt.Sprintf("%d:1", test.ID)))
 	// Twice before processing, once after: one record, one job, one write.
 	for i := 0; i < 2; i++ {
-		if status, raw := b.deliver(t, shop, jobs.TopicOrdersCreate, "dup-1", body, ""); status != http.StatusOK || raw != "" {
+		if status, raw := b.deliver(t, shop, experiment.TopicOrdersCreate, "dup-1", body, ""); status != http.StatusOK || raw != "" {
 			t.Fatalf("delivery %d = %d %q", i, status, raw)
 		}
 	}
 	first := b.waitProcessed(t, shop.ID, "dup-1")
-	if status, _ := b.deliver(t, shop, jobs.TopicOrdersCreate, "dup-1", body, ""); status != http.StatusOK {
+	if status, _ := b.deliver(t, shop, experiment.TopicOrdersCreate, "dup-1", body, ""); status != http.StatusOK {
 		t.Fatalf("redelivery after processing = %d", status)
 	}
 	again, err := b.db.FindDelivery(context.Background(), shop.ID, "dup-1")
@@ -402,7 +362,7 @@ func TestOrdersEditedWritesTheLatestVersion(t *testing.T) {
 	shop := b.newShop(t)
 	test := b.newTest(t, shop, priceBody("p"), experiment.StatusActive)
 	cart := attrs("vis-2", fmt.Sprintf("%d:1", test.ID))
-	b.process(t, shop, jobs.TopicOrdersCreate, "e-0", orderJSON("7001", "2026-06-01T10:00:00Z", "", cart))
+	b.process(t, shop, experiment.TopicOrdersCreate, "e-0", orderJSON("7001", "2026-06-01T10:00:00Z", "", cart))
 
 	// An edit drops the sweater line (current_quantity 0) and refunds 28.00;
 	// edits carry no cart attributes: the group comes from the stored order.
@@ -410,13 +370,13 @@ func TestOrdersEditedWritesTheLatestVersion(t *testing.T) {
 		"line_items":[{"product_id":8101,"variant_id":44001,"quantity":2,"current_quantity":2,"price":"28.00"},
 		              {"product_id":8102,"variant_id":44005,"quantity":1,"current_quantity":0,"price":"98.00"}],
 		"refunds":[{"transactions":[{"kind":"refund","status":"success","amount":"98.00"},{"kind":"refund","status":"failure","amount":"5.00"}]}]}`
-	d := b.process(t, shop, jobs.TopicOrdersEdited, "e-1", edit)
+	d := b.process(t, shop, experiment.TopicOrdersEdited, "e-1", edit)
 	if d.Outcome != "new version for 1 tests" {
 		t.Errorf("outcome = %q", d.Outcome)
 	}
 	// A stale edit (older updated_at) delivered late loses to the newer one.
 	stale := `{"id":7001,"updated_at":"2026-06-01T12:00:00Z","current_total_price":"150.00","line_items":[]}`
-	b.process(t, shop, jobs.TopicOrdersEdited, "e-2", stale)
+	b.process(t, shop, experiment.TopicOrdersEdited, "e-2", stale)
 
 	got := b.orders(t, shop.ID, test.ID)
 	want := warehouse.ExportRow{OrderID: "7001", CreatedAt: time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC), TestGroup: 1, VisitorID: "vis-2",
@@ -432,14 +392,14 @@ func TestOrdersEditedWritesTheLatestVersion(t *testing.T) {
 	t.Run("current_total_price wins", func(t *testing.T) {
 		newer := `{"id":7001,"updated_at":"2026-06-03T09:00:00Z","current_total_price":"12.50","total_price":"154.00",
 			"line_items":[{"product_id":8101,"variant_id":44001,"quantity":1,"price":"28.00"}]}`
-		b.process(t, shop, jobs.TopicOrdersEdited, "e-3", newer)
+		b.process(t, shop, experiment.TopicOrdersEdited, "e-3", newer)
 		got := b.orders(t, shop.ID, test.ID)
 		if len(got) != 1 || got[0].Revenue != 12.5 || got[0].Cost != 9.5 || got[0].LineItems != 1 {
 			t.Fatalf("orders = %+v", got)
 		}
 	})
 	t.Run("edit of an unknown order attributes it", func(t *testing.T) {
-		b.process(t, shop, jobs.TopicOrdersEdited, "e-4", orderJSON("7002", "2026-06-01T11:00:00Z", "", cart))
+		b.process(t, shop, experiment.TopicOrdersEdited, "e-4", orderJSON("7002", "2026-06-01T11:00:00Z", "", cart))
 		if n := b.rawOrderRows(t, shop.ID, "7002"); n != 1 {
 			t.Fatalf("rows = %d", n)
 		}
@@ -473,7 +433,7 @@ func TestAppUninstalled(t *testing.T) {
 	paused := b.newTest(t, shop, priceBody("p"), experiment.StatusPaused)
 	draft := b.newTest(t, shop, priceBody("d"), experiment.StatusDraft)
 
-	d := b.process(t, shop, jobs.TopicAppUninstalled, "u-1", fmt.Sprintf(`{"id":%d,"domain":%q}`, shop.ID, shop.Domain))
+	d := b.process(t, shop, experiment.TopicAppUninstalled, "u-1", fmt.Sprintf(`{"id":%d,"domain":%q}`, shop.ID, shop.Domain))
 	if d.Outcome != "uninstalled; ended 2 tests" {
 		t.Errorf("outcome = %q", d.Outcome)
 	}
@@ -511,7 +471,7 @@ func TestShopUpdate(t *testing.T) {
 	b := setup(t)
 	shop := b.newShop(t)
 	domain := fmt.Sprintf("renamed-%d.example.com", shop.ID)
-	b.process(t, shop, jobs.TopicShopUpdate, "s-1", fmt.Sprintf(`{"id":%d,"name":"After","domain":%q}`, shop.ID, domain))
+	b.process(t, shop, experiment.TopicShopUpdate, "s-1", fmt.Sprintf(`{"id":%d,"name":"After","domain":%q}`, shop.ID, domain))
 	got, err := b.db.FindShopByID(context.Background(), shop.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -576,14 +536,14 @@ func TestThemesPublish(t *testing.T) {
 	}
 	for i, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			b.process(t, shop, jobs.TopicThemesPublish, fmt.Sprintf("t-%d", i), s.body)
+			b.process(t, shop, experiment.TopicThemesPublish, fmt.Sprintf("t-%d", i), s.body)
 			if got := published(); got != s.wantPublished {
 				t.Errorf("published = %s, want %s", got, s.wantPublished)
 			}
-			if _, warned := warnings(tpl)[jobs.WarnThemeUnpublished]; warned != s.tplWarned {
+			if _, warned := warnings(tpl)[experiment.WarnThemeUnpublished]; warned != s.tplWarned {
 				t.Errorf("template test warned = %v, want %v: %v", warned, s.tplWarned, warnings(tpl))
 			}
-			if msg := warnings(thm)[jobs.WarnPublishedThemeChanged]; !strings.Contains(msg, s.thmMessage) {
+			if msg := warnings(thm)[experiment.WarnPublishedThemeChanged]; !strings.Contains(msg, s.thmMessage) {
 				t.Errorf("theme test warning = %q, want it to contain %q", msg, s.thmMessage)
 			}
 			if w := warnings(ended); len(w) != 0 {
@@ -597,8 +557,8 @@ func TestInventoryLevelsUpdate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	shop := b.newShop(t)
-	b.process(t, shop, jobs.TopicInventoryLevelsUpdate, "i-1", `{"inventory_item_id":271878346596884015,"location_id":"gid://shopify/Location/24826418","available":6}`)
-	b.process(t, shop, jobs.TopicInventoryLevelsUpdate, "i-2", `{"inventory_item_id":271878346596884015,"location_id":24826418,"available":4}`)
+	b.process(t, shop, experiment.TopicInventoryLevelsUpdate, "i-1", `{"inventory_item_id":271878346596884015,"location_id":"gid://shopify/Location/24826418","available":6}`)
+	b.process(t, shop, experiment.TopicInventoryLevelsUpdate, "i-2", `{"inventory_item_id":271878346596884015,"location_id":24826418,"available":4}`)
 	got, err := b.db.FindInventoryLevel(context.Background(), shop.ID, "271878346596884015", "24826418")
 	if err != nil {
 		t.Fatal(err)
@@ -607,7 +567,7 @@ func TestInventoryLevelsUpdate(t *testing.T) {
 		t.Fatalf("available = %v, want 4", got.Available)
 	}
 	t.Run("unreadable body is recorded, not retried", func(t *testing.T) {
-		d := b.process(t, shop, jobs.TopicInventoryLevelsUpdate, "i-3", `{"available":"lots"}`)
+		d := b.process(t, shop, experiment.TopicInventoryLevelsUpdate, "i-3", `{"available":"lots"}`)
 		if !strings.HasPrefix(d.Outcome, "unreadable") {
 			t.Fatalf("outcome = %q", d.Outcome)
 		}

@@ -1,17 +1,14 @@
-package jobs
+package experiment
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
 )
 
 // Warning codes THEMES_PUBLISH raises on tests (shown by results snapshots
-// through store.FindTestWarnings).
+// through the repository's test warnings).
 const (
 	// WarnThemeUnpublished: a template test's theme is no longer the
 	// published one, so visitors no longer see either group's template.
@@ -30,14 +27,14 @@ type themePayload struct {
 
 // themePublished records the published theme in the catalog mirror and
 // flags the live theme and template tests it affects.
-func (h *Webhooks) themePublished(ctx context.Context, shop *experiment.Shop, d *store.Delivery) (string, txEffect, error) {
+func (s *WebhookService) themePublished(ctx context.Context, shop *Shop, d *WebhookDelivery) (string, txEffect, error) {
 	var p themePayload
 	if err := decodeDelivery(d, &p); err != nil {
 		return "", nil, err
 	}
-	var id flexID
+	var id platformID
 	if err := json.Unmarshal(p.ID, &id); err != nil || id == "" {
-		return "", nil, &unreadable{msg: "the theme has no id"}
+		return "", nil, &unreadableBody{msg: "the theme has no id"}
 	}
 	if p.Role != "" && p.Role != "main" {
 		return fmt.Sprintf("theme %s not published (role %s)", id, p.Role), nil, nil
@@ -47,11 +44,11 @@ func (h *Webhooks) themePublished(ctx context.Context, shop *experiment.Shop, d 
 	if json.Unmarshal(p.ID, &raw) == nil && strings.HasPrefix(raw, "gid://") {
 		gid = raw
 	}
-	live, err := h.DB.FindLiveTests(ctx, shop.ID)
+	live, err := s.Repo.FindLiveTests(ctx, shop.ID)
 	if err != nil {
 		return "", nil, err
 	}
-	effect := func(ctx context.Context, tx *store.Tx) error {
+	effect := func(ctx context.Context, tx WebhookTx) error {
 		if err := tx.PublishTheme(ctx, shop.ID, string(id), gid, p.Name); err != nil {
 			return err
 		}
@@ -75,7 +72,7 @@ func (h *Webhooks) themePublished(ctx context.Context, shop *experiment.Shop, d 
 
 // themeWarning is a warning to raise, or (clear) to lift.
 type themeWarning struct {
-	experiment.Finding
+	Finding
 	clear bool
 }
 
@@ -86,14 +83,14 @@ type themeWarning struct {
 //   - a theme test's control shows the published theme, so any publish
 //     changes its baseline; if the new one is a variant's theme, control and
 //     that variant now show the same theme.
-func themeWarnings(t *experiment.Test, id, name string) []themeWarning {
+func themeWarnings(t *Test, id, name string) []themeWarning {
 	var out []themeWarning
 	label := cmpName(name, id)
 	if theme, ok := templateTheme(t); ok {
 		if themeNumber(theme) == id {
-			out = append(out, themeWarning{Finding: experiment.Finding{Code: WarnThemeUnpublished}, clear: true})
+			out = append(out, themeWarning{Finding: Finding{Code: WarnThemeUnpublished}, clear: true})
 		} else {
-			out = append(out, themeWarning{Finding: experiment.Finding{Severity: experiment.SeverityWarning, Code: WarnThemeUnpublished,
+			out = append(out, themeWarning{Finding: Finding{Severity: SeverityWarning, Code: WarnThemeUnpublished,
 				Param:   "shared.template.theme_id",
 				Message: fmt.Sprintf("Theme %s was published; this template test runs on theme %s, which visitors no longer see. End the test or publish its theme again.", label, theme)}})
 		}
@@ -106,13 +103,13 @@ func themeWarnings(t *experiment.Test, id, name string) []themeWarning {
 				break
 			}
 		}
-		out = append(out, themeWarning{Finding: experiment.Finding{Severity: experiment.SeverityWarning, Code: WarnPublishedThemeChanged, Message: msg}})
+		out = append(out, themeWarning{Finding: Finding{Severity: SeverityWarning, Code: WarnPublishedThemeChanged, Message: msg}})
 	}
 	return out
 }
 
 // flaggedTests lists the tests that get a warning (for the outcome).
-func flaggedTests(live []*experiment.Test, id, name string) []int64 {
+func flaggedTests(live []*Test, id, name string) []int64 {
 	var out []int64
 	for _, t := range live {
 		for _, w := range themeWarnings(t, id, name) {
@@ -127,8 +124,8 @@ func flaggedTests(live []*experiment.Test, id, name string) []int64 {
 
 // templateTheme is the theme a template test (or a combined test's
 // template part) runs on.
-func templateTheme(t *experiment.Test) (string, bool) {
-	raw, ok := t.Shared[string(experiment.TypeTemplate)]
+func templateTheme(t *Test) (string, bool) {
+	raw, ok := t.Shared[string(TypeTemplate)]
 	if !ok {
 		return "", false
 	}
@@ -143,10 +140,10 @@ func templateTheme(t *experiment.Test) (string, bool) {
 
 // variantThemes maps group index to the theme it shows, for a theme test
 // or a combined test with a theme part.
-func variantThemes(t *experiment.Test) map[int]string {
+func variantThemes(t *Test) map[int]string {
 	bundled := false
 	for _, k := range t.BundledTypes() {
-		bundled = bundled || k == experiment.TypeTheme
+		bundled = bundled || k == TypeTheme
 	}
 	if !bundled {
 		return nil

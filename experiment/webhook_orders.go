@@ -1,4 +1,4 @@
-package jobs
+package experiment
 
 import (
 	"bytes"
@@ -7,14 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
-	"github.com/liftab/lift/warehouse"
 )
 
 // Cart attributes the storefront script sets on the cart, so the order
@@ -29,28 +26,28 @@ const (
 // orderPayload is the part of an ORDERS_CREATE / ORDERS_EDITED body Lift
 // reads.
 type orderPayload struct {
-	ID                flexID      `json:"id"`
-	CreatedAt         *time.Time  `json:"created_at"`
-	UpdatedAt         *time.Time  `json:"updated_at"`
-	TotalPrice        *flexAmount `json:"total_price"`
-	CurrentTotalPrice *flexAmount `json:"current_total_price"`
-	Currency          string      `json:"currency"`
+	ID                platformID      `json:"id"`
+	CreatedAt         *time.Time      `json:"created_at"`
+	UpdatedAt         *time.Time      `json:"updated_at"`
+	TotalPrice        *platformAmount `json:"total_price"`
+	CurrentTotalPrice *platformAmount `json:"current_total_price"`
+	Currency          string          `json:"currency"`
 	NoteAttributes    []struct {
 		Name  string          `json:"name"`
 		Value json.RawMessage `json:"value"`
 	} `json:"note_attributes"`
 	LineItems []struct {
-		ProductID       flexID     `json:"product_id"`
-		VariantID       flexID     `json:"variant_id"`
-		Quantity        int64      `json:"quantity"`
-		CurrentQuantity *int64     `json:"current_quantity"`
-		Price           flexAmount `json:"price"`
+		ProductID       platformID     `json:"product_id"`
+		VariantID       platformID     `json:"variant_id"`
+		Quantity        int64          `json:"quantity"`
+		CurrentQuantity *int64         `json:"current_quantity"`
+		Price           platformAmount `json:"price"`
 	} `json:"line_items"`
 	Refunds []struct {
 		Transactions []struct {
-			Kind   string     `json:"kind"`
-			Amount flexAmount `json:"amount"`
-			Status string     `json:"status"`
+			Kind   string         `json:"kind"`
+			Amount platformAmount `json:"amount"`
+			Status string         `json:"status"`
 		} `json:"transactions"`
 	} `json:"refunds"`
 }
@@ -88,10 +85,10 @@ func (o *orderPayload) revenue() float64 {
 			}
 		}
 	}
-	return math.Max(0, cents(total))
+	return math.Max(0, roundCents(total))
 }
 
-func cents(x float64) float64 { return math.Round(x*100) / 100 }
+func roundCents(x float64) float64 { return math.Round(x*100) / 100 }
 
 // orderLine is one order line as it stands (current_quantity after edits).
 type orderLine struct {
@@ -121,26 +118,29 @@ func (o *orderPayload) lines() []orderLine {
 // in, with the revenue, cost and lines as they stand. The version is the
 // order's updated_at in milliseconds, so an older edit delivered late never
 // replaces a newer one, and a redelivery folds into the row it repeats.
-func (h *Webhooks) order(ctx context.Context, shop *experiment.Shop, d *store.Delivery) (string, txEffect, error) {
+// The rows are signed: the sink keeps them above any legacy row of the
+// order, and an edit reads only signed attributions, so an unauthenticated
+// legacy order can neither replace a signed one nor choose its group.
+func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelivery) (string, txEffect, error) {
 	var o orderPayload
 	if err := decodeDelivery(d, &o); err != nil {
 		return "", nil, err
 	}
 	if o.ID == "" {
-		return "", nil, &unreadable{msg: "the order has no id"}
+		return "", nil, &unreadableBody{msg: "the order has no id"}
 	}
-	var attrs []warehouse.Attribution
+	var attrs []OrderAttribution
 	edit := false
 	if d.Topic == TopicOrdersEdited {
 		var err error
-		if attrs, err = h.Warehouse.OrderAttributions(ctx, shop.ID, string(o.ID)); err != nil {
+		if attrs, err = s.Orders.SignedOrderAttributions(ctx, shop.ID, string(o.ID)); err != nil {
 			return "", nil, err
 		}
 		edit = len(attrs) > 0
 	}
 	if !edit {
 		var err error
-		if attrs, err = h.attribute(ctx, shop, &o); err != nil {
+		if attrs, err = s.attribute(ctx, shop, &o); err != nil {
 			return "", nil, err
 		}
 	}
@@ -148,7 +148,7 @@ func (h *Webhooks) order(ctx context.Context, shop *experiment.Shop, d *store.De
 		return "unattributed: no assignment in cart attributes or for the visitor", nil, nil
 	}
 	lines := o.lines()
-	cost, err := h.cost(ctx, shop.ID, lines)
+	cost, err := s.cost(ctx, shop.ID, lines)
 	if err != nil {
 		return "", nil, err
 	}
@@ -157,11 +157,11 @@ func (h *Webhooks) order(ctx context.Context, shop *experiment.Shop, d *store.De
 	if o.CreatedAt != nil {
 		createdAt = *o.CreatedAt
 	}
-	b := &warehouse.Batch{}
+	rows := make([]SignedOrder, 0, len(attrs))
 	for _, a := range attrs {
-		row := warehouse.Order{ShopID: shop.ID, ExperimentID: a.ExperimentID, OrderID: string(o.ID), Version: version,
+		row := SignedOrder{ShopID: shop.ID, ExperimentID: a.ExperimentID, OrderID: string(o.ID), Version: version,
 			TestGroup: a.TestGroup, VisitorID: a.VisitorID, SessionID: a.SessionID, Revenue: o.revenue(), Cost: cost,
-			Currency: cmp.Or(strings.ToUpper(o.Currency), shop.Currency), CreatedAt: createdAt, Source: "webhook"}
+			Currency: cmp.Or(strings.ToUpper(o.Currency), shop.Currency), CreatedAt: createdAt}
 		if edit {
 			row.CreatedAt = a.CreatedAt // an edit keeps the order's original time
 		}
@@ -171,9 +171,9 @@ func (h *Webhooks) order(ctx context.Context, shop *experiment.Shop, d *store.De
 			row.LineQuantities = append(row.LineQuantities, l.quantity)
 			row.LinePrices = append(row.LinePrices, l.price)
 		}
-		b.Orders = append(b.Orders, row)
+		rows = append(rows, row)
 	}
-	if err := h.Warehouse.Insert(ctx, b); err != nil {
+	if err := s.Orders.WriteSignedOrders(ctx, rows); err != nil {
 		return "", nil, err
 	}
 	verb := "attributed to"
@@ -185,7 +185,7 @@ func (h *Webhooks) order(ctx context.Context, shop *experiment.Shop, d *store.De
 
 // orderVersion is updated_at in ms. Without it: an edit comes after every
 // version stored, a create takes created_at, else the receipt time.
-func orderVersion(o *orderPayload, d *store.Delivery, prior []warehouse.Attribution) uint64 {
+func orderVersion(o *orderPayload, d *WebhookDelivery, prior []OrderAttribution) uint64 {
 	if o.UpdatedAt != nil {
 		return uint64(o.UpdatedAt.UnixMilli())
 	}
@@ -203,33 +203,33 @@ func orderVersion(o *orderPayload, d *store.Delivery, prior []warehouse.Attribut
 // _lift_assignments, then, for tests it does not name, the visitor's
 // standing assignment in ClickHouse. Only active or paused tests count, in
 // a group the test has; excluded visitors (group -1) are not attributed.
-func (h *Webhooks) attribute(ctx context.Context, shop *experiment.Shop, o *orderPayload) ([]warehouse.Attribution, error) {
+func (s *WebhookService) attribute(ctx context.Context, shop *Shop, o *orderPayload) ([]OrderAttribution, error) {
 	visitor, session := o.attribute(AttrVisitorID), o.attribute(AttrSessionID)
 	pairs := parseAssignments(o.attribute(AttrAssignments))
 	if len(pairs) == 0 && visitor == "" {
 		return nil, nil
 	}
-	live, err := h.DB.FindLiveTests(ctx, shop.ID)
+	live, err := s.Repo.FindLiveTests(ctx, shop.ID)
 	if err != nil {
 		return nil, err
 	}
-	tests := make(map[string]*experiment.Test, len(live))
+	tests := make(map[string]*Test, len(live))
 	for _, t := range live {
 		tests[strconv.FormatInt(t.ID, 10)] = t
 	}
-	got := map[string]warehouse.Attribution{}
+	got := map[string]OrderAttribution{}
 	add := func(exp string, group int16, sess string) {
 		t, ok := tests[exp]
 		if _, seen := got[exp]; seen || !ok || group < 0 || t.Group(int(group)) == nil {
 			return
 		}
-		got[exp] = warehouse.Attribution{ExperimentID: exp, TestGroup: group, VisitorID: visitor, SessionID: cmp.Or(session, sess)}
+		got[exp] = OrderAttribution{ExperimentID: exp, TestGroup: group, VisitorID: visitor, SessionID: cmp.Or(session, sess)}
 	}
 	for _, p := range pairs {
 		add(p.experimentID, p.group, "")
 	}
 	if visitor != "" && len(got) < len(tests) {
-		groups, err := h.Warehouse.VisitorAssignments(ctx, shop.ID, visitor)
+		groups, err := s.Orders.VisitorAssignments(ctx, shop.ID, visitor)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +237,7 @@ func (h *Webhooks) attribute(ctx context.Context, shop *experiment.Shop, o *orde
 			add(g.ExperimentID, g.TestGroup, g.SessionID)
 		}
 	}
-	out := make([]warehouse.Attribution, 0, len(got))
+	out := make([]OrderAttribution, 0, len(got))
 	for _, a := range got {
 		out = append(out, a)
 	}
@@ -272,14 +272,14 @@ func parseAssignments(s string) []assignmentPair {
 
 // cost is Σ quantity × unit cost over the lines whose variant's cost the
 // catalog mirror knows; lines without a known cost add nothing.
-func (h *Webhooks) cost(ctx context.Context, shopID int64, lines []orderLine) (float64, error) {
+func (s *WebhookService) cost(ctx context.Context, shopID int64, lines []orderLine) (float64, error) {
 	ids := make([]string, 0, len(lines))
 	for _, l := range lines {
 		if l.variantID != "" {
 			ids = append(ids, l.variantID)
 		}
 	}
-	costs, err := h.DB.VariantCosts(ctx, shopID, ids)
+	costs, err := s.Repo.VariantCosts(ctx, shopID, ids)
 	if err != nil {
 		return 0, err
 	}
@@ -287,13 +287,13 @@ func (h *Webhooks) cost(ctx context.Context, shopID int64, lines []orderLine) (f
 	for _, l := range lines {
 		total += float64(l.quantity) * costs[l.variantID]
 	}
-	return cents(total), nil
+	return roundCents(total), nil
 }
 
-// flexAmount is a money amount sent as a decimal string or a number.
-type flexAmount float64
+// platformAmount is a money amount sent as a decimal string or a number.
+type platformAmount float64
 
-func (a *flexAmount) UnmarshalJSON(b []byte) error {
+func (a *platformAmount) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	if s == "" || s == "null" {
 		*a = 0
@@ -303,6 +303,36 @@ func (a *flexAmount) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("amount %s: %w", b, err)
 	}
-	*a = flexAmount(f)
+	*a = platformAmount(f)
+	return nil
+}
+
+// platformID is a platform id sent as a number, a numeric string or a global
+// id (gid://…/Type/123); it holds the numeric part.
+type platformID string
+
+var trailingDigits = regexp.MustCompile(`[0-9]+$`)
+
+func (f *platformID) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = ""
+		return nil
+	}
+	var s string
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	} else {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return err
+		}
+		s = n.String()
+	}
+	if strings.HasPrefix(s, "gid://") {
+		s = trailingDigits.FindString(s)
+	}
+	*f = platformID(s)
 	return nil
 }

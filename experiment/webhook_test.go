@@ -1,0 +1,284 @@
+package experiment_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// webhookFakes are in-memory fakes of the webhook service's ports: the
+// repository (its unit of work applies changes directly), the order sink
+// and the queue.
+type webhookFakes struct {
+	shops      map[string]*experiment.Shop
+	deliveries map[string]*experiment.WebhookDelivery
+	dead       []experiment.WebhookDeadLetter
+	live       []*experiment.Test
+	renameErr  error // what SetShopIdentity answers
+	names      map[int64]string
+	orders     []experiment.SignedOrder
+	signed     []experiment.OrderAttribution
+	enqueued   []string
+	enqueueErr error
+}
+
+func newWebhookFakes() *webhookFakes {
+	return &webhookFakes{shops: map[string]*experiment.Shop{"a.example": {ID: 1, Domain: "a.example", Currency: "EUR"}},
+		deliveries: map[string]*experiment.WebhookDelivery{}, names: map[int64]string{}}
+}
+
+func (f *webhookFakes) service() *experiment.WebhookService {
+	now := time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC)
+	return &experiment.WebhookService{Repo: f, Orders: f, Queue: f, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+func (f *webhookFakes) Write(ctx context.Context, _ experiment.WriteMeta, fn func(context.Context, experiment.WebhookTx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
+	return fn(ctx, f)
+}
+func (f *webhookFakes) FindShopByDomain(_ context.Context, d string) (*experiment.Shop, error) {
+	if s, ok := f.shops[d]; ok {
+		return s, nil
+	}
+	return nil, experiment.Errorf(experiment.KindNotFound, "shop_not_found", "no shop")
+}
+func (f *webhookFakes) FindShopByID(_ context.Context, id int64) (*experiment.Shop, error) {
+	for _, s := range f.shops {
+		if s.ID == id {
+			return s, nil
+		}
+	}
+	return nil, experiment.Errorf(experiment.KindNotFound, "shop_not_found", "no shop")
+}
+func (f *webhookFakes) FindDelivery(_ context.Context, shopID int64, id string) (*experiment.WebhookDelivery, error) {
+	if d, ok := f.deliveries[fmt.Sprint(shopID, "/", id)]; ok {
+		c := *d
+		return &c, nil
+	}
+	return nil, experiment.Errorf(experiment.KindNotFound, "delivery_not_found", "no delivery")
+}
+func (f *webhookFakes) FindLiveTests(context.Context, int64) ([]*experiment.Test, error) {
+	return f.live, nil
+}
+func (f *webhookFakes) VariantCosts(context.Context, int64, []string) (map[string]float64, error) {
+	return map[string]float64{"44001": 9.5}, nil
+}
+func (f *webhookFakes) InsertDelivery(ctx context.Context, d experiment.WebhookDelivery) (*experiment.WebhookDelivery, bool, error) {
+	key := fmt.Sprint(d.ShopID, "/", d.ID)
+	_, seen := f.deliveries[key]
+	if !seen {
+		f.deliveries[key] = &d
+	}
+	got, err := f.FindDelivery(ctx, d.ShopID, d.ID)
+	return got, !seen, err
+}
+func (f *webhookFakes) FindDeliveryForUpdate(ctx context.Context, shopID int64, id string) (*experiment.WebhookDelivery, error) {
+	return f.FindDelivery(ctx, shopID, id)
+}
+func (f *webhookFakes) MarkDeliveryProcessed(_ context.Context, shopID int64, id, outcome string) error {
+	d := f.deliveries[fmt.Sprint(shopID, "/", id)]
+	now := time.Now()
+	d.ProcessedAt, d.Outcome = &now, outcome
+	return nil
+}
+func (f *webhookFakes) InsertDeadLetter(_ context.Context, l experiment.WebhookDeadLetter) error {
+	f.dead = append(f.dead, l)
+	return nil
+}
+func (f *webhookFakes) SetShopIdentity(_ context.Context, shopID int64, name, _ string) error {
+	if f.renameErr != nil {
+		return f.renameErr
+	}
+	f.names[shopID] = name
+	return nil
+}
+func (f *webhookFakes) UninstallShop(context.Context, int64) error                        { return nil }
+func (f *webhookFakes) PublishTheme(context.Context, int64, string, string, string) error { return nil }
+func (f *webhookFakes) SetTestWarning(context.Context, int64, int64, experiment.Finding) error {
+	return nil
+}
+func (f *webhookFakes) ClearTestWarning(context.Context, int64, string) error { return nil }
+func (f *webhookFakes) SetInventoryLevel(context.Context, int64, experiment.InventoryLevel) error {
+	return nil
+}
+func (f *webhookFakes) WriteSignedOrders(_ context.Context, rows []experiment.SignedOrder) error {
+	f.orders = append(f.orders, rows...)
+	return nil
+}
+func (f *webhookFakes) SignedOrderAttributions(context.Context, int64, string) ([]experiment.OrderAttribution, error) {
+	return f.signed, nil
+}
+func (f *webhookFakes) VisitorAssignments(context.Context, int64, string) ([]experiment.OrderAttribution, error) {
+	return nil, nil
+}
+func (f *webhookFakes) EnqueueWebhook(_ context.Context, shopID int64, id string) error {
+	if f.enqueueErr != nil {
+		return f.enqueueErr
+	}
+	f.enqueued = append(f.enqueued, fmt.Sprint(shopID, "/", id))
+	return nil
+}
+
+func kindOf(err error) experiment.Kind {
+	if e, ok := experiment.AsError(err); ok {
+		return e.Kind
+	}
+	return -1
+}
+
+func TestWebhookReceive(t *testing.T) {
+	t.Parallel()
+	ok := experiment.WebhookReceipt{Topic: experiment.TopicShopUpdate, ShopDomain: " A.example ", DeliveryID: "d1", Body: []byte(`{"name":"x"}`)}
+	with := func(fn func(r *experiment.WebhookReceipt)) experiment.WebhookReceipt {
+		r := ok
+		fn(&r)
+		return r
+	}
+	cases := []struct {
+		name     string
+		receipt  experiment.WebhookReceipt
+		wantKind experiment.Kind
+		recorded bool
+	}{
+		{"ErrMissingTopic", with(func(r *experiment.WebhookReceipt) { r.Topic = " " }), experiment.KindInvalidRequest, false},
+		{"ErrLongID", with(func(r *experiment.WebhookReceipt) { r.DeliveryID = strings.Repeat("x", 256) }), experiment.KindInvalidRequest, false},
+		{"ErrNULEscape", with(func(r *experiment.WebhookReceipt) { r.Body = []byte(`{"name":"\u0000"}`) }), experiment.KindInvalidRequest, false},
+		{"ErrNULByte", with(func(r *experiment.WebhookReceipt) { r.Body = []byte("{\"name\":\"\x00\"}") }), experiment.KindInvalidRequest, false},
+		{"ErrInvalidUTF8", with(func(r *experiment.WebhookReceipt) { r.Body = []byte("{\"name\":\"\xc3\"}") }), experiment.KindInvalidRequest, false},
+		{"ErrNotJSON", with(func(r *experiment.WebhookReceipt) { r.Body = []byte("name=x") }), experiment.KindInvalidRequest, false},
+		{"UnknownShop", with(func(r *experiment.WebhookReceipt) { r.ShopDomain = "b.example" }), -1, false},
+		{"Recorded", ok, -1, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newWebhookFakes()
+			err := f.service().Receive(context.Background(), c.receipt)
+			if (c.wantKind == -1) != (err == nil) || (err != nil && kindOf(err) != c.wantKind) {
+				t.Fatalf("err = %v, want kind %v", err, c.wantKind)
+			}
+			if got := len(f.deliveries) == 1 && len(f.enqueued) == 1; got != c.recorded {
+				t.Fatalf("recorded and queued = %v (%d, %v), want %v", got, len(f.deliveries), f.enqueued, c.recorded)
+			}
+		})
+	}
+	t.Run("Redelivery", func(t *testing.T) {
+		t.Parallel()
+		f := newWebhookFakes()
+		svc := f.service()
+		for i := 0; i < 2; i++ {
+			if err := svc.Receive(context.Background(), ok); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(f.enqueued) != 2 {
+			t.Fatalf("an unprocessed redelivery queues again (the queue dedupes): %v", f.enqueued)
+		}
+		_ = f.MarkDeliveryProcessed(context.Background(), 1, "d1", "done")
+		if err := svc.Receive(context.Background(), ok); err != nil || len(f.enqueued) != 2 {
+			t.Fatalf("a processed redelivery was queued: %v %v", err, f.enqueued)
+		}
+	})
+	t.Run("ErrQueueDown", func(t *testing.T) {
+		t.Parallel()
+		f := newWebhookFakes()
+		f.enqueueErr = errors.New("redis down")
+		if err := f.service().Receive(context.Background(), ok); kindOf(err) != experiment.KindUnavailable {
+			t.Fatalf("err = %v, want unavailable", err)
+		}
+	})
+}
+
+func TestWebhookProcessBoundedTries(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		maxTries int
+		attempts []experiment.WebhookAttempt
+		wantErrs int // attempts that return an error before the dead letter
+	}{
+		{"default five tries", 0, []experiment.WebhookAttempt{{Try: 1}, {Try: 2}, {Try: 3}, {Try: 4}, {Try: 5}}, 4},
+		{"configured two", 2, []experiment.WebhookAttempt{{Try: 1}, {Try: 2}}, 1},
+		{"queue's last try", 0, []experiment.WebhookAttempt{{Try: 1}, {Try: 2, Last: true}}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newWebhookFakes()
+			f.renameErr = errors.New("the store refuses it")
+			svc := f.service()
+			svc.MaxTries = c.maxTries
+			_, _, _ = f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "p", Topic: experiment.TopicShopUpdate, Body: []byte(`{"name":"x"}`)})
+			errs := 0
+			for _, a := range c.attempts {
+				if err := svc.Process(ctx, 1, "p", a); err != nil {
+					errs++
+				}
+			}
+			d, _ := f.FindDelivery(ctx, 1, "p")
+			last := c.attempts[len(c.attempts)-1].Try
+			if errs != c.wantErrs || len(f.dead) != 1 || f.dead[0].Tries != last || !strings.Contains(f.dead[0].LastError, "the store refuses it") ||
+				d.ProcessedAt == nil || !strings.HasPrefix(d.Outcome, "dead-lettered: ") {
+				t.Fatalf("errors %d (want %d), dead letters %+v, delivery %+v", errs, c.wantErrs, f.dead, d)
+			}
+		})
+	}
+}
+
+func TestWebhookProcessOrders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	updated := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	body := `{"id":"gid://shopify/Order/5001","created_at":"2026-06-01T09:00:00Z","updated_at":"2026-06-01T10:00:00Z","total_price":"30.00",
+		"note_attributes":[{"name":"_lift_visitor_id","value":"v1"},{"name":"_lift_assignments","value":"42:1"}],
+		"line_items":[{"product_id":1,"variant_id":44001,"quantity":2,"price":"15.00"}]}`
+	live := []*experiment.Test{{ID: 42, Status: experiment.StatusActive, Groups: []experiment.Group{{Index: 0}, {Index: 1}}}}
+	cases := []struct {
+		name, topic, body string
+		signed            []experiment.OrderAttribution
+		wantOutcome       string
+		wantGroup         int16
+	}{
+		{"create attributes from the cart", experiment.TopicOrdersCreate, body, nil, "attributed to 1 tests", 1},
+		{"edit keeps the signed group", experiment.TopicOrdersEdited, body,
+			[]experiment.OrderAttribution{{ExperimentID: "42", TestGroup: 0, VisitorID: "v0", CreatedAt: updated}}, "new version for 1 tests", 0},
+		{"unreadable", experiment.TopicOrdersCreate, `{"id":[1]}`, nil, "unreadable: ", -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newWebhookFakes()
+			f.live, f.signed = live, c.signed
+			_, _, _ = f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "o", Topic: c.topic, Body: []byte(c.body)})
+			if err := f.service().Process(ctx, 1, "o", experiment.WebhookAttempt{Try: 1}); err != nil {
+				t.Fatal(err)
+			}
+			d, _ := f.FindDelivery(ctx, 1, "o")
+			if !strings.HasPrefix(d.Outcome, c.wantOutcome) {
+				t.Fatalf("outcome = %q, want %q", d.Outcome, c.wantOutcome)
+			}
+			if c.wantGroup < 0 {
+				if len(f.orders) != 0 || len(f.dead) != 0 {
+					t.Fatalf("orders %+v, dead letters %+v", f.orders, f.dead)
+				}
+				return
+			}
+			if len(f.orders) != 1 {
+				t.Fatalf("orders = %+v", f.orders)
+			}
+			o := f.orders[0]
+			if o.OrderID != "5001" || o.ExperimentID != "42" || o.TestGroup != c.wantGroup || o.Version != uint64(updated.UnixMilli()) ||
+				o.Revenue != 30 || o.Cost != 19 || o.Currency != "EUR" {
+				t.Fatalf("order = %+v", o)
+			}
+		})
+	}
+}

@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+)
+
+// The delivery record dedupes by shop and id; a dead letter keeps any body
+// and an error text whatever it quotes.
+func TestWebhookDeliveriesAndDeadLetters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t)
+	shop := newShop(t, db, "dead-letters.myshopify.com", false)
+	repo := store.WebhookRepo{DB: db}
+	at := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	write := func(fn func(ctx context.Context, tx experiment.WebhookTx) error) {
+		t.Helper()
+		_, err := repo.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "webhook.test", ResourceType: "webhook_delivery"},
+			func(ctx context.Context, tx experiment.WebhookTx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{}, fn(ctx, tx)
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("InsertDelivery dedupes", func(t *testing.T) {
+		for i, want := range []bool{true, false} {
+			write(func(ctx context.Context, tx experiment.WebhookTx) error {
+				d, created, err := tx.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: shop.ID, ID: "d1",
+					Topic: experiment.TopicShopUpdate, Body: []byte(`{"n":` + string(rune('0'+i)) + `}`), ReceivedAt: at})
+				if err != nil {
+					return err
+				}
+				if created != want || string(d.Body) != `{"n":0}` || !d.ReceivedAt.Equal(at) {
+					t.Errorf("call %d: created %v, stored %+v", i, created, d)
+				}
+				return nil
+			})
+		}
+	})
+	t.Run("InsertDeadLetter", func(t *testing.T) {
+		body := []byte("{\"name\":\"a\x00\xffb\"}")
+		write(func(ctx context.Context, tx experiment.WebhookTx) error {
+			return tx.InsertDeadLetter(ctx, experiment.WebhookDeadLetter{ShopID: shop.ID, DeliveryID: "d1",
+				Topic: experiment.TopicShopUpdate, Body: body, LastError: "refused \x00 and \xff", Tries: 5, At: at})
+		})
+		got, err := db.FindDeadLetters(ctx, shop.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := experiment.WebhookDeadLetter{ShopID: shop.ID, DeliveryID: "d1", Topic: experiment.TopicShopUpdate, Body: body,
+			LastError: "refused  and \uFFFD", Tries: 5, At: at}
+		if len(got) != 1 || string(got[0].Body) != string(want.Body) || got[0].LastError != want.LastError ||
+			got[0].Tries != 5 || !got[0].At.Equal(at) || got[0].DeliveryID != "d1" {
+			t.Fatalf("dead letters = %+v, want %+v", got, want)
+		}
+	})
+}
