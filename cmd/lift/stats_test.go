@@ -36,7 +36,8 @@ func TestStatsCommandIsRegistered(t *testing.T) {
 
 func TestStatsCommand(t *testing.T) {
 	t.Parallel()
-	out, err := execStats(t, `{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}],"splits":[50,50]}`)
+	// Reference case 3 is gbstats', defined by the delta method on the ratio.
+	out, err := execStats(t, `{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}],"splits":[50,50],"options":{"relative_method":"delta"}}`)
 	if err != nil {
 		t.Fatalf("lift stats: %v\n%s", err, out)
 	}
