@@ -54,6 +54,10 @@ func compareFieller(ctl, trt summary, set settings) (Comparison, *notComputable)
 	}
 	c := Comparison{Computable: true, Lift: &lift, Difference: &abs.estimate, Frequentist: f, Bayesian: b}
 	if set.kind == KindProportion {
+		// A rate cannot fall below 0, so neither can the lift below −100 %;
+		// Fieller's normal approximation does not know that near 0.
+		f.ConfidenceInterval.Lower = math.Max(-1, f.ConfidenceInterval.Lower)
+		b.CredibleInterval.Lower = math.Max(-1, b.CredibleInterval.Lower)
 		c.RelativeRisk = relativeRisk(ctl, trt, crit)
 	}
 	if !c.finite() {

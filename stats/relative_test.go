@@ -137,6 +137,9 @@ func TestOneGroupWithoutSpreadIsCompared(t *testing.T) {
 	if p > 0.02 || p < 0.005 {
 		t.Errorf("p = %v: 7 vs 0 in 1000 should be significant but not certain", p)
 	}
+	if ci := c.Frequentist.ConfidenceInterval; ci.Lower != -1 || !(ci.Upper > -1 && ci.Upper < 0) {
+		t.Errorf("lift interval %+v, want [−1, u < 0]: a rate cannot fall below 0", ci)
+	}
 }
 
 func TestDegenerateComparisonsRefused(t *testing.T) {
