@@ -56,14 +56,20 @@ func compareFieller(ctl, trt summary, set settings) (Comparison, *notComputable)
 	if set.kind == KindProportion {
 		// A rate cannot fall below 0, so neither can the lift below −100 %;
 		// Fieller's normal approximation does not know that near 0.
-		f.ConfidenceInterval.Lower = math.Max(-1, f.ConfidenceInterval.Lower)
-		b.CredibleInterval.Lower = math.Max(-1, b.CredibleInterval.Lower)
+		f.ConfidenceInterval = atLeastMinusOne(f.ConfidenceInterval)
+		b.CredibleInterval = atLeastMinusOne(b.CredibleInterval)
 		c.RelativeRisk = relativeRisk(ctl, trt, crit)
 	}
 	if !c.finite() {
 		return Comparison{}, &notComputable{ReasonNumericOverflow, "the values are too extreme to compute with"}
 	}
 	return c, nil
+}
+
+// atLeastMinusOne clamps both ends, so a prior centred below −100 % gives
+// [−1, −1] rather than an interval out of order.
+func atLeastMinusOne(in Interval) Interval {
+	return Interval{math.Max(-1, in.Lower), math.Max(-1, in.Upper)}
 }
 
 // safeVariance is a group's per-unit variance, except that a proportion at 0
