@@ -26,15 +26,8 @@ const (
 // direction; the relative figures are derived from the same test, never
 // tested on their own.
 func compareFieller(ctl, trt summary, set settings) (Comparison, *notComputable) {
-	switch {
-	case ctl.mean == 0:
-		return Comparison{}, &notComputable{ReasonControlMeanZero, "the control mean is 0, so a relative lift is undefined"}
-	case ctl.mean < 0:
-		return Comparison{}, &notComputable{ReasonControlMeanNegative, "the control mean is negative, so a relative lift has no meaningful sign"}
-	case ctl.variance == 0 && trt.variance == 0:
-		// Neither group shows any spread: a test would claim certainty that
-		// two constants differ, which no finite sample supports.
-		return Comparison{}, &notComputable{ReasonZeroVariance, "neither group has any spread (zero variance: all units alike), so there is no test or interval to give"}
+	if nc := fiellerDegenerate(ctl, trt); nc != nil {
+		return Comparison{}, nc
 	}
 	vA := safeVariance(ctl, set.kind) / ctl.n
 	vB := safeVariance(trt, set.kind) / trt.n
@@ -64,6 +57,21 @@ func compareFieller(ctl, trt summary, set settings) (Comparison, *notComputable)
 		return Comparison{}, &notComputable{ReasonNumericOverflow, "the values are too extreme to compute with"}
 	}
 	return c, nil
+}
+
+// fiellerDegenerate says why two groups cannot be compared at all.
+func fiellerDegenerate(ctl, trt summary) *notComputable {
+	switch {
+	case ctl.mean == 0:
+		return &notComputable{ReasonControlMeanZero, "the control mean is 0, so a relative lift is undefined"}
+	case ctl.mean < 0:
+		return &notComputable{ReasonControlMeanNegative, "the control mean is negative, so a relative lift has no meaningful sign"}
+	case ctl.variance == 0 && trt.variance == 0:
+		// Neither group shows any spread: a test would claim certainty that
+		// two constants differ, which no finite sample supports.
+		return &notComputable{ReasonZeroVariance, "neither group has any spread (zero variance: all units alike), so there is no test or interval to give"}
+	}
+	return nil
 }
 
 // atLeastMinusOne clamps both ends, so a prior centred below −100 % gives
