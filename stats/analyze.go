@@ -57,8 +57,8 @@ func Analyze(req AnalysisRequest) (Analysis, error) {
 		Groups:      groupSummaries(req.Groups, summaries, problems),
 		Comparisons: compareAll(req, summaries, problems),
 	}
-	if req.Options.Holm {
-		adjustHolm(a.Comparisons)
+	if req.Options.Correction != "" {
+		adjustPValues(a.Comparisons, req.Options.Correction)
 	}
 	if req.Splits != nil {
 		srm, err := CheckSRM(counts(req.Groups), req.Splits)
@@ -75,6 +75,14 @@ func summarizeAll(req AnalysisRequest) ([]summary, []*notComputable) {
 	problems := make([]*notComputable, len(req.Groups))
 	for i, g := range req.Groups {
 		summaries[i], problems[i] = summarize(req.MetricKind, g, g.Winsorized)
+	}
+	if req.Options.CUPED {
+		fit := cupedFit(req.Groups)
+		for i, g := range req.Groups {
+			if problems[i] == nil {
+				summaries[i] = fit.apply(summaries[i], g)
+			}
+		}
 	}
 	return summaries, problems
 }
@@ -97,6 +105,8 @@ func compareAll(req AnalysisRequest, summaries []summary, problems []*notComputa
 		lowerIsBetter: req.LowerIsBetter,
 		sequential:    req.Options.Sequential,
 		prior:         req.Options.Prior,
+		kind:          req.MetricKind,
+		method:        req.Options.RelativeMethod,
 	}
 	ctl := req.ControlIndex
 	var out []Comparison
@@ -123,9 +133,9 @@ func compareAll(req AnalysisRequest, summaries []summary, problems []*notComputa
 	return out
 }
 
-// adjustHolm sets the Holm-adjusted p-values of the computable comparisons;
+// adjustPValues sets the adjusted p-values of the computable comparisons;
 // the family is the variants that have a test at all.
-func adjustHolm(cs []Comparison) {
+func adjustPValues(cs []Comparison, correction Correction) {
 	var rel, abs []float64
 	var idx []int
 	for i, c := range cs {
@@ -135,7 +145,11 @@ func adjustHolm(cs []Comparison) {
 			idx = append(idx, i)
 		}
 	}
-	relAdj, absAdj := holm(rel), holm(abs)
+	adjust := holm
+	if correction == CorrectionBenjaminiHochberg {
+		adjust = benjaminiHochberg
+	}
+	relAdj, absAdj := adjust(rel), adjust(abs)
 	for k, i := range idx {
 		cs[i].Frequentist.AdjustedPValue = &relAdj[k]
 		cs[i].Frequentist.AdjustedDifferencePValue = &absAdj[k]

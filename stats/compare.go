@@ -60,6 +60,9 @@ type Comparison struct {
 	Difference     *float64     `json:"difference,omitempty"`
 	Frequentist    *Frequentist `json:"frequentist,omitempty"`
 	Bayesian       *Bayesian    `json:"bayesian,omitempty"`
+	// RelativeRisk is present for proportion metrics under the default
+	// relative method.
+	RelativeRisk *RelativeRisk `json:"relative_risk,omitempty"`
 }
 
 // effect is an estimate with the variance of its sampling distribution.
@@ -75,10 +78,21 @@ type settings struct {
 	lowerIsBetter bool
 	sequential    *Sequential
 	prior         *Prior
+	kind          MetricKind
+	method        RelativeMethod
 }
 
 // compare computes every number of a Comparison, or says why it cannot.
 func compare(ctl, trt summary, set settings) (Comparison, *notComputable) {
+	if set.method == RelativeDelta {
+		return compareDelta(ctl, trt, set)
+	}
+	return compareFieller(ctl, trt, set)
+}
+
+// compareDelta is the GrowthBook method (RelativeDelta): the relative lift
+// tested on its own, with its delta-method variance.
+func compareDelta(ctl, trt summary, set settings) (Comparison, *notComputable) {
 	rel, abs, nc := effects(ctl, trt)
 	if nc != nil {
 		return Comparison{}, nc
@@ -132,12 +146,18 @@ func frequentist(rel, abs effect, ctl, trt summary, set settings) *Frequentist {
 	return f
 }
 
+// sequentialCritical is the always-valid boundary in standard errors: the
+// sequential interval is estimate ± sequentialCritical·sd.
+func sequentialCritical(n, alpha, tuning float64) float64 {
+	rho2 := (-2*math.Log(alpha) + math.Log(1-2*math.Log(alpha))) / tuning
+	k := n*rho2 + 1
+	return math.Sqrt(2 * k / (n * rho2) * math.Log(math.Sqrt(k)/alpha))
+}
+
 // welchDF is the Welch–Satterthwaite degrees of freedom, written with the
 // shares of the two variances so that large sums cannot overflow.
 func welchDF(ctl, trt summary) float64 {
-	seA, seB := ctl.variance/ctl.n, trt.variance/trt.n
-	a, b := seA/(seA+seB), seB/(seA+seB)
-	return 1 / (a*a/(ctl.n-1) + b*b/(trt.n-1))
+	return welchDFOf(ctl.variance/ctl.n, trt.variance/trt.n, ctl.n, trt.n)
 }
 
 // distribution is what a test needs from the reference distribution.
@@ -184,7 +204,7 @@ func tTest(e effect, df, level float64) (float64, Interval) {
 func sequentialTest(e effect, n, alpha, tuning float64) (float64, Interval) {
 	rho2 := (-2*math.Log(alpha) + math.Log(1-2*math.Log(alpha))) / tuning
 	k := n*rho2 + 1
-	half := math.Sqrt(e.variance) * math.Sqrt(2*k/(n*rho2)*math.Log(math.Sqrt(k)/alpha))
+	half := math.Sqrt(e.variance) * sequentialCritical(n, alpha, tuning)
 	// The p-value is 1/E for the mixture e-value E; it is ≤ alpha exactly
 	// when the interval excludes 0. Working with log E avoids overflow.
 	logE := rho2*n*(e.estimate*e.estimate/e.variance)/(2*k) - 0.5*math.Log(k)
@@ -246,6 +266,9 @@ func (c Comparison) finite() bool {
 		if !finite(v) {
 			return false
 		}
+	}
+	if r := c.RelativeRisk; r != nil && !(finite(r.Ratio) && finite(r.ConfidenceInterval.Lower) && finite(r.ConfidenceInterval.Upper)) {
+		return false
 	}
 	return f.DegreesOfFreedom == nil || finite(*f.DegreesOfFreedom)
 }

@@ -29,6 +29,18 @@ func fuzzGroup(fromMoments bool, n int64, v [8]float64) GroupStats {
 	return g
 }
 
+// fuzzCovariate is a CUPED covariate for g: the analysed metric itself
+// (θ = 1, nothing left of the variance) or one uncorrelated with it, with
+// mean m and unit variance.
+func fuzzCovariate(g GroupStats, same bool, m float64) *CovariateSums {
+	sum, sq := analysedY(g)
+	if same {
+		return &CovariateSums{Sum: sum, SumSquares: sq, CrossSum: sq}
+	}
+	k := float64(g.N)
+	return &CovariateSums{Sum: k * m, SumSquares: k * (m*m + 1), CrossSum: m * sum}
+}
+
 func FuzzAnalyze(f *testing.F) {
 	f.Add(uint8(1), uint8(0), 0.95, 0.0, 0.3, 5000.0, 100.0,
 		int64(3407), 1396.87, 52377.9767, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
@@ -45,6 +57,12 @@ func FuzzAnalyze(f *testing.F) {
 	f.Add(uint8(1), uint8(0x03), 0.95, 0.0, 0.3, 5000.0, 100.0,
 		int64(9), -1e-300, 1e-300, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
 		int64(1<<62), 1e300, 1e-300, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+	f.Add(uint8(1|16), uint8(1|4|8), 0.95, 0.0, 0.3, 5000.0, 100.0,
+		int64(3407), 4.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.5,
+		int64(3461), 4.2, 2.5, 0.0, 0.0, 0.0, 0.0, 0.0, 1.5)
+	f.Add(uint8(0|8|4), uint8(4|8), 0.95, 0.0, 0.3, 5000.0, 100.0,
+		int64(1000), 7.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+		int64(1000), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 	f.Fuzz(func(t *testing.T, kind, flags uint8, level, priorMean, priorSD, tuning, limit float64,
 		n0 int64, a0, a1, a2, a3, a4, a5, a6, a7 float64,
 		n1 int64, b0, b1, b2, b3, b4, b5, b6, b7 float64) {
@@ -76,6 +94,19 @@ func FuzzAnalyze(f *testing.F) {
 		} else {
 			for i := range req.Groups {
 				req.Groups[i].Winsorized = nil
+			}
+		}
+		// The kind byte's upper bits choose the newer options.
+		if kind&4 != 0 {
+			req.Options.RelativeMethod = RelativeDelta
+		}
+		if kind&8 != 0 {
+			req.Options.Correction = CorrectionBenjaminiHochberg
+		}
+		if kind&16 != 0 {
+			req.Options.CUPED = true
+			for i := range req.Groups {
+				req.Groups[i].Covariate = fuzzCovariate(req.Groups[i], kind&32 != 0, a7)
 			}
 		}
 		if flags&128 != 0 {
@@ -159,6 +190,9 @@ func checkAnalysis(t *testing.T, a Analysis) {
 			if !(in.Lower <= in.Upper) {
 				t.Fatalf("interval %+v out of order: %v", in, c)
 			}
+		}
+		if r := c.RelativeRisk; r != nil && !(0 <= r.ConfidenceInterval.Lower && r.ConfidenceInterval.Lower <= r.ConfidenceInterval.Upper && r.Ratio >= 0) {
+			t.Fatalf("relative risk %+v out of order: %v", r, c)
 		}
 		if !(b.Risk >= 0) {
 			t.Fatalf("negative risk %v: %v", b.Risk, c)

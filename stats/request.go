@@ -55,6 +55,19 @@ type GroupStats struct {
 	// Winsorized are the same sums over values capped at Options.Winsorization.Cap;
 	// required exactly when that option is set.
 	Winsorized *CappedSums `json:"winsorized,omitempty"`
+	// Covariate are the sums of a pre-exposure covariate X per unit (the
+	// same metric in the weeks before the test); required exactly when
+	// Options.CUPED is set.
+	Covariate *CovariateSums `json:"covariate,omitempty"`
+}
+
+// CovariateSums are ΣX, ΣX² and ΣX·Y over a group's units, X the unit's
+// pre-exposure value (0 for units unseen before the test) and Y its metric
+// value as analysed (capped when winsorized).
+type CovariateSums struct {
+	Sum        float64 `json:"sum"`
+	SumSquares float64 `json:"sum_squares"`
+	CrossSum   float64 `json:"cross_sum"`
 }
 
 // CappedSums are sums over per-unit values replaced by min(y, cap). The
@@ -76,9 +89,55 @@ type Options struct {
 	// Prior makes the Bayesian posterior use a proper Gaussian prior on the
 	// relative lift instead of the flat one.
 	Prior *Prior `json:"prior,omitempty"`
-	// Holm adds Holm-adjusted p-values across the variants.
+	// Holm adds Holm-adjusted p-values across the variants; the same as
+	// Correction "holm", kept for requests written before Correction existed.
 	Holm bool `json:"holm,omitempty"`
+	// Correction adjusts p-values across the variants: "holm" (family-wise
+	// error rate) or "benjamini_hochberg" (false discovery rate).
+	Correction Correction `json:"correction,omitempty"`
+	// RelativeMethod chooses how the relative lift is tested; default
+	// "fieller" (see RelativeFieller). "delta" is the GrowthBook method that
+	// DESIGN §8's published reference values are defined by.
+	RelativeMethod RelativeMethod `json:"relative_method,omitempty"`
+	// CUPED reduces the variance of a mean metric with a pre-exposure
+	// covariate; every group must then carry GroupStats.Covariate.
+	CUPED bool `json:"cuped,omitempty"`
 }
+
+// Correction names a multiple-comparison adjustment across the variants.
+type Correction string
+
+const (
+	// CorrectionHolm is Holm's step-down adjustment: it controls the
+	// family-wise error rate (any false winner) without assumptions.
+	CorrectionHolm Correction = "holm"
+	// CorrectionBenjaminiHochberg controls the false discovery rate (the
+	// expected share of false winners among those declared), which is less
+	// strict and so more powerful with many variants.
+	CorrectionBenjaminiHochberg Correction = "benjamini_hochberg"
+)
+
+// RelativeMethod names how the relative lift's p-value and interval are
+// computed.
+type RelativeMethod string
+
+const (
+	// RelativeFieller (the default) tests the absolute difference with
+	// Welch's t-test, so the relative and absolute p-values are one and the
+	// same, symmetric under swapping the groups; the relative interval is
+	// Fieller's for the ratio of the means, which excludes 0 exactly when
+	// that test rejects. One group without spread is compared against the
+	// other's variance; a proportion at 0 or 100 % gets the variance of
+	// (x+1)/(n+2) (Agresti–Caffo) rather than a false zero. The Bayesian
+	// chance and interval come from the posterior of the difference too.
+	RelativeFieller RelativeMethod = "fieller"
+	// RelativeDelta is the delta method on the ratio of the means (GrowthBook's
+	// gbstats): a symmetric interval around the lift and a p-value of its own.
+	// At A/B sample sizes with skewed data it is lopsided (more false
+	// "losers" than "winners") and one outlier can make it certain, so it is
+	// kept only to reproduce published reference values.
+	RelativeDelta RelativeMethod = "delta"
+)
 
 // Sequential configures the mixture sequential probability ratio test.
 type Sequential struct {
@@ -142,6 +201,10 @@ func ParseRequest(data []byte) (AnalysisRequest, error) {
 func (r AnalysisRequest) withDefaults() AnalysisRequest {
 	r.ConfidenceLevel = cmp.Or(r.ConfidenceLevel, DefaultLevel)
 	r.CredibleIntervalLevel = cmp.Or(r.CredibleIntervalLevel, DefaultLevel)
+	if r.Options.Holm && r.Options.Correction == "" {
+		r.Options.Correction = CorrectionHolm
+	}
+	r.Options.RelativeMethod = cmp.Or(r.Options.RelativeMethod, RelativeFieller)
 	if s := r.Options.Sequential; s != nil {
 		r.Options.Sequential = &Sequential{TuningParameter: cmp.Or(s.TuningParameter, DefaultTuningParameter)}
 	}
@@ -215,6 +278,22 @@ func (o Options) validate(kind MetricKind) error {
 			return fmt.Errorf("options.prior.stddev %v is not a positive number", p.StdDev)
 		}
 	}
+	switch o.Correction {
+	case "", CorrectionHolm, CorrectionBenjaminiHochberg:
+	default:
+		return fmt.Errorf("options.correction %q is not holm or benjamini_hochberg", o.Correction)
+	}
+	if o.Holm && o.Correction != CorrectionHolm {
+		return fmt.Errorf("options.holm contradicts options.correction %q", o.Correction)
+	}
+	switch o.RelativeMethod {
+	case RelativeFieller, RelativeDelta:
+	default:
+		return fmt.Errorf("options.relative_method %q is not fieller or delta", o.RelativeMethod)
+	}
+	if o.CUPED && kind != KindMean {
+		return errors.New("options.cuped applies to mean metrics only")
+	}
 	if w := o.Winsorization; w != nil {
 		if kind == KindProportion {
 			return errors.New("options.winsorization: a proportion has no values to cap; use it with mean or ratio metrics")
@@ -247,6 +326,9 @@ func (r AnalysisRequest) validateGroup(g GroupStats) error {
 		}
 	}
 	if err := r.validateCapped(g); err != nil {
+		return err
+	}
+	if err := r.validateCovariate(g); err != nil {
 		return err
 	}
 	n := float64(g.N)

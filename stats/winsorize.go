@@ -75,3 +75,29 @@ func allFinite(values []float64) error {
 	}
 	return nil
 }
+
+// DefaultWinsorPercentile is the cap the results layer applies to money
+// metrics unless a test says otherwise: the 99th percentile of per-visitor
+// revenue among converters (ConverterCap). Among converters, because with a
+// 3 % conversion rate the 99th percentile of all visitors falls inside the
+// ordinary orders and would cap a third of them. The 99th, not the 99.9th:
+// a test with a thousand buyers has its 99.9th percentile at about its
+// largest order, so that cap would leave the one order that decides a test
+// untouched, while the 99th changes about 1 % of buyers' values and moves
+// the mean by little on ordinary data. `lift stats simulate` shows A/A
+// false positives within target for lognormal order values with σ up to 2
+// at this cap (docs/results.md).
+const DefaultWinsorPercentile = 0.99
+
+// ConverterCap is WinsorCap over the positive values only: the percentile
+// of per-unit values among units that have any (converters), pooled over
+// all groups. In SQL: quantile(p)(revenue) over visitors with revenue > 0.
+func ConverterCap(values []float64, percentile float64) (float64, error) {
+	positive := make([]float64, 0, len(values))
+	for _, v := range values {
+		if v > 0 {
+			positive = append(positive, v)
+		}
+	}
+	return WinsorCap(positive, percentile)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,7 +37,8 @@ func TestStatsCommandIsRegistered(t *testing.T) {
 
 func TestStatsCommand(t *testing.T) {
 	t.Parallel()
-	out, err := execStats(t, `{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}],"splits":[50,50]}`)
+	// Reference case 3 is gbstats', defined by the delta method on the ratio.
+	out, err := execStats(t, `{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}],"splits":[50,50],"options":{"relative_method":"delta"}}`)
 	if err != nil {
 		t.Fatalf("lift stats: %v\n%s", err, out)
 	}
@@ -66,5 +68,51 @@ func TestStatsCommandRejectsBadRequests(t *testing.T) {
 		if !errors.Is(err, stats.ErrInvalidRequest) || !strings.Contains(err.Error(), want) {
 			t.Errorf("stdin %q: err = %v, want invalid request mentioning %q", stdin, err, want)
 		}
+	}
+}
+
+// execStatsArgs runs a fresh `stats` command with arguments.
+func execStatsArgs(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newStatsCmd()
+	var out bytes.Buffer
+	cmd.SetIn(strings.NewReader(""))
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestStatsSimulate(t *testing.T) {
+	t.Parallel()
+	args := []string{"simulate", "--kind", "proportion", "--runs", "300", "--visitors", "2000",
+		"--conversion", "0.05", "--seed", "9"}
+	out, err := execStatsArgs(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatalf("lift stats simulate: %v\n%s", err, out)
+	}
+	var got []stats.SimulationResult
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not simulation results: %v\n%s", err, out)
+	}
+	want, err := stats.Simulate(stats.SimulationConfig{Kind: stats.KindProportion, Runs: 300, Visitors: 2000,
+		Conversion: 0.05, Seed: 9, Winsorize: stats.DefaultWinsorPercentile, Sigma: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]stats.SimulationResult{want}, got); diff != "" {
+		t.Errorf("the flags did not reach the simulation (-want +got):\n%s", diff)
+	}
+	table, err := execStatsArgs(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wins := fmt.Sprintf("%.2f%% [%.2f%%, %.2f%%]", 100*want.Wins.Rate, 100*want.Wins.Interval.Lower, 100*want.Wins.Interval.Upper)
+	if !strings.HasPrefix(table, "kind ") || !strings.Contains(table, "\nproportion ") || !strings.Contains(table, wins) {
+		t.Errorf("table lacks the proportion row with wins %s:\n%s", wins, table)
+	}
+	if _, err := execStatsArgs(t, "simulate", "--kind", "count"); !errors.Is(err, stats.ErrInvalidRequest) {
+		t.Errorf("--kind count: err = %v, want invalid request", err)
 	}
 }
