@@ -24,6 +24,7 @@ import (
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
@@ -44,17 +45,17 @@ var epoch = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 // ClickHouse, and the fake platform server. Export and result jobs run
 // in-process when a test calls them; withWorker adds a real asynq worker.
 type env struct {
-	t         *testing.T
-	srv       *httptest.Server
-	db        *store.DB
-	wh        *warehouse.Warehouse
-	fake      *platform.Fake
-	clock     *clock
-	lifecycle *v1.Lifecycle
-	redis     jobs.Redis
-	jobs      *jobs.Client
-	job       *jobs.Exports // the export job
-	results   *jobs.Results // the snapshot and custom-query jobs
+	t             *testing.T
+	srv           *httptest.Server
+	db            *store.DB
+	wh            *warehouse.Warehouse
+	fake          *platform.Fake
+	clock         *clock
+	lifecycle     *v1.Lifecycle
+	redis         jobs.Redis
+	jobs          *jobs.Client
+	results       *results.Service // snapshots, custom queries and exports, as the jobs run them
+	resultsConfig results.Config   // what results runs on, for tests that vary it
 }
 
 // shopEnv is one shop of the env with a write and a read token.
@@ -109,20 +110,22 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	jc := jobs.NewClient(r)
 	t.Cleanup(func() { jc.Close() })
 
-	results := &jobs.Results{DB: db, Warehouse: wh, Jobs: jc, Now: clk.Now}
+	dir := filepath.Join(t.TempDir(), "exports")
+	rcfg := results.Config{Repo: store.ResultsRepository{DB: db}, Tests: db, Warehouse: wh, Jobs: jobs.ResultsQueue{Client: jc},
+		Now: clk.Now, ExportDir: dir, SigningSecret: []byte("download-secret")}
+	svc := results.New(rcfg)
 	if o.worker {
 		w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 2})
-		jobs.HandleResults(w, results)
+		jobs.HandleResults(w, svc)
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(w.Shutdown)
 	}
-	dir := filepath.Join(t.TempDir(), "exports")
 	lc := &v1.Lifecycle{DB: db, Platform: platform.NewClient(psrv.URL, ""), Now: clk.Now, PreviewSecret: []byte("test-secret"),
 		LaunchBudget: 300 * time.Millisecond}
-	res := &v1.Results{DB: db, Results: results, Now: clk.Now}
-	ex := &v1.Exports{DB: db, Jobs: jc, Dir: dir, Secret: []byte("download-secret"), Now: clk.Now}
+	res := &v1.Results{Service: svc}
+	ex := &v1.Exports{Service: svc}
 	a := &v1.API{
 		Store:        db,
 		Limiter:      api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: queryBudget}, clk.Now),
@@ -140,7 +143,7 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, clock: clk, lifecycle: lc, redis: r, jobs: jc,
-		job: &jobs.Exports{DB: db, Warehouse: wh, Dir: dir}, results: results}
+		results: svc, resultsConfig: rcfg}
 }
 
 // started creates a price test through the API and starts it now.

@@ -10,10 +10,9 @@ import (
 	"github.com/liftab/lift/jobs"
 )
 
-// Webhook and export wiring: POST /api/webhooks records and queues each
-// delivery (critical queue); the worker applies it. Exports are created and
-// read on /v1, written by the worker (low queue) under data_dir/exports, and
-// downloaded through a signed link outside the authenticated group.
+// Webhook wiring: POST /api/webhooks records and queues each delivery
+// (critical queue); the worker applies it. Exports (cmd/lift/results.go) are
+// written by the worker under data_dir/exports, where the API serves them.
 func init() { jobKinds = append(jobKinds, webhookAndExportJobs) }
 
 func (a *App) exportsDir() string { return filepath.Join(a.Config.DataDir, "exports") }
@@ -24,11 +23,6 @@ func (a *App) webhooks() *webhooks.Handler {
 		MaxBodyBytes: a.Config.HTTP.MaxBodyBytes, Logger: a.Log}
 }
 
-// exportsAPI is the exports resource of the public API.
-func (a *App) exportsAPI() *v1.Exports {
-	return &v1.Exports{DB: a.DB, Jobs: a.Jobs, Dir: a.exportsDir(), Secret: a.SigningSecret, Now: a.Now}
-}
-
 func webhookAndExportJobs(a *App, w *jobs.Worker) []jobs.Source {
 	// APP_UNINSTALLED ends tests through the public API's own lifecycle.
 	lc := &v1.Lifecycle{DB: a.DB, Platform: a.Platform, Now: a.Now, PreviewSecret: a.SigningSecret}
@@ -37,6 +31,5 @@ func webhookAndExportJobs(a *App, w *jobs.Worker) []jobs.Source {
 			_, err := lc.Apply(ctx, shop, testID, experiment.ActionEnd, 0)
 			return err
 		}})
-	jobs.HandleExports(w, &jobs.Exports{DB: a.DB, Warehouse: a.Warehouse, Dir: a.exportsDir(), Logger: a.Log})
 	return nil
 }
