@@ -198,20 +198,30 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if err != nil {
 		return nil, "", err
 	}
+	doc, err := queryDoc(spec, rows, custom, len(t.Groups), shop.Currency, now)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := json.Marshal(doc)
+	return body, "", err
+}
+
+// queryDoc shapes a query's sums: per group without a breakdown, else one
+// row per cell and group (no separate totals), in the metric set's fields.
+func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, groups int, currency string, now time.Time) (QueryDoc, error) {
 	doc := QueryDoc{ComputedAt: now, MetricSet: spec.MetricSet, Warnings: []string{}, FilterStale: spec.Clamped,
 		DateRange: spec.DateRange}
 	if spec.Clamped {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("The date range was clamped to the test's run: %s to %s.",
 			spec.DateRange.GTE, spec.DateRange.LTE))
 	}
-	groups := len(t.Groups)
 	total := make([]Sums, groups)
 	if len(spec.Breakdown) == 0 {
 		total = sumsByGroup(rows, groups)
 		for i, s := range total {
-			m, err := pick(groupMetrics(i, s, shop.Currency), spec.MetricSet)
+			m, err := pick(groupMetrics(i, s, currency), spec.MetricSet)
 			if err != nil {
-				return nil, "", err
+				return doc, err
 			}
 			doc.TestGroups = append(doc.TestGroups, m)
 		}
@@ -222,15 +232,14 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 				continue
 			}
 			total[row.TestGroup].Add(row.Sums)
-			m, err := pick(groupMetrics(row.TestGroup, row.Sums, shop.Currency), spec.MetricSet)
+			m, err := pick(groupMetrics(row.TestGroup, row.Sums, currency), spec.MetricSet)
 			if err != nil {
-				return nil, "", err
+				return doc, err
 			}
 			m["dimension_value"] = row.Key
 			doc.Breakdown.Rows = append(doc.Breakdown.Rows, m)
 		}
 	}
 	doc.CustomEvents = customEvents(custom, total)
-	body, err := json.Marshal(doc)
-	return body, "", err
+	return doc, nil
 }

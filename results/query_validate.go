@@ -71,32 +71,15 @@ func ValidateQuery(shop *experiment.Shop, t *experiment.Test, req QueryRequest, 
 	if !HasRun(t) {
 		return nil, ErrResultsNotAvailable(t)
 	}
-	spec := &QuerySpec{Breakdown: []string{}, SampleBasis: string(BasisVisitors), MetricSet: "core"}
-	if len(req.Breakdown) > MaxDimensions {
-		return nil, queryInvalid("breakdown_too_many_dimensions", "breakdown",
-			"A breakdown combines at most %d dimensions; got %d.", MaxDimensions, len(req.Breakdown))
-	}
-	seen := map[string]bool{}
-	for i, d := range req.Breakdown {
-		param := fmt.Sprintf("breakdown[%d]", i)
-		if !Dimension(d).Known() {
-			return nil, queryInvalid("invalid_breakdown_dimension", param,
-				"%q is not a breakdown dimension; use one of %s.", d, dimensionList())
-		}
-		if seen[d] {
-			return nil, queryInvalid("duplicate_breakdown_dimension", param, "The dimension %q is named twice.", d)
-		}
-		seen[d] = true
-		spec.Breakdown = append(spec.Breakdown, d)
-	}
-	run := Window(shop, t, now)
-	window, err := clampWindow(req.DateRange, run)
-	if err != nil {
+	spec := &QuerySpec{SampleBasis: string(BasisVisitors), MetricSet: "core"}
+	var err error
+	if spec.Breakdown, err = validateBreakdown(req.Breakdown); err != nil {
 		return nil, err
 	}
-	spec.DateRange = window
-	if req.DateRange != nil && ((req.DateRange.GTE != nil && *req.DateRange.GTE != window.GTE) ||
-		(req.DateRange.LTE != nil && *req.DateRange.LTE != window.LTE)) {
+	if spec.DateRange, err = clampWindow(req.DateRange, Window(shop, t, now)); err != nil {
+		return nil, err
+	}
+	if r := req.DateRange; r != nil && ((r.GTE != nil && *r.GTE != spec.DateRange.GTE) || (r.LTE != nil && *r.LTE != spec.DateRange.LTE)) {
 		spec.Clamped = true
 	}
 	if req.SampleBasis != nil {
@@ -113,32 +96,66 @@ func ValidateQuery(shop *experiment.Shop, t *experiment.Test, req QueryRequest, 
 		}
 		spec.MetricSet = *req.MetricSet
 	}
-	if req.ProductID != nil && (req.ProductGroupID == nil || *req.ProductGroupID == "") {
-		return nil, queryInvalid("product_id_requires_product_group", "product_id",
-			"product_id scopes within a product group: send product_group_id too.")
-	}
-	if req.ProductGroupID != nil {
-		id := *req.ProductGroupID
-		if t.ProductGroup == nil || t.ProductGroup.ID != id {
-			return nil, queryInvalid("product_group_not_found", "product_group_id", "This test has no product group %q.", id)
-		}
-		ids, err := products(id)
-		if err != nil {
-			return nil, err
-		}
-		spec.ProductGroupID, spec.Products = id, ids
-		if req.ProductID != nil {
-			p := numericID(*req.ProductID)
-			if !contains(ids, p) {
-				return nil, queryInvalid("invalid_request", "product_id", "Product %q is not in product group %q.", *req.ProductID, id)
-			}
-			spec.ProductID, spec.Products = *req.ProductID, []string{p}
-		}
-		if len(spec.Products) == 0 {
-			return nil, queryInvalid("product_group_not_found", "product_group_id", "Product group %q has no products.", id)
-		}
+	if err := scopeToProducts(spec, t, req, products); err != nil {
+		return nil, err
 	}
 	return spec, nil
+}
+
+// validateBreakdown checks the dimensions: known, each once, at most
+// MaxDimensions.
+func validateBreakdown(dims []string) ([]string, error) {
+	if len(dims) > MaxDimensions {
+		return nil, queryInvalid("breakdown_too_many_dimensions", "breakdown",
+			"A breakdown combines at most %d dimensions; got %d.", MaxDimensions, len(dims))
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	for i, d := range dims {
+		param := fmt.Sprintf("breakdown[%d]", i)
+		if !Dimension(d).Known() {
+			return nil, queryInvalid("invalid_breakdown_dimension", param,
+				"%q is not a breakdown dimension; use one of %s.", d, dimensionList())
+		}
+		if seen[d] {
+			return nil, queryInvalid("duplicate_breakdown_dimension", param, "The dimension %q is named twice.", d)
+		}
+		seen[d] = true
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// scopeToProducts resolves product_group_id (and product_id within it) to
+// the product ids the metrics are scoped to.
+func scopeToProducts(spec *QuerySpec, t *experiment.Test, req QueryRequest, products func(groupID string) ([]string, error)) error {
+	if req.ProductID != nil && (req.ProductGroupID == nil || *req.ProductGroupID == "") {
+		return queryInvalid("product_id_requires_product_group", "product_id",
+			"product_id scopes within a product group: send product_group_id too.")
+	}
+	if req.ProductGroupID == nil {
+		return nil
+	}
+	id := *req.ProductGroupID
+	if t.ProductGroup == nil || t.ProductGroup.ID != id {
+		return queryInvalid("product_group_not_found", "product_group_id", "This test has no product group %q.", id)
+	}
+	ids, err := products(id)
+	if err != nil {
+		return err
+	}
+	spec.ProductGroupID, spec.Products = id, ids
+	if req.ProductID != nil {
+		p := numericID(*req.ProductID)
+		if !contains(ids, p) {
+			return queryInvalid("invalid_request", "product_id", "Product %q is not in product group %q.", *req.ProductID, id)
+		}
+		spec.ProductID, spec.Products = *req.ProductID, []string{p}
+	}
+	if len(spec.Products) == 0 {
+		return queryInvalid("product_group_not_found", "product_group_id", "Product group %q has no products.", id)
+	}
+	return nil
 }
 
 // clampWindow parses the requested window and clamps it to the run.

@@ -109,54 +109,30 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	// its cells (sums over units add up).
 	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
-	// The two queries run at once; each is mostly single-threaded work.
-	var deviceRows []GroupRow
-	var custom []CustomEventRow
-	var customErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		custom, customErr = s.cfg.Warehouse.CustomEvents(ctx, q)
-	}()
-	deviceRows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
-	<-done
+	deviceRows, custom, err := s.snapshotRows(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	if customErr != nil {
-		return nil, customErr
-	}
-
 	doc := SnapshotDoc{Object: "experiment_results", ExperimentID: strconv.FormatInt(t.ID, 10), ComputedAt: now,
 		Analysis:  AnalysisLevels{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel},
-		DateRange: window, Breakdown: SnapshotBreakdown{Dimension: "device", Rows: []BreakdownRow{}}, Warnings: []string{}}
-	groups := len(t.Groups)
-	sums := make([]Sums, groups)
+		DateRange: window, Warnings: []string{}}
+	sums := make([]Sums, len(t.Groups))
 	for _, r := range deviceRows {
-		if r.TestGroup >= 0 && r.TestGroup < groups {
+		if r.TestGroup >= 0 && r.TestGroup < len(sums) {
 			sums[r.TestGroup].Add(r.Sums)
 		}
 	}
 	cmp := compare(sums)
 	doc.Warnings = append(doc.Warnings, cmp.warnings...)
-	for i, s := range sums {
-		doc.TestGroups = append(doc.TestGroups, GroupResult{GroupMetrics: groupMetrics(i, s, shop.Currency),
+	for i, g := range sums {
+		doc.TestGroups = append(doc.TestGroups, GroupResult{GroupMetrics: groupMetrics(i, g, shop.Currency),
 			VsControl: cmp.vsControl(i, shop.Currency)})
 	}
 	primary := primaryMetric(t)
 	doc.Outcome, doc.WinningTestGroupIndex = outcome(cmp, sums, primary)
 	doc.SRMStatus = srmStatus(t, sums)
 	doc.Warnings = append(doc.Warnings, snapshotWarnings(t, sums, doc.SRMStatus, cmp, primary)...)
-
-	keys, cells := byKey(deviceRows)
-	for _, k := range keys {
-		cellSums := sumsByGroup(cells[k], groups)
-		cellCmp := compare(cellSums)
-		for i, s := range cellSums {
-			doc.Breakdown.Rows = append(doc.Breakdown.Rows, BreakdownRow{DimensionValue: k,
-				GroupMetrics: groupMetrics(i, s, shop.Currency), VsControl: cellCmp.vsControl(i, shop.Currency)})
-		}
-	}
+	doc.Breakdown = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency)
 	doc.CustomEvents = customEvents(custom, sums)
 
 	body, err := json.Marshal(doc)
@@ -168,6 +144,43 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 		return nil, err
 	}
 	return &Snapshot{ShopID: shop.ID, TestID: t.ID, ComputedAt: now, Final: final, Body: body, Summary: summary}, nil
+}
+
+// snapshotRows reads the snapshot's sums and custom events. The two queries
+// run at once; each is mostly single-threaded work.
+func (s *Service) snapshotRows(ctx context.Context, q MetricsQuery) ([]GroupRow, []CustomEventRow, error) {
+	var custom []CustomEventRow
+	var customErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		custom, customErr = s.cfg.Warehouse.CustomEvents(ctx, q)
+	}()
+	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
+	<-done
+	if err != nil {
+		return nil, nil, err
+	}
+	if customErr != nil {
+		return nil, nil, customErr
+	}
+	return rows, custom, nil
+}
+
+// deviceBreakdown is every device × group with its metrics and its
+// vs_control against the control of the same device.
+func deviceBreakdown(rows []GroupRow, groups int, currency string) SnapshotBreakdown {
+	out := SnapshotBreakdown{Dimension: "device", Rows: []BreakdownRow{}}
+	keys, cells := byKey(rows)
+	for _, k := range keys {
+		cellSums := sumsByGroup(cells[k], groups)
+		cellCmp := compare(cellSums)
+		for i, s := range cellSums {
+			out.Rows = append(out.Rows, BreakdownRow{DimensionValue: k,
+				GroupMetrics: groupMetrics(i, s, currency), VsControl: cellCmp.vsControl(i, currency)})
+		}
+	}
+	return out
 }
 
 // srmStatus checks the groups' visitors against the configured splits.
