@@ -48,13 +48,13 @@ func ExportFile(dir, exportID string) string { return filepath.Join(dir, exportI
 // test that has not run; KindUnavailable when the run cannot be queued
 // (nothing is created).
 func (s *Service) CreateExport(ctx context.Context, shop *experiment.Shop, testID int64,
-	respond func(*Export) ([]byte, error)) ([]byte, error) {
+	respond func(*Export) (status int, body []byte, err error)) (int, []byte, error) {
 	t, err := s.cfg.Tests.FindTestByID(ctx, shop.ID, testID)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if !t.Launched() {
-		return nil, experiment.Refuse("export_not_available", "",
+		return 0, nil, experiment.Refuse("export_not_available", "",
 			"This test has not run yet (status %s), so it has no orders to export.", t.Status)
 	}
 	x := &Export{ID: newID("export_"), ShopID: shop.ID, ExperimentID: t.ID}
@@ -67,16 +67,16 @@ func (s *Service) CreateExport(ctx context.Context, shop *experiment.Shop, testI
 				return experiment.WriteResult{}, experiment.Errorf(experiment.KindUnavailable, "internal_error",
 					"The export could not be queued; nothing was created. Retry.")
 			}
-			body, err := respond(x)
+			status, body, err := respond(x)
 			if err != nil {
 				return experiment.WriteResult{}, err
 			}
-			return experiment.WriteResult{ResourceID: x.ID, Status: 202, Body: body}, nil
+			return experiment.WriteResult{ResourceID: x.ID, Status: status, Body: body}, nil
 		})
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	return res.Body, nil
+	return res.Status, res.Body, nil
 }
 
 // FindExport reads the shop's export. Errors: KindNotFound export_not_found

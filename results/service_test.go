@@ -359,13 +359,16 @@ func TestServiceExports(t *testing.T) {
 			b := be.setup(t)
 			tt := b.test(t, experiment.StatusActive)
 			b.plant(t, tt, visitors(10))
-			render := func(x *results.Export) ([]byte, error) { return json.Marshal(x.Status) }
+			render := func(x *results.Export) (int, []byte, error) {
+				body, err := json.Marshal(x.Status)
+				return 202, body, err
+			}
 
 			draft := b.test(t, experiment.StatusDraft)
-			_, err := b.svc.CreateExport(ctx, b.shop, draft.ID, render)
+			_, _, err := b.svc.CreateExport(ctx, b.shop, draft.ID, render)
 			wantCode(t, err, "export_not_available", "")
-			body, err := b.svc.CreateExport(ctx, b.shop, tt.ID, render)
-			if err != nil || string(body) != `"pending"` || len(b.queue.exports) != 1 {
+			status, body, err := b.svc.CreateExport(ctx, b.shop, tt.ID, render)
+			if err != nil || status != 202 || string(body) != `"pending"` || len(b.queue.exports) != 1 {
 				t.Fatalf("create = %s, %v (queued %v)", body, err, b.queue.exports)
 			}
 			id := b.queue.exports[0]

@@ -100,13 +100,14 @@ func (h *Exports) create(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := h.Service.CreateExport(c.Request.Context(), api.Shop(c), id, func(x *results.Export) ([]byte, error) {
-		return json.Marshal(h.view(c, x))
+	status, body, err := h.Service.CreateExport(c.Request.Context(), api.Shop(c), id, func(x *results.Export) (int, []byte, error) {
+		body, err := json.Marshal(h.view(c, x))
+		return http.StatusAccepted, body, err
 	})
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusAccepted, "application/json; charset=utf-8", body)
+	c.Data(status, "application/json; charset=utf-8", body)
 	return nil
 }
 
