@@ -139,6 +139,20 @@ func TestExportLifecycle(t *testing.T) {
 			t.Fatalf("CSV mismatch (-want +got):\n%s", d)
 		}
 	})
+	t.Run("X-Forwarded-Host never names the link's host", func(t *testing.T) {
+		r := s.do(t, "GET", "/v1/exports/"+x, "", "X-Forwarded-Host", "evil.example", "X-Forwarded-Proto", "https")
+		if got := r.Body["download_url"].(string); !strings.HasPrefix(got, e.srv.URL+"/v1/exports/") {
+			t.Fatalf("download_url = %s, want the host the request reached", got)
+		}
+	})
+	t.Run("expiry further ahead than 15 minutes", func(t *testing.T) {
+		far := v1.DownloadPath([]byte("download-secret"), x, e.clock.Now().Add(v1.DownloadTTL+time.Hour))
+		status, _, raw := e.get(t, far)
+		if status != http.StatusBadRequest || !strings.Contains(string(raw), `"code":"invalid_request"`) ||
+			!strings.Contains(string(raw), `"param":"expires"`) {
+			t.Fatalf("far expiry = %d %s, want 400 invalid_request param expires", status, raw)
+		}
+	})
 	t.Run("tampered link", func(t *testing.T) {
 		status, _, raw := e.get(t, strings.Replace(link, "signature=", "signature=0", 1))
 		wantDownloadRefused(t, status, raw)
