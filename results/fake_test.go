@@ -26,7 +26,6 @@ type memory struct {
 	queries   map[string]*results.ResultQuery
 	exports   map[string]*results.Export
 	units     map[string][]plantedUnit // by experiment id
-	audit     []string
 	nextID    int64
 }
 
@@ -40,7 +39,7 @@ func notFound(code, what string) error {
 }
 
 // Write applies the unit's changes only when fn succeeds: memTx buffers them.
-func (m *memory) Write(ctx context.Context, meta experiment.WriteMeta,
+func (m *memory) Write(ctx context.Context, _ experiment.WriteMeta,
 	fn func(ctx context.Context, tx results.Tx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
 	tx := &memTx{m: m}
 	res, err := fn(ctx, tx)
@@ -54,7 +53,6 @@ func (m *memory) Write(ctx context.Context, meta experiment.WriteMeta,
 			return res, err
 		}
 	}
-	m.audit = append(m.audit, meta.Action+" "+res.ResourceID+" "+experiment.ActorFrom(ctx).Name)
 	return res, nil
 }
 
@@ -335,6 +333,8 @@ type queue struct {
 	mu      sync.Mutex
 	queries []string
 	exports []string
+	down    bool     // Redis is unreachable: every enqueue fails
+	refused []string // exports it refused while down
 }
 
 func (q *queue) EnqueueQuery(_ context.Context, id string) error {
@@ -347,6 +347,10 @@ func (q *queue) EnqueueQuery(_ context.Context, id string) error {
 func (q *queue) EnqueueExport(_ context.Context, _ int64, id string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.down {
+		q.refused = append(q.refused, id)
+		return fmt.Errorf("queue down")
+	}
 	q.exports = append(q.exports, id)
 	return nil
 }

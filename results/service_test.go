@@ -372,6 +372,13 @@ func TestServiceExports(t *testing.T) {
 				t.Fatalf("create = %s, %v (queued %v)", body, err, b.queue.exports)
 			}
 			id := b.queue.exports[0]
+			b.queue.down = true
+			_, _, err = b.svc.CreateExport(ctx, b.shop, tt.ID, render)
+			wantCode(t, err, "internal_error", "")
+			if _, err := b.svc.FindExport(ctx, b.shop.ID, b.queue.refused[0]); err == nil {
+				t.Fatal("an export that could not be queued was created")
+			}
+			b.queue.down = false
 			if err := b.svc.RunExport(ctx, b.shop.ID, id, true); err != nil {
 				t.Fatal(err)
 			}
