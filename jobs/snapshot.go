@@ -2,23 +2,17 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/stats"
-	"github.com/liftab/lift/store"
-	"github.com/liftab/lift/warehouse"
+	"github.com/hibiken/asynq"
+
+	"github.com/liftab/lift/results"
 )
 
 // TypeSnapshot computes a test's results snapshot (contract §2.8).
 const TypeSnapshot = "results:snapshot"
-
-// SnapshotEvery is how old a running test's snapshot may grow before the
-// scheduler enqueues a fresh one (contract §8: about every 6 hours).
-const SnapshotEvery = 6 * time.Hour
 
 // SnapshotTask is the payload of TypeSnapshot.
 type SnapshotTask struct {
@@ -27,28 +21,16 @@ type SnapshotTask struct {
 	Final  bool  `json:"final"`
 }
 
-// Results computes results snapshots and custom result queries from the
-// warehouse with the stats engine, and stores them in Postgres.
-type Results struct {
-	DB        *store.DB
-	Warehouse *warehouse.Warehouse
-	Jobs      *Client          // enqueues custom queries (API side)
-	Now       func() time.Time // the one clock
-}
+// slot is the span one snapshot job id covers: a running test is enqueued
+// once per slot however many ticks or schedulers see it due.
+const slot = results.SnapshotEvery
 
-func (r *Results) now() time.Time {
-	if r.Now == nil {
-		return time.Now().UTC()
-	}
-	return r.Now().UTC()
-}
-
-// SnapshotSource finds tests due a snapshot. A running test's job id names
-// its 6-hour slot, so each slot enqueues it once however many ticks or
-// schedulers see it; an ended test's last one is "final".
-func SnapshotSource(find func(ctx context.Context, now time.Time, every time.Duration, limit int) ([]store.SnapshotDue, error), limit int) Source {
+// SnapshotSource finds tests due a snapshot with find (results.Service's
+// SnapshotsDue). A running test's job id names its 6-hour slot; an ended
+// test's last one is "final".
+func SnapshotSource(find func(ctx context.Context, now time.Time, limit int) ([]results.SnapshotDue, error), limit int) Source {
 	return func(ctx context.Context, now time.Time) ([]Job, error) {
-		due, err := find(ctx, now, SnapshotEvery, limit)
+		due, err := find(ctx, now, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -61,8 +43,8 @@ func SnapshotSource(find func(ctx context.Context, now time.Time, every time.Dur
 }
 
 // SnapshotJob is the job computing the snapshot d asks for at now.
-func SnapshotJob(d store.SnapshotDue, now time.Time) Job {
-	id := fmt.Sprintf("snapshot:%d:%d", d.TestID, now.Unix()/int64(SnapshotEvery/time.Second))
+func SnapshotJob(d results.SnapshotDue, now time.Time) Job {
+	id := fmt.Sprintf("snapshot:%d:%d", d.TestID, now.Unix()/int64(slot/time.Second))
 	if d.Final {
 		id = fmt.Sprintf("snapshot:%d:final", d.TestID)
 	}
@@ -71,315 +53,41 @@ func SnapshotJob(d store.SnapshotDue, now time.Time) Job {
 }
 
 // HandleResults registers the snapshot and custom-query handlers on w.
-func HandleResults(w *Worker, r *Results) {
+func HandleResults(w *Worker, s *results.Service) {
 	Handle(w, TypeSnapshot, func(ctx context.Context, p SnapshotTask) error {
-		return r.Snapshot(ctx, p.ShopID, p.TestID, p.Final)
+		return s.TakeSnapshot(ctx, p.ShopID, p.TestID, p.Final)
 	})
 	Handle(w, TypeResultQuery, func(ctx context.Context, p ResultQueryTask) error {
-		return r.RunQuery(ctx, p.QueryID, lastAttempt(ctx))
+		return s.RunQuery(ctx, p.QueryID, lastAttempt(ctx))
 	})
 }
 
-// Snapshot computes and stores a test's snapshot, if its status still asks
-// for one: a running test, or an ended test's final one. A paused test keeps
-// the snapshot it had (contract part 3, rule 5), so nothing is done.
-func (r *Results) Snapshot(ctx context.Context, shopID, testID int64, final bool) error {
-	t, err := r.DB.FindTestByID(ctx, shopID, testID)
-	if err != nil {
-		if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
-			return nil // deleted since: nothing to compute
-		}
-		return fmt.Errorf("jobs.Snapshot %d: %w", testID, err)
-	}
-	ended := t.Status == experiment.StatusEnded || t.Status == experiment.StatusArchived
-	if t.Status != experiment.StatusActive && !(final && ended) {
+// ResultsQueue is the results service's job queue on this client.
+type ResultsQueue struct{ Client *Client }
+
+var _ results.JobQueue = ResultsQueue{}
+
+// EnqueueQuery queues a custom query's run; one already queued is fine.
+func (q ResultsQueue) EnqueueQuery(ctx context.Context, queryID string) error {
+	return ignoreDuplicate(q.Client.Enqueue(ctx, ResultQueryJob(queryID)))
+}
+
+// EnqueueExport queues an export's run; one already queued is fine.
+func (q ResultsQueue) EnqueueExport(ctx context.Context, shopID int64, exportID string) error {
+	return ignoreDuplicate(q.Client.Enqueue(ctx, ExportJob(shopID, exportID)))
+}
+
+func ignoreDuplicate(err error) error {
+	if errors.Is(err, ErrDuplicate) {
 		return nil
 	}
-	shop, err := r.DB.FindShopByID(ctx, shopID)
-	if err != nil {
-		return fmt.Errorf("jobs.Snapshot %d: %w", testID, err)
-	}
-	snap, err := r.ComputeSnapshot(ctx, shop, t, r.now(), final && ended)
-	if err != nil {
-		return fmt.Errorf("jobs.Snapshot %d: %w", testID, err)
-	}
-	_, err = r.DB.Write(experiment.WithActor(ctx, experiment.Actor{Name: "worker"}),
-		experiment.WriteMeta{ShopID: shopID, Action: "results.snapshot", ResourceType: "experiment_results"},
-		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
-			return experiment.WriteResult{ResourceID: strconv.FormatInt(testID, 10)}, tx.CreateSnapshot(ctx, snap)
-		})
-	if err != nil {
-		return fmt.Errorf("jobs.Snapshot %d: %w", testID, err)
-	}
-	return nil
+	return err
 }
 
-// DateRange is an inclusive window of local dates.
-type DateRange struct {
-	GTE string `json:"gte"`
-	LTE string `json:"lte"`
-}
-
-// GroupResult is a group of the snapshot: its metrics plus vs_control
-// (null for the control).
-type GroupResult struct {
-	GroupMetrics
-	VsControl map[string]*VsControl `json:"vs_control"`
-}
-
-// BreakdownRow is a row of a breakdown: a dimension value, a group's metrics
-// in that cell, and (in a snapshot) vs_control within the cell.
-type BreakdownRow struct {
-	DimensionValue string `json:"dimension_value"`
-	GroupMetrics
-	VsControl map[string]*VsControl `json:"vs_control,omitempty"`
-}
-
-// SnapshotBreakdown is the snapshot's breakdown by one dimension.
-type SnapshotBreakdown struct {
-	Dimension string         `json:"dimension"`
-	Rows      []BreakdownRow `json:"rows"`
-}
-
-// AnalysisLevels are the levels the snapshot's intervals use.
-type AnalysisLevels struct {
-	CredibleIntervalLevel float64 `json:"credible_interval_level"`
-	ConfidenceLevel       float64 `json:"confidence_level"`
-}
-
-// CustomEvent is one custom event name's counts per group.
-type CustomEvent struct {
-	MetricID string             `json:"metricId"`
-	RuleID   string             `json:"ruleId"`
-	Name     string             `json:"name"`
-	Type     string             `json:"type"`
-	Groups   []CustomEventGroup `json:"groups"`
-}
-
-// CustomEventGroup is a custom event in one group: units that fired it,
-// distinct events, and the share of the group's units that fired it.
-type CustomEventGroup struct {
-	TestGroupIndex int     `json:"test_group_index"`
-	SampleSize     int64   `json:"sample_size"`
-	Units          int64   `json:"units"`
-	Count          int64   `json:"count"`
-	ConversionRate float64 `json:"conversion_rate"`
-}
-
-// SnapshotDoc is the stored snapshot (§2.8). isRefreshing is not stored:
-// it depends on when the snapshot is read, so the API adds it.
-type SnapshotDoc struct {
-	Object                string            `json:"object"`
-	ExperimentID          string            `json:"experiment_id"`
-	ComputedAt            time.Time         `json:"computed_at"`
-	TestGroups            []GroupResult     `json:"test_groups"`
-	Outcome               string            `json:"outcome"`
-	WinningTestGroupIndex *int              `json:"winning_test_group_index"`
-	SRMStatus             string            `json:"srm_status"`
-	Analysis              AnalysisLevels    `json:"analysis"`
-	CustomEvents          []CustomEvent     `json:"customEvents"`
-	Warnings              []string          `json:"warnings"`
-	FilterStale           bool              `json:"filterStale"`
-	DateRange             DateRange         `json:"date_range"`
-	Breakdown             SnapshotBreakdown `json:"breakdown"`
-}
-
-// Summary is a test's results_summary (`?include=results_summary`): the
-// headline of its latest snapshot on the primary metric.
-type Summary struct {
-	ComputedAt            time.Time      `json:"computed_at"`
-	Outcome               string         `json:"outcome"`
-	WinningTestGroupIndex *int           `json:"winning_test_group_index"`
-	SRMStatus             string         `json:"srm_status"`
-	PrimaryMetric         string         `json:"primary_metric"`
-	TestGroups            []SummaryGroup `json:"test_groups"`
-}
-
-// SummaryGroup is a group's line of the summary.
-type SummaryGroup struct {
-	TestGroupIndex  int      `json:"test_group_index"`
-	SampleSize      int64    `json:"sample_size"`
-	Lift            *float64 `json:"lift"`
-	ProbBeatControl *float64 `json:"prob_beat_control"`
-}
-
-// Window is a test's whole run in the shop's local dates: from the day it
-// started to today, or to the day it ended.
-func Window(shop *experiment.Shop, t *experiment.Test, now time.Time) DateRange {
-	loc := location(shop)
-	start := t.CreatedAt
-	if t.StartedAt != nil {
-		start = *t.StartedAt
-	}
-	end := now
-	if t.EndedAt != nil && t.EndedAt.Before(end) {
-		end = *t.EndedAt
-	}
-	if end.Before(start) {
-		end = start
-	}
-	return DateRange{GTE: start.In(loc).Format(time.DateOnly), LTE: end.In(loc).Format(time.DateOnly)}
-}
-
-func location(shop *experiment.Shop) *time.Location {
-	if loc, err := time.LoadLocation(shop.Timezone); err == nil && shop.Timezone != "" {
-		return loc
-	}
-	return time.UTC
-}
-
-func timezone(shop *experiment.Shop) string { return location(shop).String() }
-
-func primaryMetric(t *experiment.Test) string {
-	if t.PrimaryMetric != nil {
-		return string(*t.PrimaryMetric)
-	}
-	return "conversion_rate"
-}
-
-// ComputeSnapshot computes a test's snapshot at now without storing it:
-// the whole run, visitors basis, every group with vs_control, custom
-// events, and a breakdown by device.
-func (r *Results) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t *experiment.Test, now time.Time, final bool) (*store.Snapshot, error) {
-	window := Window(shop, t, now)
-	// One query gives the device breakdown, and the totals are the sums of
-	// its cells (sums over units add up).
-	q := warehouse.MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
-		From: window.GTE, To: window.LTE, Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"device"}}
-	// The two queries run at once; each is mostly single-threaded work.
-	var deviceRows []warehouse.GroupRow
-	var custom []warehouse.CustomEventRow
-	var customErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		custom, customErr = r.Warehouse.CustomEvents(ctx, q)
-	}()
-	deviceRows, err := r.Warehouse.GroupMetrics(ctx, q)
-	<-done
-	if err != nil {
-		return nil, err
-	}
-	if customErr != nil {
-		return nil, customErr
-	}
-
-	doc := SnapshotDoc{Object: "experiment_results", ExperimentID: strconv.FormatInt(t.ID, 10), ComputedAt: now,
-		Analysis:  AnalysisLevels{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel},
-		DateRange: window, Breakdown: SnapshotBreakdown{Dimension: "device", Rows: []BreakdownRow{}}, Warnings: []string{}}
-	groups := len(t.Groups)
-	sums := make([]warehouse.Sums, groups)
-	for _, r := range deviceRows {
-		if r.TestGroup >= 0 && r.TestGroup < groups {
-			sums[r.TestGroup].Add(r.Sums)
-		}
-	}
-	cmp := compare(sums)
-	doc.Warnings = append(doc.Warnings, cmp.warnings...)
-	for i, s := range sums {
-		doc.TestGroups = append(doc.TestGroups, GroupResult{GroupMetrics: groupMetrics(i, s, shop.Currency),
-			VsControl: cmp.vsControl(i, shop.Currency)})
-	}
-	primary := primaryMetric(t)
-	doc.Outcome, doc.WinningTestGroupIndex = outcome(cmp, sums, primary)
-	doc.SRMStatus = srmStatus(t, sums)
-	doc.Warnings = append(doc.Warnings, snapshotWarnings(t, sums, doc.SRMStatus, cmp, primary)...)
-
-	keys, cells := byKey(deviceRows)
-	for _, k := range keys {
-		cellSums := sumsByGroup(cells[k], groups)
-		cellCmp := compare(cellSums)
-		for i, s := range cellSums {
-			doc.Breakdown.Rows = append(doc.Breakdown.Rows, BreakdownRow{DimensionValue: k,
-				GroupMetrics: groupMetrics(i, s, shop.Currency), VsControl: cellCmp.vsControl(i, shop.Currency)})
-		}
-	}
-	doc.CustomEvents = customEvents(custom, sums)
-
-	body, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	summary, err := json.Marshal(summarize(doc, cmp, primary))
-	if err != nil {
-		return nil, err
-	}
-	return &store.Snapshot{ShopID: shop.ID, TestID: t.ID, ComputedAt: now, Final: final, Body: body, Summary: summary}, nil
-}
-
-// srmStatus checks the groups' visitors against the configured splits.
-func srmStatus(t *experiment.Test, sums []warehouse.Sums) string {
-	counts := make([]int64, len(sums))
-	weights := make([]float64, len(sums))
-	for i, s := range sums {
-		counts[i] = s.N
-		if g := t.Group(i); g != nil {
-			weights[i] = float64(g.Split)
-		}
-	}
-	srm, err := stats.CheckSRM(counts, weights)
-	if err != nil {
-		return string(stats.SRMInsufficientData)
-	}
-	return string(srm.Status)
-}
-
-func snapshotWarnings(t *experiment.Test, sums []warehouse.Sums, srm string, cmp comparison, primary string) []string {
-	var out []string
-	if srm == string(stats.SRMMismatch) {
-		out = append(out, "Sample ratio mismatch: the groups' visitor counts differ from the configured splits more than chance allows; check assignment and tracking before trusting these results.")
-	}
-	for i, s := range sums {
-		if s.N < MinSampleSize {
-			name := strconv.Itoa(i)
-			if g := t.Group(i); g != nil {
-				name = g.Name
-			}
-			out = append(out, fmt.Sprintf("Group %s has %d visitors; at least %d per group are needed before a winner is named.", name, s.N, MinSampleSize))
-		}
-	}
-	if a := cmp.analyses[primary]; a != nil {
-		for _, c := range a.Comparisons {
-			if !c.Computable {
-				out = append(out, fmt.Sprintf("%s, group %d: %s", primary, c.TestGroupIndex, c.Message))
-			}
-		}
-	}
-	return out
-}
-
-func customEvents(rows []warehouse.CustomEventRow, sums []warehouse.Sums) []CustomEvent {
-	out := []CustomEvent{}
-	index := map[string]int{}
-	for _, r := range rows {
-		i, ok := index[r.Name]
-		if !ok {
-			i = len(out)
-			index[r.Name] = i
-			ev := CustomEvent{MetricID: "custom_event:" + r.Name, RuleID: r.Name, Name: r.Name, Type: "custom_event"}
-			for g, s := range sums {
-				ev.Groups = append(ev.Groups, CustomEventGroup{TestGroupIndex: g, SampleSize: s.N})
-			}
-			out = append(out, ev)
-		}
-		if r.TestGroup >= 0 && r.TestGroup < len(out[i].Groups) {
-			g := &out[i].Groups[r.TestGroup]
-			g.Units, g.Count, g.ConversionRate = r.Units, r.Events, ratio(float64(r.Units), float64(g.SampleSize))
-		}
-	}
-	return out
-}
-
-func summarize(doc SnapshotDoc, cmp comparison, primary string) Summary {
-	s := Summary{ComputedAt: doc.ComputedAt, Outcome: doc.Outcome, WinningTestGroupIndex: doc.WinningTestGroupIndex,
-		SRMStatus: doc.SRMStatus, PrimaryMetric: primary}
-	for _, g := range doc.TestGroups {
-		line := SummaryGroup{TestGroupIndex: g.TestGroupIndex, SampleSize: g.SampleSize}
-		if v := g.VsControl[primary]; v != nil && v.Bayesian != nil {
-			p := v.Bayesian.ProbBeatControl
-			line.Lift, line.ProbBeatControl = v.Lift, &p
-		}
-		s.TestGroups = append(s.TestGroups, line)
-	}
-	return s
+// lastAttempt reports whether a failure of the running task is its last:
+// it has no retries left, or it runs outside asynq (tests, tools).
+func lastAttempt(ctx context.Context) bool {
+	n, ok1 := asynq.GetRetryCount(ctx)
+	max, ok2 := asynq.GetMaxRetry(ctx)
+	return !ok1 || !ok2 || n >= max
 }

@@ -3,37 +3,15 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/results"
 )
-
-// Export statuses (DESIGN §9).
-const (
-	ExportPending   = "pending"
-	ExportRunning   = "running"
-	ExportCompleted = "completed"
-	ExportFailed    = "failed"
-)
-
-// Export is a CSV export of one test's orders.
-type Export struct {
-	ID           string
-	ShopID       int64
-	ExperimentID int64
-	Status       string
-	RowCount     *int64 // set when completed
-	File         string // path of the CSV under data_dir/exports, set when completed
-	Failure      string // why it failed, for the log and support
-	CreatedAt    time.Time
-	StartedAt    *time.Time
-	CompletedAt  *time.Time
-}
 
 const exportColumns = `id, shop_id, experiment_id, status, row_count, file, failure, created_at, started_at, completed_at`
 
-func scanExport(row scanner) (*Export, error) {
-	var e Export
+func scanExport(row scanner) (*results.Export, error) {
+	var e results.Export
 	err := row.Scan(&e.ID, &e.ShopID, &e.ExperimentID, &e.Status, &e.RowCount, &e.File, &e.Failure,
 		&e.CreatedAt, &e.StartedAt, &e.CompletedAt)
 	if err != nil {
@@ -46,8 +24,8 @@ func scanExport(row scanner) (*Export, error) {
 // transaction's time. It holds the export's lock until tx ends, so a job
 // queued inside tx (before it commits) waits for the commit in StartExport
 // instead of finding nothing.
-func (tx *Tx) CreateExport(ctx context.Context, e *Export) error {
-	e.Status, e.CreatedAt = ExportPending, tx.now
+func (tx *Tx) CreateExport(ctx context.Context, e *results.Export) error {
+	e.Status, e.CreatedAt = results.ExportPending, tx.now
 	if err := lockExport(ctx, tx, e.ID); err != nil {
 		return fmt.Errorf("store.CreateExport %s: %w", e.ID, err)
 	}
@@ -61,7 +39,7 @@ func (tx *Tx) CreateExport(ctx context.Context, e *Export) error {
 
 // FindExport returns the shop's export, or KindNotFound export_not_found
 // (also when the export belongs to another shop).
-func (db *DB) FindExport(ctx context.Context, shopID int64, id string) (*Export, error) {
+func (db *DB) FindExport(ctx context.Context, shopID int64, id string) (*results.Export, error) {
 	e, err := scanExport(db.pool.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE shop_id = $1 AND id = $2`, shopID, id))
 	if err != nil {
 		return nil, fmt.Errorf("store.FindExport %s: %w", id, notFound(err, "export_not_found", "No export %s exists.", id))
@@ -71,7 +49,7 @@ func (db *DB) FindExport(ctx context.Context, shopID int64, id string) (*Export,
 
 // FindExportByID returns any shop's export, for the signed download link
 // and the export job, or KindNotFound export_not_found.
-func (db *DB) FindExportByID(ctx context.Context, id string) (*Export, error) {
+func (db *DB) FindExportByID(ctx context.Context, id string) (*results.Export, error) {
 	e, err := scanExport(db.pool.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE id = $1`, id))
 	if err != nil {
 		return nil, fmt.Errorf("store.FindExportByID %s: %w", id, notFound(err, "export_not_found", "No export %s exists.", id))
@@ -84,56 +62,40 @@ func (db *DB) FindExportByID(ctx context.Context, id string) (*Export, error) {
 // redelivered job does nothing. It first waits for the transaction that
 // creates the export, if one is still open. Returns KindNotFound
 // export_not_found.
-func (db *DB) StartExport(ctx context.Context, shopID int64, id string) (*Export, error) {
-	var out *Export
-	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "export.start", ResourceType: "export"},
-		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
-			if err := lockExport(ctx, tx, id); err != nil {
-				return experiment.WriteResult{}, err
-			}
-			var err error
-			out, err = scanExport(tx.tx.QueryRow(ctx, `UPDATE exports SET status = 'running', started_at = COALESCE(started_at, $3)
-				WHERE shop_id = $1 AND id = $2 AND status IN ('pending', 'running') RETURNING `+exportColumns, shopID, id, tx.now))
-			if err == nil {
-				return experiment.WriteResult{ResourceID: id}, nil
-			}
-			if out, err = scanExport(tx.tx.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE shop_id = $1 AND id = $2`, shopID, id)); err != nil {
-				return experiment.WriteResult{}, notFound(err, "export_not_found", "No export %s exists.", id)
-			}
-			return experiment.WriteResult{ResourceID: id}, nil
-		})
-	if err != nil {
+func (tx *Tx) StartExport(ctx context.Context, shopID int64, id string) (*results.Export, error) {
+	if err := lockExport(ctx, tx, id); err != nil {
 		return nil, fmt.Errorf("store.StartExport %s: %w", id, err)
+	}
+	out, err := scanExport(tx.tx.QueryRow(ctx, `UPDATE exports SET status = 'running', started_at = COALESCE(started_at, $3)
+		WHERE shop_id = $1 AND id = $2 AND status IN ('pending', 'running') RETURNING `+exportColumns, shopID, id, tx.now))
+	if err == nil {
+		return out, nil
+	}
+	if out, err = scanExport(tx.tx.QueryRow(ctx, `SELECT `+exportColumns+` FROM exports WHERE shop_id = $1 AND id = $2`, shopID, id)); err != nil {
+		return nil, fmt.Errorf("store.StartExport %s: %w", id, notFound(err, "export_not_found", "No export %s exists.", id))
 	}
 	return out, nil
 }
 
 // CompleteExport marks a running export completed with its file and rows.
-func (db *DB) CompleteExport(ctx context.Context, shopID int64, id, file string, rows int64) error {
-	return db.finishExport(ctx, shopID, id, "export.complete", `UPDATE exports SET status = 'completed', file = $3,
+func (tx *Tx) CompleteExport(ctx context.Context, shopID int64, id, file string, rows int64) error {
+	return tx.finishExport(ctx, shopID, id, "CompleteExport", `UPDATE exports SET status = 'completed', file = $3,
 		row_count = $4, completed_at = $5 WHERE shop_id = $1 AND id = $2 AND status = 'running'`, file, rows)
 }
 
 // FailExport marks an export failed with the reason.
-func (db *DB) FailExport(ctx context.Context, shopID int64, id, reason string) error {
-	return db.finishExport(ctx, shopID, id, "export.fail", `UPDATE exports SET status = 'failed', failure = $3,
+func (tx *Tx) FailExport(ctx context.Context, shopID int64, id, reason string) error {
+	return tx.finishExport(ctx, shopID, id, "FailExport", `UPDATE exports SET status = 'failed', failure = $3,
 		completed_at = $4 WHERE shop_id = $1 AND id = $2 AND status IN ('pending', 'running')`, reason)
 }
 
-func (db *DB) finishExport(ctx context.Context, shopID int64, id, action, sql string, args ...any) error {
-	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: action, ResourceType: "export"},
-		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
-			tag, err := tx.tx.Exec(ctx, sql, append([]any{shopID, id}, append(args, tx.now)...)...)
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			if tag.RowsAffected() == 0 {
-				return experiment.WriteResult{}, experiment.Errorf(experiment.KindConflict, "export_not_running", "export %s is not running", id)
-			}
-			return experiment.WriteResult{ResourceID: id}, nil
-		})
+func (tx *Tx) finishExport(ctx context.Context, shopID int64, id, op, sql string, args ...any) error {
+	tag, err := tx.tx.Exec(ctx, sql, append([]any{shopID, id}, append(args, tx.now)...)...)
 	if err != nil {
-		return fmt.Errorf("store.%s %s: %w", action, id, err)
+		return fmt.Errorf("store.%s %s: %w", op, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return experiment.Errorf(experiment.KindConflict, "export_not_running", "export %s is not running", id)
 	}
 	return nil
 }

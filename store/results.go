@@ -10,22 +10,23 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/results"
 )
 
-// Snapshot is one computation of a test's whole-run results (contract
-// §2.8). Body is the snapshot as served, Summary the test's results_summary.
-type Snapshot struct {
-	ID         int64
-	ShopID     int64
-	TestID     int64
-	ComputedAt time.Time
-	Final      bool // taken when the test ended
-	Body       json.RawMessage
-	Summary    json.RawMessage
+// ResultsRepository is the results domain's repository on Postgres: every
+// read of DB, and a Write whose unit of work is a *Tx seen as results.Tx.
+type ResultsRepository struct{ *DB }
+
+var _ results.Repository = ResultsRepository{}
+
+// Write is DB.Write with the transaction handed over as a results.Tx.
+func (r ResultsRepository) Write(ctx context.Context, meta experiment.WriteMeta,
+	fn func(ctx context.Context, tx results.Tx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
+	return r.DB.Write(ctx, meta, func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) { return fn(ctx, tx) })
 }
 
 // CreateSnapshot records s and sets s.ID.
-func (tx *Tx) CreateSnapshot(ctx context.Context, s *Snapshot) error {
+func (tx *Tx) CreateSnapshot(ctx context.Context, s *results.Snapshot) error {
 	err := tx.tx.QueryRow(ctx, `INSERT INTO results_snapshots (shop_id, experiment_id, computed_at, final, body, summary)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
 		s.ShopID, s.TestID, s.ComputedAt, s.Final, string(s.Body), string(s.Summary)).Scan(&s.ID)
@@ -37,8 +38,8 @@ func (tx *Tx) CreateSnapshot(ctx context.Context, s *Snapshot) error {
 
 // LatestSnapshot returns the newest snapshot of a test of the shop, or nil
 // when none has been computed.
-func (db *DB) LatestSnapshot(ctx context.Context, shopID, testID int64) (*Snapshot, error) {
-	var s Snapshot
+func (db *DB) LatestSnapshot(ctx context.Context, shopID, testID int64) (*results.Snapshot, error) {
+	var s results.Snapshot
 	var body, summary string
 	err := db.pool.QueryRow(ctx, `SELECT id, shop_id, experiment_id, computed_at, final, body::text, summary::text
 		FROM results_snapshots WHERE shop_id = $1 AND experiment_id = $2
@@ -54,34 +55,28 @@ func (db *DB) LatestSnapshot(ctx context.Context, shopID, testID int64) (*Snapsh
 	return &s, nil
 }
 
-// SnapshotDue is a test whose results need computing.
-type SnapshotDue struct {
-	ShopID int64
-	TestID int64
-	Final  bool // the test has ended; this is its last snapshot
-}
-
-// FindSnapshotsDue lists running tests whose latest snapshot is older than
-// every (or missing), and ended tests whose latest snapshot predates the
-// end and is not final yet. A test that ended before any snapshot was
-// computed is not listed: it keeps answering 202 (contract §4.4). Paused
-// tests are never listed, so they keep the numbers they had.
-func (db *DB) FindSnapshotsDue(ctx context.Context, now time.Time, every time.Duration, limit int) ([]SnapshotDue, error) {
+// FindSnapshotsDue lists running tests whose latest snapshot is p.Every
+// old, or that have none and started p.FirstAfter ago, and ended tests whose
+// latest snapshot predates the end and is not final yet. A test that ended
+// before any snapshot was computed is not listed: it keeps answering 202
+// (contract §4.4). Paused tests are never listed, so they keep the numbers
+// they had.
+func (db *DB) FindSnapshotsDue(ctx context.Context, now time.Time, p results.SnapshotPolicy, limit int) ([]results.SnapshotDue, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT e.shop_id, e.id, e.status <> 'active'
 		FROM experiments e
 		LEFT JOIN LATERAL (
 			SELECT computed_at, final FROM results_snapshots s
 			WHERE s.experiment_id = e.id ORDER BY computed_at DESC, id DESC LIMIT 1) s ON true
-		WHERE (e.status = 'active' AND (s.computed_at IS NULL OR s.computed_at <= $1))
+		WHERE (e.status = 'active' AND (s.computed_at <= $1 OR (s.computed_at IS NULL AND COALESCE(e.started_at, e.created_at) <= $3)))
 		   OR (e.status IN ('ended', 'archived') AND e.ended_at IS NOT NULL AND s.computed_at IS NOT NULL AND NOT s.final)
 		ORDER BY s.computed_at NULLS FIRST
-		LIMIT $2`, now.Add(-every), limit)
+		LIMIT $2`, now.Add(-p.Every), limit, now.Add(-p.FirstAfter))
 	if err != nil {
 		return nil, fmt.Errorf("store.FindSnapshotsDue: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SnapshotDue, error) {
-		var d SnapshotDue
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (results.SnapshotDue, error) {
+		var d results.SnapshotDue
 		err := r.Scan(&d.ShopID, &d.TestID, &d.Final)
 		return d, err
 	})
@@ -91,29 +86,8 @@ func (db *DB) FindSnapshotsDue(ctx context.Context, now time.Time, every time.Du
 	return out, nil
 }
 
-// Result query statuses (contract §2.9).
-const (
-	QueryPending   = "pending"
-	QueryCompleted = "completed"
-	QueryFailed    = "failed"
-)
-
-// ResultQuery is a custom result query and, once computed, its result.
-type ResultQuery struct {
-	ID            string
-	ShopID        int64
-	TestID        int64
-	Spec          json.RawMessage // the normalized request, window clamped
-	SpecKey       string          // canonical form of Spec: equal keys, equal queries
-	Status        string
-	FailureReason string
-	CreatedAt     time.Time
-	ComputedAt    *time.Time
-	Body          json.RawMessage // result fields; set when completed
-}
-
 // CreateResultQuery records a new pending query.
-func (tx *Tx) CreateResultQuery(ctx context.Context, q *ResultQuery) error {
+func (tx *Tx) CreateResultQuery(ctx context.Context, q *results.ResultQuery) error {
 	_, err := tx.tx.Exec(ctx, `INSERT INTO results_queries (id, shop_id, experiment_id, spec, spec_key, status, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, q.ID, q.ShopID, q.TestID, string(q.Spec), q.SpecKey, q.Status, q.CreatedAt)
 	if err != nil {
@@ -124,8 +98,8 @@ func (tx *Tx) CreateResultQuery(ctx context.Context, q *ResultQuery) error {
 
 const queryColumns = `id, shop_id, experiment_id, spec::text, spec_key, status, failure_reason, created_at, computed_at, body::text`
 
-func scanQuery(row pgx.Row) (*ResultQuery, error) {
-	var q ResultQuery
+func scanQuery(row pgx.Row) (*results.ResultQuery, error) {
+	var q results.ResultQuery
 	var spec string
 	var body *string
 	if err := row.Scan(&q.ID, &q.ShopID, &q.TestID, &spec, &q.SpecKey, &q.Status, &q.FailureReason, &q.CreatedAt,
@@ -141,7 +115,7 @@ func scanQuery(row pgx.Row) (*ResultQuery, error) {
 
 // FindResultQuery reads a query of a test of the shop. It answers 404
 // results_query_not_found for an unknown id, or one of another test or shop.
-func (db *DB) FindResultQuery(ctx context.Context, shopID, testID int64, id string) (*ResultQuery, error) {
+func (db *DB) FindResultQuery(ctx context.Context, shopID, testID int64, id string) (*results.ResultQuery, error) {
 	q, err := scanQuery(db.pool.QueryRow(ctx, `SELECT `+queryColumns+` FROM results_queries
 		WHERE id = $1 AND shop_id = $2 AND experiment_id = $3`, id, shopID, testID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -154,7 +128,7 @@ func (db *DB) FindResultQuery(ctx context.Context, shopID, testID int64, id stri
 }
 
 // FindQueryByID reads a query by id alone, for the worker; nil when absent.
-func (db *DB) FindQueryByID(ctx context.Context, id string) (*ResultQuery, error) {
+func (db *DB) FindQueryByID(ctx context.Context, id string) (*results.ResultQuery, error) {
 	q, err := scanQuery(db.pool.QueryRow(ctx, `SELECT `+queryColumns+` FROM results_queries WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -167,7 +141,7 @@ func (db *DB) FindQueryByID(ctx context.Context, id string) (*ResultQuery, error
 
 // FindReusableQuery returns the newest completed query of the test with the
 // same spec key computed at or after since, or nil.
-func (db *DB) FindReusableQuery(ctx context.Context, testID int64, specKey string, since time.Time) (*ResultQuery, error) {
+func (db *DB) FindReusableQuery(ctx context.Context, testID int64, specKey string, since time.Time) (*results.ResultQuery, error) {
 	q, err := scanQuery(db.pool.QueryRow(ctx, `SELECT `+queryColumns+` FROM results_queries
 		WHERE experiment_id = $1 AND spec_key = $2 AND status = 'completed' AND computed_at >= $3
 		ORDER BY computed_at DESC LIMIT 1`, testID, specKey, since))

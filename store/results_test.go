@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 )
 
@@ -49,7 +50,14 @@ func TestSnapshotsLatestAndDue(t *testing.T) {
 	mk(experiment.StatusEnded) // ended with no snapshot: never due
 	mk(experiment.StatusDraft)
 	now := base.Add(10 * time.Hour)
-	for _, s := range []store.Snapshot{
+	// Started 10 minutes ago: its first snapshot waits for FirstAfter.
+	recent := mk(experiment.StatusActive)
+	recentStart := now.Add(-10 * time.Minute)
+	recent.StartedAt = &recentStart
+	if err := store.SaveTest(ctx, db.Pool(), recent); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []results.Snapshot{
 		{TestID: fresh.ID, ComputedAt: now.Add(-time.Hour)},
 		{TestID: stale.ID, ComputedAt: now.Add(-7 * time.Hour)},
 		{TestID: stale.ID, ComputedAt: now.Add(-6*time.Hour - time.Minute)},
@@ -60,17 +68,28 @@ func TestSnapshotsLatestAndDue(t *testing.T) {
 		s.ShopID, s.Body, s.Summary = shop.ID, json.RawMessage(`{"n":1}`), json.RawMessage(`{}`)
 		write(t, db, shop.ID, func(ctx context.Context, tx *store.Tx) error { return tx.CreateSnapshot(ctx, &s) })
 	}
-	due, err := db.FindSnapshotsDue(ctx, now, 6*time.Hour, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[int64]bool{never.ID: false, stale.ID: false, ended.ID: true}
-	got := map[int64]bool{}
-	for _, d := range due {
-		got[d.TestID] = d.Final
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("FindSnapshotsDue mismatch (-want +got):\n%s", diff)
+	policy := results.SnapshotPolicy{FirstAfter: 15 * time.Minute, Every: 6 * time.Hour}
+	for name, c := range map[string]struct {
+		now  time.Time
+		want map[int64]bool
+	}{
+		"RecentNotYetDue": {now, map[int64]bool{never.ID: false, stale.ID: false, ended.ID: true}},
+		"RecentDueAfter15m": {now.Add(5*time.Minute + time.Second),
+			map[int64]bool{never.ID: false, stale.ID: false, ended.ID: true, recent.ID: false}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			due, err := db.FindSnapshotsDue(ctx, c.now, policy, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[int64]bool{}
+			for _, d := range due {
+				got[d.TestID] = d.Final
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("FindSnapshotsDue mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 
 	latest, err := db.LatestSnapshot(ctx, shop.ID, stale.ID)
@@ -95,8 +114,8 @@ func TestResultQueries(t *testing.T) {
 	if err := store.CreateTest(ctx, db.Pool(), tt); err != nil {
 		t.Fatal(err)
 	}
-	q := &store.ResultQuery{ID: "rq_1", ShopID: shop.ID, TestID: tt.ID, Spec: json.RawMessage(`{"a":1}`), SpecKey: `{"a":1}`,
-		Status: store.QueryPending, CreatedAt: base}
+	q := &results.ResultQuery{ID: "rq_1", ShopID: shop.ID, TestID: tt.ID, Spec: json.RawMessage(`{"a":1}`), SpecKey: `{"a":1}`,
+		Status: results.QueryPending, CreatedAt: base}
 	write(t, db, shop.ID, func(ctx context.Context, tx *store.Tx) error { return tx.CreateResultQuery(ctx, q) })
 
 	if r, err := db.FindReusableQuery(ctx, tt.ID, q.SpecKey, base.Add(-time.Hour)); r != nil || err != nil {
@@ -104,17 +123,17 @@ func TestResultQueries(t *testing.T) {
 	}
 	done := base.Add(time.Minute)
 	write(t, db, shop.ID, func(ctx context.Context, tx *store.Tx) error {
-		return tx.FinishResultQuery(ctx, q.ID, store.QueryCompleted, done, json.RawMessage(`{"x":2}`), "")
+		return tx.FinishResultQuery(ctx, q.ID, results.QueryCompleted, done, json.RawMessage(`{"x":2}`), "")
 	})
 	// A retried job cannot overwrite a finished query.
 	write(t, db, shop.ID, func(ctx context.Context, tx *store.Tx) error {
-		return tx.FinishResultQuery(ctx, q.ID, store.QueryFailed, done.Add(time.Minute), nil, "late")
+		return tx.FinishResultQuery(ctx, q.ID, results.QueryFailed, done.Add(time.Minute), nil, "late")
 	})
 	got, err := db.FindResultQuery(ctx, shop.ID, tt.ID, q.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != store.QueryCompleted || got.FailureReason != "" || string(got.Body) != `{"x":2}` || !got.ComputedAt.Equal(done) {
+	if got.Status != results.QueryCompleted || got.FailureReason != "" || string(got.Body) != `{"x":2}` || !got.ComputedAt.Equal(done) {
 		t.Fatalf("query = %+v", got)
 	}
 	for name, since := range map[string]time.Time{"WithinTheHour": done.Add(-time.Hour + time.Second), "Exactly": done} {

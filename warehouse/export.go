@@ -6,22 +6,6 @@ import (
 	"time"
 )
 
-// ExportRow is one order of a test as it stands: the latest version of its
-// row in the orders table.
-type ExportRow struct {
-	OrderID   string
-	CreatedAt time.Time
-	TestGroup int16
-	VisitorID string
-	SessionID string
-	Revenue   float64
-	Cost      float64
-	Currency  string
-	LineItems uint64 // order lines
-	Quantity  uint64 // units over every line
-	Version   uint64
-}
-
 // The latest version of each order wins (argMax … version), so the export
 // never waits for ReplacingMergeTree merges; bot orders are left out as in
 // results.

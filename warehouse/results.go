@@ -8,129 +8,41 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/liftab/lift/results"
 )
 
-// Basis is the unit the per-group metrics count: visitors or sessions.
-type Basis string
+// The results port's types, named here too so the adapter's code and its
+// callers read as before: the definitions live in results.
+type (
+	Basis          = results.Basis
+	Dimension      = results.Dimension
+	MetricsQuery   = results.MetricsQuery
+	Sums           = results.Sums
+	GroupRow       = results.GroupRow
+	CustomEventRow = results.CustomEventRow
+	ExportRow      = results.ExportRow
+)
 
 const (
-	BasisVisitors Basis = "visitors"
-	BasisSessions Basis = "sessions"
+	BasisVisitors = results.BasisVisitors
+	BasisSessions = results.BasisSessions
+	MaxDimensions = results.MaxDimensions
+	KeySeparator  = results.KeySeparator
 )
 
-// Dimension is a breakdown dimension of a results query (DESIGN §9).
-type Dimension string
-
 // Dimensions lists every breakdown dimension, in the contract's order.
-var Dimensions = []Dimension{"device", "country", "visitor_type", "utm_source", "utm_medium",
-	"utm_campaign", "traffic_source", "landing_page", "date"}
+var Dimensions = results.Dimensions
 
-// Known reports whether d is a breakdown dimension.
-func (d Dimension) Known() bool {
-	for _, k := range Dimensions {
-		if k == d {
-			return true
-		}
-	}
-	return false
-}
-
-// MaxDimensions is how many dimensions one breakdown may combine.
-const MaxDimensions = 3
-
-// KeySeparator joins the values of several dimensions in a breakdown key.
-const KeySeparator = "::"
-
-// MetricsQuery says which units of which test to aggregate.
-type MetricsQuery struct {
-	ShopID       int64
-	ExperimentID string
-	// Timezone is the shop's IANA zone; From and To are inclusive local dates
-	// (YYYY-MM-DD) in it. A unit belongs to the window when it was assigned
-	// (visitors) or started (sessions) inside it, and only its activity
-	// inside the window counts.
-	Timezone string
-	From, To string
-	Basis    Basis
-	// ProductIDs, when not empty, scope the metrics to a product group:
-	// units that viewed one of these products, and add-to-carts, checkouts
-	// and order lines of them (numeric ids, without the gid:// prefix).
-	ProductIDs []string
-	// Breakdown names up to MaxDimensions dimensions; rows are keyed by
-	// their values joined with KeySeparator in this order.
-	Breakdown []Dimension
-}
-
-// Sums are one group's (or breakdown cell's) sufficient statistics over its
-// units: the counts of §2.7 and the Σy, Σy² (and cross products) that the
-// statistics engine needs. "Units that …" fields count units, not events.
-type Sums struct {
-	N               int64   // units (visitors or sessions)
-	Sessions        int64   // sessions of those units
-	Converted       int64   // units with at least one order
-	Orders          float64 // Σ orders per unit
-	OrdersSq        float64 // Σ orders²
-	Revenue         float64 // Σ revenue per unit
-	RevenueSq       float64 // Σ revenue²
-	RevenueOrders   float64 // Σ revenue·orders (ratio metric AOV)
-	Profit          float64 // Σ (revenue − cost) per unit
-	ProfitSq        float64
-	AddedToCart     int64   // units with an add-to-cart
-	ReachedCheckout int64   // units that started a checkout (or ordered)
-	ClickedThrough  int64   // units that viewed a product page
-	Bounced         int64   // units whose every session had one page load
-	PageViews       int64   // page loads
-	Staying         float64 // Σ seconds on site per unit
-	StayingSq       float64
-}
-
-// Add adds o to s. Every field is a sum over units, so the sums of the
-// cells of a breakdown add up to the whole: a snapshot reads its totals
-// and its device breakdown from one query.
-func (s *Sums) Add(o Sums) {
-	s.N += o.N
-	s.Sessions += o.Sessions
-	s.Converted += o.Converted
-	s.Orders += o.Orders
-	s.OrdersSq += o.OrdersSq
-	s.Revenue += o.Revenue
-	s.RevenueSq += o.RevenueSq
-	s.RevenueOrders += o.RevenueOrders
-	s.Profit += o.Profit
-	s.ProfitSq += o.ProfitSq
-	s.AddedToCart += o.AddedToCart
-	s.ReachedCheckout += o.ReachedCheckout
-	s.ClickedThrough += o.ClickedThrough
-	s.Bounced += o.Bounced
-	s.PageViews += o.PageViews
-	s.Staying += o.Staying
-	s.StayingSq += o.StayingSq
-}
-
-// GroupRow is the sums of one test group, within one breakdown cell when
-// the query had a breakdown (Key is then the dimension values joined by
-// KeySeparator; "" without a breakdown).
-type GroupRow struct {
-	Key       string
-	TestGroup int
-	Sums
-}
-
-// CustomEventRow counts one custom event name in one test group: the units
-// that fired it and how many distinct events they fired.
-type CustomEventRow struct {
-	Name      string
-	TestGroup int
-	Units     int64
-	Events    int64
-}
+// The Warehouse is the results port.
+var _ results.Warehouse = (*Warehouse)(nil)
 
 var (
 	datePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 	idPattern   = regexp.MustCompile(`^[0-9]+$`)
 )
 
-func (q MetricsQuery) validate() error {
+func validate(q MetricsQuery) error {
 	if !datePattern.MatchString(q.From) || !datePattern.MatchString(q.To) {
 		return fmt.Errorf("window %q..%q is not two YYYY-MM-DD dates", q.From, q.To)
 	}
@@ -163,10 +75,10 @@ func (q MetricsQuery) validate() error {
 // loads count distinct record ids); each order counts in its latest version;
 // a visitor's group is its first assignment.
 func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRow, error) {
-	if err := q.validate(); err != nil {
+	if err := validate(q); err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics: %w", err)
 	}
-	rows, err := w.conn.Query(ctx, w.render(groupMetricsSQL(q)), q.args()...)
+	rows, err := w.conn.Query(ctx, w.render(groupMetricsSQL(q)), args(q)...)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
 	}
@@ -195,10 +107,10 @@ func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRo
 // of q (its Breakdown is ignored): units that fired it, distinct events.
 func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomEventRow, error) {
 	q.Breakdown = nil
-	if err := q.validate(); err != nil {
+	if err := validate(q); err != nil {
 		return nil, fmt.Errorf("warehouse.CustomEvents: %w", err)
 	}
-	rows, err := w.conn.Query(ctx, w.render(customEventsSQL(q)), q.args()...)
+	rows, err := w.conn.Query(ctx, w.render(customEventsSQL(q)), args(q)...)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
 	}
@@ -227,7 +139,7 @@ func (w *Warehouse) render(sql string) string {
 // args binds the named parameters of the queries. clickhouse-go substitutes
 // them client side as literals, which is what toDate(ts, tz) needs (its
 // zone must be a constant).
-func (q MetricsQuery) args() []any {
+func args(q MetricsQuery) []any {
 	products := q.ProductIDs
 	if products == nil {
 		products = []string{}

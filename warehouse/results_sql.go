@@ -118,116 +118,121 @@ func keySQL(q MetricsQuery) string {
 	return "concat(" + strings.Join(parts, ", '"+KeySeparator+"', ") + ")"
 }
 
-// unitsSQL is one row per unit (visitor, or visitor and session) with its
-// activity in the window.
-func unitsSQL(q MetricsQuery) string {
-	sessions := q.Basis == BasisSessions
+// unitParts is what the per-unit steps of one query share: its basis,
+// product scope and unit key.
+type unitParts struct {
+	q        MetricsQuery
+	sessions bool   // sessions basis: a unit is (visitor, session)
+	scoped   bool   // the metrics are scoped to a product group
+	key      string // the per-unit GROUP BY key
+	// noAssignment is the assignment columns an activity row carries on the
+	// visitors basis (zeros, so argMax picks the assignment's).
+	noAssignment string
+}
+
+func newUnitParts(q MetricsQuery) unitParts {
+	u := unitParts{q: q, sessions: q.Basis == BasisSessions, scoped: len(q.ProductIDs) > 0}
 	// Units group by one UInt64 on the visitors basis: a constant second key
 	// would force the slower composite-key hashing of ClickHouse.
-	key := "vid"
-	if sessions {
-		key = "vid, sid"
+	u.key = "vid"
+	if u.sessions {
+		u.key = "vid, sid"
+	} else {
+		zeros, _, _ := packedAssignment(assignmentAttrs(q.Breakdown))
+		u.noAssignment = strings.Join(zeros, ", ") + ", "
 	}
-	sid := func(col string) string {
-		if sessions {
-			return col
-		}
-		return "''"
-	}
-	scoped := len(q.ProductIDs) > 0
-	scope := func(cond string) string {
-		if scoped {
-			return " AND " + cond
-		}
-		return ""
-	}
-	viewedEvent := "toUInt64(0)"
-	viewedPage := "toUInt64(0)"
-	if scoped {
-		viewedEvent = "countIf(event_type = 'product_viewed' AND hasAny(product_ids, @products))"
-		viewedPage = "countIf(has(@products, product_id))"
-	}
-	eventTypes := " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed')"
-	if scoped {
-		eventTypes = " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed', 'product_viewed')"
-	}
-	if sessions {
-		eventTypes = "" // any event makes a session a unit
-	}
-	checkout := "event_type IN ('checkout_started', 'checkout_completed')"
-	if scoped {
-		checkout = "event_type = 'checkout_started' AND hasAny(product_ids, @products)"
-	}
-	orderRevenue, orderCost, orderFilter := "o_all_revenue", "o_all_cost", ""
-	if scoped {
-		orderRevenue = "arraySum(arrayMap((p, n, price) -> if(has(@products, p), price * n, 0), o_lp, o_lq, o_lpr))"
-		orderFilter = " WHERE hasAny(o_lp, @products)"
-		// A scoped order's cost follows its share of the revenue.
-		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"
-	}
-	orderSession, orderJoin := "''", ""
-	if sessions {
-		// A legacy order knows its visitor only; its session is the one
-		// whose checkout_completed event named it.
-		orderSession = "if(o_sid != '', o_sid, e_sid)"
-		orderJoin = ` ALL LEFT JOIN (
-			SELECT order_id, any(session_id) AS e_sid FROM {db}.events
-			WHERE shop_id = @shop AND experiment_id = @exp AND event_type = 'checkout_completed' AND order_id != ''
-			GROUP BY order_id) AS order_sessions USING order_id`
-	}
+	return u
+}
 
-	// The landing page and a unit's first moment cost a string argMin per
-	// session and per unit: read them only for the dimensions that need them.
-	landing, unitLanding, unitStart := "''", "''", "toDateTime(0)"
-	if hasDimension(q.Breakdown, "landing_page") {
-		landing, unitLanding = "argMin(page_path, seen_at)", "argMinIf(u_landing, u_start, u_sessions > 0)"
+// sid is the session column of a unit row: the session on the sessions
+// basis, empty on the visitors basis.
+func (u unitParts) sid(col string) string {
+	if u.sessions {
+		return col
 	}
-	if sessions && hasDimension(q.Breakdown, "date") {
-		unitStart = "min(u_start)"
+	return "''"
+}
+
+// scope adds a product-scope condition when the query is scoped.
+func (u unitParts) scope(cond string) string {
+	if u.scoped {
+		return " AND " + cond
+	}
+	return ""
+}
+
+// unitsSQL is one row per unit (visitor, or visitor and session) with its
+// activity in the window: a UNION ALL of per-unit rows of assignments
+// (visitors basis), sessions, events, product page views and orders,
+// summed per unit.
+func unitsSQL(q MetricsQuery) string {
+	u := newUnitParts(q)
+	assignmentAggs, having := "", "\n\tHAVING sid != ''"
+	var union []string
+	if !u.sessions {
+		// Visitors basis: the assignments ride in the same UNION ALL and the
+		// unit's group and attributes are argMax(…, version) over its rows
+		// (the first assignment has the highest version; activity rows carry
+		// 0), so no join is needed. Sessions basis joins them afterwards.
+		_, cols, aggs := packedAssignment(assignmentAttrs(q.Breakdown))
+		assignmentAggs = strings.Join(aggs, ", ") + ",\n\t\t"
+		having = "\n\tHAVING a_v > 0 AND a_group >= 0 AND a_bot = 0 AND a_device != 'bot' AND " + inWindow("a_at")
+		union = append(union, assignmentRowsSQL(cols))
+	}
+	union = append(union, u.sessionRowsSQL(), u.eventRowsSQL(), u.pageViewRowsSQL(), u.orderRowsSQL())
+	return u.perUnitSQL(assignmentAggs, union, having)
+}
+
+// packedAssignment is the assignment columns of the visitors basis: zeros
+// for activity rows, the assignment row's columns, and the per-unit
+// aggregates that pick the first assignment. Group, bot flag and time
+// travel packed in one UInt64 (time·2¹⁷ + bot·2¹⁶ + group+1), so one
+// argMax picks all three: a measurable saving over a million units.
+func packedAssignment(attrs []string) (zeros, cols, aggs []string) {
+	zeros = []string{"toUInt64(0) AS a_version", "toUInt64(0) AS a_pack0"}
+	cols = []string{"version AS a_version",
+		"toUInt64(toUInt32(assigned_at)) * 131072 + toUInt64(is_bot) * 65536 + toUInt64(test_group + 1) AS a_pack0"}
+	aggs = []string{"max(a_version) AS a_v", "argMax(a_pack0, a_version) AS a_pack",
+		"toInt16(toInt32(a_pack % 65536) - 1) AS a_group", "toUInt8(intDiv(a_pack, 65536) % 2) AS a_bot",
+		"toDateTime(toUInt32(intDiv(a_pack, 131072))) AS a_at"}
+	for _, a := range attrs {
+		zeros = append(zeros, "'' AS a_"+a+"0")
+		cols = append(cols, a+" AS a_"+a+"0")
+		aggs = append(aggs, "argMax(a_"+a+"0, a_version) AS a_"+a)
+	}
+	return zeros, cols, aggs
+}
+
+// assignmentRowsSQL is the raw assignment rows of the visitors basis, with
+// no activity.
+func assignmentRowsSQL(cols []string) string {
+	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, '' AS sid, ` + strings.Join(cols, ", ") + `,
+			toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages, toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying,
+			toUInt64(0) AS u_orders, toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc,
+			toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, '' AS u_landing, toDateTime(0) AS u_start
+		FROM {db}.assignments
+		WHERE shop_id = @shop AND experiment_id = @exp`
+}
+
+// sessionRowsSQL is one row per session: its distinct page loads, its
+// duration, whether it bounced, and (when a breakdown needs it) its
+// landing page.
+func (u unitParts) sessionRowsSQL() string {
+	// The landing page costs a string argMin per session: read it only for
+	// the dimension that needs it.
+	landing := "''"
+	if hasDimension(u.q.Breakdown, "landing_page") {
+		landing = "argMin(page_path, seen_at)"
 	}
 	// Sessions and their page loads are told apart by 64-bit hashes of
 	// their ids where the ids themselves are not shown: hashing a UInt64 is
 	// far cheaper than a string, and a collision within one test is
 	// improbable (about 10⁻⁷ for 2·10⁶ sessions).
 	sessionKey, sessionGroup := "cityHash64(session_id) AS s_key", "s_key"
-	if sessions {
+	if u.sessions {
 		sessionKey, sessionGroup = "session_id", "session_id"
 	}
-	// Visitors basis: the assignments ride in the same UNION ALL and the
-	// unit's group and attributes are argMax(…, version) over its rows (the
-	// first assignment has the highest version; activity rows carry 0), so
-	// no join is needed. Sessions basis joins them afterwards.
-	noAssignment, assignmentAggs, having := "", "", ""
-	var union []string
-	if !sessions {
-		attrs := assignmentAttrs(q.Breakdown)
-		// Group, bot flag and time of the assignment travel packed in one
-		// UInt64 (time·2¹⁷ + bot·2¹⁶ + group+1), so one argMax picks all
-		// three: a measurable saving over a million units.
-		zeros := []string{"toUInt64(0) AS a_version", "toUInt64(0) AS a_pack0"}
-		cols := []string{"version AS a_version",
-			"toUInt64(toUInt32(assigned_at)) * 131072 + toUInt64(is_bot) * 65536 + toUInt64(test_group + 1) AS a_pack0"}
-		aggs := []string{"max(a_version) AS a_v", "argMax(a_pack0, a_version) AS a_pack",
-			"toInt16(toInt32(a_pack % 65536) - 1) AS a_group", "toUInt8(intDiv(a_pack, 65536) % 2) AS a_bot",
-			"toDateTime(toUInt32(intDiv(a_pack, 131072))) AS a_at"}
-		for _, a := range attrs {
-			zeros = append(zeros, "'' AS a_"+a+"0")
-			cols = append(cols, a+" AS a_"+a+"0")
-			aggs = append(aggs, "argMax(a_"+a+"0, a_version) AS a_"+a)
-		}
-		noAssignment = strings.Join(zeros, ", ") + ", "
-		assignmentAggs = strings.Join(aggs, ", ") + ",\n\t\t"
-		having = "\n\tHAVING a_v > 0 AND a_group >= 0 AND a_bot = 0 AND a_device != 'bot' AND " + inWindow("a_at")
-		union = append(union, `SELECT `+vidSQL("visitor_id")+` AS vid, '' AS sid, `+strings.Join(cols, ", ")+`,
-			toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages, toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying,
-			toUInt64(0) AS u_orders, toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc,
-			toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, '' AS u_landing, toDateTime(0) AS u_start
-		FROM {db}.assignments
-		WHERE shop_id = @shop AND experiment_id = @exp`)
-	}
-	union = append(union, []string{
-		// Sessions: one row per session; pages are distinct page loads.
-		`SELECT ` + vidSQL("s_vid") + ` AS vid, ` + sid("session_id") + ` AS sid, ` + noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
+	return `SELECT ` + vidSQL("s_vid") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
 			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
@@ -236,36 +241,100 @@ func unitsSQL(q MetricsQuery) string {
 				max(seen_at) - min(seen_at) AS s_dur, ` + landing + ` AS s_landing, min(seen_at) AS s_start
 			FROM {db}.sessions
 			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("seen_at") + `
-			GROUP BY ` + sessionGroup + `)`,
-		// Events: only whether a unit did something is used, so a replayed
-		// copy of an event changes nothing.
-		`SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + sid("session_id") + ` AS sid, ` + noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+			GROUP BY ` + sessionGroup + `)`
+}
+
+// eventRowsSQL is one row per unit with events: whether it added to cart,
+// reached checkout and (scoped) viewed a product of the group. Only whether
+// a unit did something is used, so a replayed copy of an event changes
+// nothing.
+func (u unitParts) eventRowsSQL() string {
+	viewedEvent := "toUInt64(0)"
+	if u.scoped {
+		viewedEvent = "countIf(event_type = 'product_viewed' AND hasAny(product_ids, @products))"
+	}
+	eventTypes := " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed')"
+	if u.scoped {
+		eventTypes = " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed', 'product_viewed')"
+	}
+	if u.sessions {
+		eventTypes = "" // any event makes a session a unit
+	}
+	checkout := "event_type IN ('checkout_started', 'checkout_completed')"
+	if u.scoped {
+		checkout = "event_type = 'checkout_started' AND hasAny(product_ids, @products)"
+	}
+	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit,
-			toUInt64(countIf(event_type = 'product_added_to_cart'` + scope("hasAny(product_ids, @products)") + `)) AS u_atc,
+			toUInt64(countIf(event_type = 'product_added_to_cart'` + u.scope("hasAny(product_ids, @products)") + `)) AS u_atc,
 			toUInt64(countIf(` + checkout + `)) AS u_chk, toUInt64(0) AS u_ct, toUInt64(` + viewedEvent + `) AS u_viewed,
 			'' AS u_landing, min(created_at) AS u_start
 		FROM {db}.events
 		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("created_at") + eventTypes + `
-		GROUP BY ` + key,
-		// Product page views: a unit that viewed a product clicked through.
-		`SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + sid("session_id") + ` AS sid, ` + noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+		GROUP BY ` + u.key
+}
+
+// pageViewRowsSQL is one row per unit with product page views: a unit that
+// viewed a product clicked through; scoped, whether it viewed one of the
+// group's.
+func (u unitParts) pageViewRowsSQL() string {
+	viewedPage := "toUInt64(0)"
+	if u.scoped {
+		viewedPage = "countIf(has(@products, product_id))"
+	}
+	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(count()) AS u_ct, toUInt64(` + viewedPage + `) AS u_viewed, '' AS u_landing, min(viewed_at) AS u_start
 		FROM {db}.page_views
 		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("viewed_at") + `
-		GROUP BY ` + key,
-		// Orders: the latest version of each.
-		`SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+		GROUP BY ` + u.key
+}
+
+// orderRowsSQL is one row per unit with orders: their count, revenue and
+// profit, each order in its latest version.
+func (u unitParts) orderRowsSQL() string {
+	orderSession, orderJoin := "''", ""
+	if u.sessions {
+		// A legacy order knows its visitor only; its session is the one
+		// whose checkout_completed event named it.
+		orderSession = "if(o_sid != '', o_sid, e_sid)"
+		orderJoin = ` ALL LEFT JOIN (
+			SELECT order_id, any(session_id) AS e_sid FROM {db}.events
+			WHERE shop_id = @shop AND experiment_id = @exp AND event_type = 'checkout_completed' AND order_id != ''
+			GROUP BY order_id) AS order_sessions USING order_id`
+	}
+	return `SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(count()) AS u_orders,
 			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit,
 			toUInt64(0) AS u_atc, toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed,
 			'' AS u_landing, min(o_ts) AS u_start
-		FROM (
+		FROM (` + u.scopedOrdersSQL() + `) AS latest_orders` + orderJoin + `
+		GROUP BY ` + u.key
+}
+
+// scopedOrdersSQL is each order of the window in its latest version, with
+// its revenue and cost; scoped, only orders with a line of the group,
+// counting those lines' revenue and the matching share of the cost.
+func (u unitParts) scopedOrdersSQL() string {
+	orderRevenue, orderCost, orderFilter := "o_all_revenue", "o_all_cost", ""
+	if u.scoped {
+		orderRevenue = "arraySum(arrayMap((p, n, price) -> if(has(@products, p), price * n, 0), o_lp, o_lq, o_lpr))"
+		orderFilter = " WHERE hasAny(o_lp, @products)"
+		// A scoped order's cost follows its share of the revenue.
+		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"
+	}
+	return `
 			SELECT order_id, o_vid, o_sid, o_ts, ` + orderRevenue + ` AS o_revenue,
 				` + orderCost + ` AS o_cost
-			FROM (
+			FROM (` + latestOrdersSQL() + `)` + orderFilter
+}
+
+// latestOrdersSQL is each order of the test and window, human, with a
+// visitor, as its latest version (edits and refunds are new versions).
+func latestOrdersSQL() string {
+	return `
 				SELECT order_id, argMax(visitor_id, version) AS o_vid, argMax(session_id, version) AS o_sid,
 					argMax(revenue, version) AS o_all_revenue, argMax(cost, version) AS o_all_cost,
 					argMax(is_bot, version) AS o_bot, argMax(created_at, version) AS o_ts,
@@ -274,13 +343,22 @@ func unitsSQL(q MetricsQuery) string {
 				FROM {db}.orders
 				WHERE shop_id = @shop AND experiment_id = @exp
 				GROUP BY order_id
-				HAVING o_bot = 0 AND o_vid != '' AND ` + inWindow("o_ts") + `)` + orderFilter + `) AS latest_orders` + orderJoin + `
-		GROUP BY ` + key,
-	}...)
-	if sessions {
-		having = "\n\tHAVING sid != ''"
+				HAVING o_bot = 0 AND o_vid != '' AND ` + inWindow("o_ts")
+}
+
+// perUnitSQL sums the UNION ALL rows per unit: its sessions, page loads,
+// whether it bounced, seconds on site, orders, revenue, profit and flags.
+func (u unitParts) perUnitSQL(assignmentAggs string, union []string, having string) string {
+	// The landing page and a unit's first moment cost an argMin per unit:
+	// read them only for the dimensions that need them.
+	unitLanding, unitStart := "''", "toDateTime(0)"
+	if hasDimension(u.q.Breakdown, "landing_page") {
+		unitLanding = "argMinIf(u_landing, u_start, u_sessions > 0)"
 	}
-	return `SELECT ` + key + `, ` + assignmentAggs + `sum(u_sessions) AS x_sessions, sum(u_pages) AS x_pages,
+	if u.sessions && hasDimension(u.q.Breakdown, "date") {
+		unitStart = "min(u_start)"
+	}
+	return `SELECT ` + u.key + `, ` + assignmentAggs + `sum(u_sessions) AS x_sessions, sum(u_pages) AS x_pages,
 		toUInt64(x_sessions > 0 AND sum(u_bounced) = x_sessions) AS x_bounced, sum(u_staying) AS x_staying,
 		sum(u_orders) AS x_orders, sum(u_revenue) AS x_revenue, sum(u_profit) AS x_profit,
 		sum(u_atc) AS x_atc, sum(u_chk) AS x_chk, sum(u_ct) AS x_ct, sum(u_viewed) AS x_viewed,
@@ -288,23 +366,14 @@ func unitsSQL(q MetricsQuery) string {
 	FROM (
 		` + strings.Join(union, "\n\t\tUNION ALL\n\t\t") + `
 	)
-	GROUP BY ` + key + having
+	GROUP BY ` + u.key + having
 }
 
 // groupMetricsSQL sums the units per group (and breakdown cell). Its columns
 // are the scan order of GroupMetrics.
 func groupMetricsSQL(q MetricsQuery) string {
-	var from, where string
-	sessionCount := "toUInt64(sum(x_sessions))"
-	if q.Basis == BasisSessions {
-		// Every unit is a session; the assignment says only its group.
-		from = "(" + unitsSQL(q) + ") AS units\nALL INNER JOIN (" + assignmentsSQL(false, q.Breakdown) + ") AS assigned USING vid"
-		sessionCount = "toUInt64(count())"
-	} else {
-		// Every assigned visitor is a unit, active or not; unitsSQL
-		// carries the assignment.
-		from = "(" + unitsSQL(q) + ") AS units"
-	}
+	from, sessionCount := assignedUnitsSQL(q)
+	where := ""
 	if len(q.ProductIDs) > 0 {
 		where = "\nWHERE x_viewed > 0"
 	}
@@ -320,6 +389,19 @@ func groupMetricsSQL(q MetricsQuery) string {
 FROM ` + from + where + `
 GROUP BY key, a_group
 ORDER BY key, a_group`
+}
+
+// assignedUnitsSQL is the units of q with their group, and how a group's
+// sessions are counted.
+func assignedUnitsSQL(q MetricsQuery) (from, sessionCount string) {
+	if q.Basis == BasisSessions {
+		// Every unit is a session; the assignment says only its group.
+		return "(" + unitsSQL(q) + ") AS units\nALL INNER JOIN (" + assignmentsSQL(false, q.Breakdown) + ") AS assigned USING vid",
+			"toUInt64(count())"
+	}
+	// Every assigned visitor is a unit, active or not; unitsSQL carries the
+	// assignment.
+	return "(" + unitsSQL(q) + ") AS units", "toUInt64(sum(x_sessions))"
 }
 
 // customEventsSQL counts custom events per name and group over the units of

@@ -1,41 +1,32 @@
 package v1
 
 import (
-	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/liftab/lift/api"
-	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/jobs"
-	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/results"
 )
 
 // DownloadTTL is how long a signed export download link works (DESIGN §9).
-const DownloadTTL = 15 * time.Minute
+const DownloadTTL = results.DownloadTTL
 
 // Exports serves CSV exports of a test's orders: POST
 // /v1/experiments/{id}/exports, GET /v1/exports/{id}, and the signed
 // download GET /v1/exports/{id}/download, which carries no bearer token.
 type Exports struct {
-	DB   *store.DB
-	Jobs interface {
-		Enqueue(context.Context, jobs.Job) error
-	}
-	Dir    string // data_dir/exports, where the export job writes the files
-	Secret []byte // signs download links (the App's SigningSecret)
-	Now    func() time.Time
+	Service *results.Service
+	// PublicURL is the scheme and host clients reach the API on
+	// (http.public_url); download links are built on it. Empty: the
+	// scheme and host the request reached, never X-Forwarded-Host, so a
+	// request cannot point a link at a host of its choosing.
+	PublicURL string
 }
 
 // Routes mounts creation and reading on g (the authenticated /v1 group);
@@ -69,25 +60,16 @@ type exportJSON struct {
 	ExpiresAt    *time.Time `json:"expires_at"`
 }
 
-func (h *Exports) now() time.Time {
-	if h.Now == nil {
-		return time.Now().UTC()
-	}
-	return h.Now().UTC()
-}
-
 // view renders x; a completed export gets a fresh download link that works
 // for DownloadTTL from now.
-func (h *Exports) view(c *gin.Context, x *store.Export) exportJSON {
+func (h *Exports) view(c *gin.Context, x *results.Export) exportJSON {
 	v := exportJSON{Object: "export", ID: x.ID, ExperimentID: strconv.FormatInt(x.ExperimentID, 10), Status: x.Status,
 		RowCount: x.RowCount, CreatedAt: x.CreatedAt.UTC(), CompletedAt: x.CompletedAt}
 	if x.CompletedAt != nil {
 		t := x.CompletedAt.UTC()
 		v.CompletedAt = &t
 	}
-	if x.Status == store.ExportCompleted {
-		exp := h.now().Add(DownloadTTL).Truncate(time.Second)
-		link := baseURL(c) + DownloadPath(h.Secret, x.ID, exp)
+	if link, exp, ok := h.Service.DownloadLink(h.baseURL(c), x); ok {
 		v.DownloadURL, v.ExpiresAt = &link, &exp
 	}
 	return v
@@ -95,77 +77,43 @@ func (h *Exports) view(c *gin.Context, x *store.Export) exportJSON {
 
 // DownloadPath is the signed path of an export's CSV, valid until exp.
 func DownloadPath(secret []byte, exportID string, exp time.Time) string {
-	q := url.Values{"expires": {strconv.FormatInt(exp.Unix(), 10)}, "signature": {signDownload(secret, exportID, exp.Unix())}}
-	return "/v1/exports/" + url.PathEscape(exportID) + "/download?" + q.Encode()
+	return results.DownloadPath(secret, exportID, exp)
 }
 
-func signDownload(secret []byte, exportID string, exp int64) string {
-	m := hmac.New(sha256.New, secret)
-	fmt.Fprintf(m, "export-download:%s:%d", exportID, exp)
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// baseURL is the scheme and host the client reached us on, so the link
-// works from where the client stands (behind a proxy: X-Forwarded-*).
-func baseURL(c *gin.Context) string {
+// baseURL is where download links point: the configured public URL, else
+// the scheme and host this request reached.
+func (h *Exports) baseURL(c *gin.Context) string {
+	if h.PublicURL != "" {
+		return strings.TrimRight(h.PublicURL, "/")
+	}
 	scheme := "http"
 	if c.Request.TLS != nil {
 		scheme = "https"
 	}
-	if p := c.GetHeader("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
-	}
-	host := c.Request.Host
-	if fh := c.GetHeader("X-Forwarded-Host"); fh != "" {
-		host = fh
-	}
-	return scheme + "://" + host
+	return scheme + "://" + c.Request.Host
 }
 
 // create answers 202 with a pending export: 404 experiment_not_found, 422
-// export_not_available for a test that has not run yet. The record and its
-// audit entry are one write; the job is queued on the low queue inside it.
+// export_not_available for a test that has not run yet.
 func (h *Exports) create(c *gin.Context) error {
 	id, err := testID(c)
 	if err != nil {
 		return err
 	}
-	shop := api.Shop(c)
-	ctx := c.Request.Context()
-	t, err := h.DB.FindTestByID(ctx, shop.ID, id)
+	status, body, err := h.Service.CreateExport(c.Request.Context(), api.Shop(c), id, func(x *results.Export) (int, []byte, error) {
+		body, err := json.Marshal(h.view(c, x))
+		return http.StatusAccepted, body, err
+	})
 	if err != nil {
 		return err
 	}
-	if !t.Launched() {
-		return experiment.Refuse("export_not_available", "",
-			"This test has not run yet (status %s), so it has no orders to export.", t.Status)
-	}
-	x := &store.Export{ID: api.NewID("export_"), ShopID: shop.ID, ExperimentID: t.ID}
-	res, err := h.DB.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "export.create", ResourceType: "export"},
-		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
-			if err := tx.CreateExport(ctx, x); err != nil {
-				return experiment.WriteResult{}, err
-			}
-			if err := h.Jobs.Enqueue(ctx, jobs.ExportJob(shop.ID, x.ID)); err != nil {
-				return experiment.WriteResult{}, experiment.Errorf(experiment.KindUnavailable, "internal_error",
-					"The export could not be queued; nothing was created. Retry.")
-			}
-			body, err := json.Marshal(h.view(c, x))
-			if err != nil {
-				return experiment.WriteResult{}, err
-			}
-			return experiment.WriteResult{ResourceID: x.ID, Status: http.StatusAccepted, Body: body}, nil
-		})
-	if err != nil {
-		return err
-	}
-	c.Data(res.Status, "application/json; charset=utf-8", res.Body)
+	c.Data(status, "application/json; charset=utf-8", body)
 	return nil
 }
 
 // get reads an export; another shop's reads as 404 export_not_found.
 func (h *Exports) get(c *gin.Context) error {
-	x, err := h.DB.FindExport(c.Request.Context(), api.Shop(c).ID, c.Param("id"))
+	x, err := h.Service.FindExport(c.Request.Context(), api.Shop(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -174,41 +122,22 @@ func (h *Exports) get(c *gin.Context) error {
 }
 
 // download serves the CSV of a completed export to whoever holds a link
-// that is signed and not expired.
+// that is signed and not expired; 400 invalid_request (param expires) for
+// an expiry further ahead than any link Lift mints.
 func (h *Exports) download(c *gin.Context) error {
 	id := c.Param("id")
-	gone := experiment.Errorf(experiment.KindNotFound, "export_not_found",
-		"This download link is unknown or expired. Read the export again (GET /v1/exports/%s) for a fresh link.", id)
-	exp, err := strconv.ParseInt(c.Query("expires"), 10, 64)
-	if err != nil || h.now().Unix() > exp {
-		return gone
-	}
-	want := signDownload(h.Secret, id, exp)
-	if !hmac.Equal([]byte(want), []byte(c.Query("signature"))) {
-		return gone
-	}
-	x, err := h.DB.FindExportByID(c.Request.Context(), id)
+	d, err := h.Service.OpenDownload(c.Request.Context(), id, c.Query("expires"), c.Query("signature"))
 	if err != nil {
 		return err
 	}
-	if x.Status != store.ExportCompleted || x.File == "" {
-		return gone
-	}
-	f, err := os.Open(filepath.Join(h.Dir, filepath.Base(x.File)))
-	if os.IsNotExist(err) {
-		return gone
-	}
-	if err != nil {
-		return fmt.Errorf("v1.Exports.download %s: %w", id, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	defer d.File.Close()
+	st, err := d.File.Stat()
 	if err != nil {
 		return fmt.Errorf("v1.Exports.download %s: %w", id, err)
 	}
 	c.Header("Content-Type", "text/csv; charset=utf-8")
-	c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.csv"`, x.ID))
+	c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.csv"`, d.Export.ID))
 	c.Header("Cache-Control", "private, no-store")
-	http.ServeContent(c.Writer, c.Request, x.ID+".csv", st.ModTime(), f)
+	http.ServeContent(c.Writer, c.Request, d.Export.ID+".csv", st.ModTime(), d.File)
 	return nil
 }

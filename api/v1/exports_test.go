@@ -20,6 +20,7 @@ import (
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
@@ -41,7 +42,7 @@ func (e *exportEnv) get(t *testing.T, url string) (int, http.Header, []byte) {
 
 func (e *exportEnv) run(t *testing.T, s *shopEnv, exportID string) {
 	t.Helper()
-	if err := e.job.Run(context.Background(), jobs.ExportTask{ShopID: s.shop.ID, ExportID: exportID}); err != nil {
+	if err := e.results.RunExport(context.Background(), s.shop.ID, exportID, true); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -130,12 +131,26 @@ func TestExportLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := [][]string{
-			jobs.ExportHeader,
+			results.ExportHeader,
 			{"1001", "2026-06-01T12:04:00Z", "0", "Control", "vis-1001", "sess-1001", "56.00", "19.00", "37.00", "USD", "1", "2", "1"},
 			{"20002", "2026-06-01T12:05:00Z", "1", "Variant", "vis-20002", "sess-20002", "28.50", "9.50", "19.00", "USD", "1", "2", "2"},
 		}
 		if d := cmp.Diff(want, rows); d != "" {
 			t.Fatalf("CSV mismatch (-want +got):\n%s", d)
+		}
+	})
+	t.Run("X-Forwarded-Host never names the link's host", func(t *testing.T) {
+		r := s.do(t, "GET", "/v1/exports/"+x, "", "X-Forwarded-Host", "evil.example", "X-Forwarded-Proto", "https")
+		if got := r.Body["download_url"].(string); !strings.HasPrefix(got, e.srv.URL+"/v1/exports/") {
+			t.Fatalf("download_url = %s, want the host the request reached", got)
+		}
+	})
+	t.Run("expiry further ahead than 15 minutes", func(t *testing.T) {
+		far := v1.DownloadPath([]byte("download-secret"), x, e.clock.Now().Add(v1.DownloadTTL+time.Hour))
+		status, _, raw := e.get(t, far)
+		if status != http.StatusBadRequest || !strings.Contains(string(raw), `"code":"invalid_request"`) ||
+			!strings.Contains(string(raw), `"param":"expires"`) {
+			t.Fatalf("far expiry = %d %s, want 400 invalid_request param expires", status, raw)
 		}
 	})
 	t.Run("tampered link", func(t *testing.T) {
@@ -246,9 +261,9 @@ func TestExportJobFailure(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	failing := *e.job
-	failing.Dir = filepath.Join(blocker, "exports")
-	if err := failing.Run(context.Background(), jobs.ExportTask{ShopID: s.shop.ID, ExportID: x}); err != nil {
+	cfg := e.resultsConfig
+	cfg.ExportDir = filepath.Join(blocker, "exports")
+	if err := results.New(cfg).RunExport(context.Background(), s.shop.ID, x, true); err != nil {
 		t.Fatal(err)
 	}
 	r := s.do(t, "GET", "/v1/exports/"+x, "")
@@ -271,14 +286,14 @@ func TestExportJobWaitsForItsRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &store.Export{ID: api.NewID("export_"), ShopID: s.shop.ID, ExperimentID: ran}
+	x := &results.Export{ID: api.NewID("export_"), ShopID: s.shop.ID, ExperimentID: ran}
 	done := make(chan error, 1)
 	_, err = e.db.Write(ctx, experiment.WriteMeta{ShopID: s.shop.ID, Action: "export.create", ResourceType: "export"},
 		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
 			if err := tx.CreateExport(ctx, x); err != nil {
 				return experiment.WriteResult{}, err
 			}
-			go func() { done <- e.job.Run(context.Background(), jobs.ExportTask{ShopID: s.shop.ID, ExportID: x.ID}) }()
+			go func() { done <- e.results.RunExport(context.Background(), s.shop.ID, x.ID, true) }()
 			// Commit only once the job is blocked on the export's lock.
 			deadline := time.Now().Add(20 * time.Second)
 			tick := time.NewTicker(10 * time.Millisecond)

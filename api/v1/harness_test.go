@@ -24,6 +24,7 @@ import (
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
@@ -44,17 +45,17 @@ var epoch = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 // ClickHouse, and the fake platform server. Export and result jobs run
 // in-process when a test calls them; withWorker adds a real asynq worker.
 type env struct {
-	t       *testing.T
-	srv     *httptest.Server
-	db      *store.DB
-	wh      *warehouse.Warehouse
-	fake    *platform.Fake
-	clock   *clock
-	service *experiment.Service // the tests use cases, as the worker runs them
-	redis   jobs.Redis
-	jobs    *jobs.Client
-	job     *jobs.Exports // the export job
-	results *jobs.Results // the snapshot and custom-query jobs
+	t             *testing.T
+	srv           *httptest.Server
+	db            *store.DB
+	wh            *warehouse.Warehouse
+	fake          *platform.Fake
+	clock         *clock
+	service       *experiment.Service // the tests' use cases, as the worker runs them
+	redis         jobs.Redis
+	jobs          *jobs.Client
+	results       *results.Service // snapshots, custom queries and exports, as the jobs run them
+	resultsConfig results.Config   // what results runs on, for tests that vary it
 }
 
 // shopEnv is one shop of the env with a write and a read token.
@@ -109,21 +110,23 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	jc := jobs.NewClient(r)
 	t.Cleanup(func() { jc.Close() })
 
-	results := &jobs.Results{DB: db, Warehouse: wh, Jobs: jc, Now: clk.Now}
+	dir := filepath.Join(t.TempDir(), "exports")
+	rcfg := results.Config{Repo: store.ResultsRepository{DB: db}, Tests: db, Warehouse: wh, Jobs: jobs.ResultsQueue{Client: jc},
+		Now: clk.Now, ExportDir: dir, SigningSecret: []byte("download-secret")}
+	svc := results.New(rcfg)
 	if o.worker {
 		w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 2})
-		jobs.HandleResults(w, results)
+		jobs.HandleResults(w, svc)
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(w.Shutdown)
 	}
-	dir := filepath.Join(t.TempDir(), "exports")
-	svc := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db},
+	tests := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db},
 		Platform: platform.NewClient(psrv.URL, ""), Jobs: jobs.ChecksQueue{Client: jc}, Now: clk.Now,
 		PreviewSecret: []byte("test-secret"), LaunchBudget: 300 * time.Millisecond})
-	res := &v1.Results{DB: db, Results: results, Now: clk.Now}
-	ex := &v1.Exports{DB: db, Jobs: jc, Dir: dir, Secret: []byte("download-secret"), Now: clk.Now}
+	res := &v1.Results{Service: svc}
+	ex := &v1.Exports{Service: svc}
 	a := &v1.API{
 		Tokens:       db,
 		Keys:         db,
@@ -131,7 +134,7 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 		Idempotency:  api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
 		MaxBodyBytes: 10 << 20,
 		Now:          clk.Now,
-		Experiments:  &v1.Experiments{Service: svc, Summary: res.Summary},
+		Experiments:  &v1.Experiments{Service: tests, Summary: res.Summary},
 		Exports:      ex,
 		Results:      res,
 	}
@@ -141,8 +144,8 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	g.NoRoute(v1.NotFound)
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, clock: clk, service: svc, redis: r, jobs: jc,
-		job: &jobs.Exports{DB: db, Warehouse: wh, Dir: dir}, results: results}
+	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, clock: clk, service: tests, redis: r, jobs: jc,
+		results: svc, resultsConfig: rcfg}
 }
 
 // started creates a price test through the API and starts it now.

@@ -6,22 +6,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/liftab/lift/api"
-	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/jobs"
-	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/results"
 )
 
 // Results serves a test's results (contract §2.8, §2.9, §4.4): the latest
 // snapshot, and custom result queries computed by the worker.
 type Results struct {
-	DB      *store.DB
-	Results *jobs.Results // validates, records and enqueues custom queries
-	Now     func() time.Time
+	Service *results.Service
 }
 
 // Routes mounts the results endpoints on g (the /v1 group). POST spends the
@@ -32,47 +27,31 @@ func (h *Results) Routes(g gin.IRouter) {
 	g.GET("/experiments/:id/results/:query_id", api.Query(), api.Handle(h.query))
 }
 
-func (h *Results) now() time.Time {
-	if h.Now == nil {
-		return time.Now().UTC()
-	}
-	return h.Now().UTC()
-}
-
 // snapshot answers the latest snapshot: 422 before the test ran, 202 with
 // no body until one exists (also for an ended test that never had one), and
 // otherwise the stored snapshot, unchanged until the next one (a paused test
-// keeps the one it had).
+// keeps the one it had), with isRefreshing and next_refresh_at as of now.
 func (h *Results) snapshot(c *gin.Context) error {
-	shop := api.Shop(c)
 	id, err := testID(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request.Context()
-	t, err := h.DB.FindTestByID(ctx, shop.ID, id)
+	l, err := h.Service.LatestSnapshot(c.Request.Context(), api.Shop(c), id)
 	if err != nil {
 		return err
 	}
-	if t.Status == experiment.StatusDraft || t.Status == experiment.StatusPreview {
-		return jobs.ErrResultsNotAvailable(t)
-	}
-	s, err := h.DB.LatestSnapshot(ctx, shop.ID, id)
-	if err != nil {
-		return err
-	}
-	if s == nil {
+	if l.Snapshot == nil {
 		c.Status(http.StatusAccepted)
 		c.Writer.WriteHeaderNow()
 		return nil
 	}
-	refreshing := t.Status == experiment.StatusActive && h.now().Sub(s.ComputedAt) >= jobs.SnapshotEvery
-	writeRaw(c, http.StatusOK, withField(s.Body, "isRefreshing", refreshing))
+	body := withField(l.Snapshot.Body, "isRefreshing", l.IsRefreshing)
+	writeRaw(c, http.StatusOK, withField(body, "next_refresh_at", l.NextRefreshAt))
 	return nil
 }
 
 // withField adds one field to a stored JSON object. Snapshots are stored as
-// computed; isRefreshing depends on when they are read.
+// computed; isRefreshing and next_refresh_at depend on when they are read.
 func withField(obj json.RawMessage, name string, v any) []byte {
 	obj = bytes.TrimSpace(obj)
 	val, _ := json.Marshal(v)
@@ -90,7 +69,6 @@ func withField(obj json.RawMessage, name string, v any) []byte {
 }
 
 func (h *Results) createQuery(c *gin.Context) error {
-	shop := api.Shop(c)
 	id, err := testID(c)
 	if err != nil {
 		return err
@@ -99,13 +77,13 @@ func (h *Results) createQuery(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var req jobs.QueryRequest
+	var req results.QueryRequest
 	if len(bytes.TrimSpace(body)) > 0 { // no body: the whole run, no breakdown
 		if err := api.DecodeJSONBytes(body, &req); err != nil {
 			return err
 		}
 	}
-	q, err := h.Results.CreateQuery(c.Request.Context(), shop, id, req)
+	q, err := h.Service.CreateQuery(c.Request.Context(), api.Shop(c), id, req)
 	if err != nil {
 		return err
 	}
@@ -114,16 +92,11 @@ func (h *Results) createQuery(c *gin.Context) error {
 
 // query reads a custom query as computed; it never recomputes.
 func (h *Results) query(c *gin.Context) error {
-	shop := api.Shop(c)
 	id, err := testID(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request.Context()
-	if _, err := h.DB.FindTestByID(ctx, shop.ID, id); err != nil {
-		return err
-	}
-	q, err := h.DB.FindResultQuery(ctx, shop.ID, id, c.Param("query_id"))
+	q, err := h.Service.FindQuery(c.Request.Context(), api.Shop(c), id, c.Param("query_id"))
 	if err != nil {
 		return err
 	}
@@ -132,9 +105,9 @@ func (h *Results) query(c *gin.Context) error {
 
 // writeQuery renders a results_query (§2.9): result fields only when
 // completed, failure_reason only when failed.
-func writeQuery(c *gin.Context, status int, q *store.ResultQuery) error {
+func writeQuery(c *gin.Context, status int, q *results.ResultQuery) error {
 	out := map[string]any{}
-	if q.Status == store.QueryCompleted && len(q.Body) > 0 {
+	if q.Status == results.QueryCompleted && len(q.Body) > 0 {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(q.Body, &fields); err != nil {
 			return err
@@ -147,7 +120,7 @@ func writeQuery(c *gin.Context, status int, q *store.ResultQuery) error {
 	out["id"] = q.ID
 	out["experiment_id"] = strconv.FormatInt(q.TestID, 10)
 	out["status"] = q.Status
-	if q.Status == store.QueryFailed {
+	if q.Status == results.QueryFailed {
 		out["failure_reason"] = q.FailureReason
 	}
 	api.WriteJSON(c, status, out)
@@ -157,9 +130,5 @@ func writeQuery(c *gin.Context, status int, q *store.ResultQuery) error {
 // Summary is the ResultsSummaryFunc of the tests resource: the summary of
 // the latest snapshot, or nil before the first.
 func (h *Results) Summary(ctx context.Context, shopID, testID int64) (json.RawMessage, error) {
-	s, err := h.DB.LatestSnapshot(ctx, shopID, testID)
-	if err != nil || s == nil {
-		return nil, err
-	}
-	return s.Summary, nil
+	return h.Service.Summary(ctx, shopID, testID)
 }

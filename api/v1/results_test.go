@@ -11,6 +11,7 @@ import (
 
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
@@ -53,7 +54,7 @@ func (e *resultsEnv) snapshot(t *testing.T, s *shopEnv, x string) {
 	t.Helper()
 	var testID int64
 	fmt.Sscan(x, &testID)
-	if err := e.results.Snapshot(context.Background(), s.shop.ID, testID, false); err != nil {
+	if err := e.results.TakeSnapshot(context.Background(), s.shop.ID, testID, false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,7 +120,8 @@ func TestResultsSnapshotServed(t *testing.T) {
 	}
 	b := first.Body
 	for _, k := range []string{"experiment_id", "computed_at", "test_groups", "outcome", "winning_test_group_index",
-		"srm_status", "analysis", "customEvents", "warnings", "filterStale", "isRefreshing", "date_range", "breakdown"} {
+		"srm_status", "analysis", "customEvents", "warnings", "filterStale", "isRefreshing", "date_range", "breakdown",
+		"next_refresh_at"} {
 		if _, ok := b[k]; !ok {
 			t.Errorf("snapshot has no %s: %s", k, first.Raw)
 		}
@@ -127,6 +129,9 @@ func TestResultsSnapshotServed(t *testing.T) {
 	if b["object"] != "experiment_results" || b["experiment_id"] != x || b["outcome"] != "winner" ||
 		b["winning_test_group_index"] != 1.0 || b["srm_status"] != "ok" || b["isRefreshing"] != false {
 		t.Fatalf("snapshot = %s", first.Raw)
+	}
+	if b["computed_at"] != epoch.Add(time.Hour).Format(time.RFC3339) || b["next_refresh_at"] != epoch.Add(7*time.Hour).Format(time.RFC3339) {
+		t.Errorf("computed_at %v, next_refresh_at %v; want the refresh 6 hours after the computation", b["computed_at"], b["next_refresh_at"])
 	}
 	groups := b["test_groups"].([]any)
 	variant := groups[1].(map[string]any)
@@ -180,6 +185,9 @@ func TestResultsSnapshotServed(t *testing.T) {
 		r := s.do(t, "GET", "/v1/experiments/"+x+"/results", "")
 		if r.Status != 200 || r.Body["computed_at"] != b["computed_at"] || r.Body["isRefreshing"] != false {
 			t.Fatalf("paused results = %s", r.Raw)
+		}
+		if v, ok := r.Body["next_refresh_at"]; !ok || v != nil {
+			t.Fatalf("a paused test's next_refresh_at = %v, want null (no refresh comes)", v)
 		}
 	})
 }
@@ -354,7 +362,9 @@ func TestResultQueryFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer broken.Close()
-	worker := &jobs.Results{DB: e.db, Warehouse: broken, Now: e.clock.Now}
+	cfg := e.resultsConfig
+	cfg.Warehouse = broken
+	worker := results.New(cfg)
 	if err := worker.RunQuery(context.Background(), q, false); err == nil {
 		t.Fatal("a failing attempt that is not the last must ask for a retry")
 	}
@@ -385,7 +395,13 @@ func TestResultsFirstSnapshotThroughTheWorker(t *testing.T) {
 	if r := s.do(t, "GET", path, ""); r.Status != http.StatusAccepted {
 		t.Fatalf("before the first snapshot: %d %s", r.Status, r.Raw)
 	}
-	sched := jobs.NewScheduler(e.db, e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.SnapshotSource(e.db.FindSnapshotsDue, 10))
+	sched := jobs.NewScheduler(e.db, e.jobs, jobs.SchedulerConfig{Now: e.clock.Now}, jobs.SnapshotSource(e.results.SnapshotsDue, 10))
+	// The first snapshot comes about 15 minutes after the launch, not at once.
+	e.clock.Set(epoch.Add(14 * time.Minute))
+	if got, err := sched.Tick(context.Background()); err != nil || got.Enqueued != 0 {
+		t.Fatalf("tick 14 minutes after the launch = %+v, %v; want nothing due", got, err)
+	}
+	e.clock.Set(epoch.Add(15 * time.Minute))
 	if got, err := sched.Tick(context.Background()); err != nil || got.Enqueued != 1 {
 		t.Fatalf("tick = %+v, %v", got, err)
 	}
@@ -393,8 +409,10 @@ func TestResultsFirstSnapshotThroughTheWorker(t *testing.T) {
 	for {
 		r := s.do(t, "GET", path, "")
 		if r.Status == http.StatusOK {
-			if r.Body["experiment_id"] != x || r.Body["computed_at"] == nil {
-				t.Fatalf("snapshot = %s", r.Raw)
+			want := epoch.Add(15*time.Minute + 6*time.Hour).Format(time.RFC3339)
+			if r.Body["experiment_id"] != x || r.Body["computed_at"] != epoch.Add(15*time.Minute).Format(time.RFC3339) ||
+				r.Body["next_refresh_at"] != want {
+				t.Fatalf("snapshot = %s, want computed_at 15 minutes after the launch and next_refresh_at %s", r.Raw, want)
 			}
 			break
 		}

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -118,7 +121,11 @@ func (a *App) experiments() *experiment.Service {
 	})
 }
 
-// signingSecret is the configured secret, or a random one for this process.
+// signingSecret is the configured secret. Without one it is a random secret
+// for this process, which is enough for the commands that mint no lasting
+// link (migrate, tokens, tools); serve and worker refuse to start without a
+// configured one (requireSigningSecret), and lift dev keeps one in its data
+// directory (devSigningSecret).
 func signingSecret(configured string) ([]byte, error) {
 	if configured != "" {
 		return []byte(configured), nil
@@ -126,6 +133,61 @@ func signingSecret(configured string) ([]byte, error) {
 	b := make([]byte, 32)
 	_, err := rand.Read(b)
 	return b, err
+}
+
+// requireSigningSecret refuses to run a server or worker on a per-process
+// secret: its preview and download links would die with the process and
+// fail on every other node.
+func (a *App) requireSigningSecret() error {
+	if a.Config.SigningSecret == "" {
+		return fmt.Errorf("signing_secret is required (set %s, the same on every node) so preview and download links survive restarts and work on every node",
+			config.EnvName("signing_secret"))
+	}
+	return nil
+}
+
+// devSigningSecret is lift dev's secret: generated once and kept in
+// dataDir, so links survive restarts of the dev server.
+func devSigningSecret(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "signing-secret")
+	if b, err := os.ReadFile(path); err == nil {
+		if secret := string(bytes.TrimSpace(b)); secret != "" {
+			return secret, nil
+		}
+		return "", fmt.Errorf("signing secret: %s is empty; delete it to generate a new one", path)
+	} else if !os.IsNotExist(err) {
+		return "", fmt.Errorf("signing secret: %w", err)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	secret := hex.EncodeToString(b)
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return "", fmt.Errorf("signing secret: %w", err)
+	}
+	// Written aside and linked into place: the file is never seen half
+	// written, and when two dev processes start at once the second keeps
+	// the first's secret (the link fails) instead of replacing it.
+	tmp, err := os.CreateTemp(dataDir, "signing-secret.*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("signing secret: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(secret + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), path)
+	}
+	if os.IsExist(err) {
+		return devSigningSecret(dataDir)
+	}
+	if err != nil {
+		return "", fmt.Errorf("signing secret: %w", err)
+	}
+	return secret, nil
 }
 
 // openApp connects to Postgres, Redis and ClickHouse. Redis and ClickHouse

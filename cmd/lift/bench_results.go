@@ -17,7 +17,7 @@ import (
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"
-	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -127,13 +127,13 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	shop := &experiment.Shop{ID: 1, Timezone: "UTC", Currency: "USD"}
 	test := &experiment.Test{ID: benchTestID, Status: experiment.StatusActive, StartedAt: &start, CreatedAt: start,
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}}}
-	results := &jobs.Results{Warehouse: wh}
+	snapshots := results.New(results.Config{Warehouse: wh})
 	now := time.Now().UTC()
 	snapshot := func() error {
-		_, err := results.ComputeSnapshot(ctx, shop, test, now, false)
+		_, err := snapshots.ComputeSnapshot(ctx, shop, test, now, false)
 		return err
 	}
-	window := jobs.Window(shop, test, now)
+	window := results.Window(shop, test, now)
 	query := warehouse.MetricsQuery{ShopID: 1, ExperimentID: strconv.Itoa(benchTestID), Timezone: "UTC",
 		From: window.GTE, To: window.LTE, Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"device", "country"}}
 	breakdown := func() error {

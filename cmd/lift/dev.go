@@ -48,6 +48,11 @@ func runDev(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	cfg.Role = "all"
+	if cfg.SigningSecret == "" {
+		if cfg.SigningSecret, err = devSigningSecret(cfg.DataDir); err != nil {
+			return err
+		}
+	}
 	app, err := openApp(ctx, cfg)
 	if err != nil {
 		return err

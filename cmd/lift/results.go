@@ -3,23 +3,44 @@ package main
 import (
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/results"
+	"github.com/liftab/lift/store"
 )
 
-// Results wiring: the worker computes snapshots (every running test about
-// every 6 hours, a final one at its end) and custom result queries; the
-// public API serves them.
+// Results wiring: the worker computes snapshots (a running test's first
+// about results.first_snapshot_after from its launch, then about every 6
+// hours, a final one at its end), custom result queries and CSV exports;
+// the public API serves them, and download links are signed with the
+// process's signing secret.
 func init() { jobKinds = append(jobKinds, resultsJobs) }
 
-func (a *App) results() *jobs.Results {
-	return &jobs.Results{DB: a.DB, Warehouse: a.Warehouse, Jobs: a.Jobs, Now: a.Now}
+// results is the results service on this process's connections.
+func (a *App) results() *results.Service {
+	return results.New(results.Config{
+		Repo:          store.ResultsRepository{DB: a.DB},
+		Tests:         a.DB,
+		Warehouse:     a.Warehouse,
+		Jobs:          jobs.ResultsQueue{Client: a.Jobs},
+		Now:           a.Now,
+		Logger:        a.Log,
+		Snapshots:     results.SnapshotPolicy{FirstAfter: a.Config.Results.FirstSnapshotAfter},
+		ExportDir:     a.exportsDir(),
+		SigningSecret: a.SigningSecret,
+	})
 }
 
 func resultsJobs(a *App, w *jobs.Worker) []jobs.Source {
-	jobs.HandleResults(w, a.results())
-	return []jobs.Source{jobs.SnapshotSource(a.DB.FindSnapshotsDue, 500)}
+	s := a.results()
+	jobs.HandleResults(w, s)
+	jobs.HandleExports(w, s)
+	return []jobs.Source{jobs.SnapshotSource(s.SnapshotsDue, 500)}
 }
 
 // resultsAPI is the results surface of the public API.
-func (a *App) resultsAPI() *v1.Results {
-	return &v1.Results{DB: a.DB, Results: a.results(), Now: a.Now}
+func (a *App) resultsAPI() *v1.Results { return &v1.Results{Service: a.results()} }
+
+// exportsAPI is the exports resource of the public API; its links point at
+// http.public_url when set.
+func (a *App) exportsAPI() *v1.Exports {
+	return &v1.Exports{Service: a.results(), PublicURL: a.Config.HTTP.PublicURL}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
@@ -68,20 +69,21 @@ func TestResultsMatchRawRows(t *testing.T) {
 	}
 
 	now := time.Now().UTC()
-	window := jobs.Window(shop, tt, now)
+	window := results.Window(shop, tt, now)
 	want := recompute(t, wh, exp, shop.Timezone, window)
 
 	raddr, rdb := lifttest.Redis(t)
 	jc := jobs.NewClient(jobs.Redis{Addr: raddr, DB: rdb})
 	defer jc.Close()
-	results := &jobs.Results{DB: db, Warehouse: wh, Jobs: jc, Now: func() time.Time { return now }}
+	svc := results.New(results.Config{Repo: store.ResultsRepository{DB: db}, Tests: db, Warehouse: wh,
+		Jobs: jobs.ResultsQueue{Client: jc}, Now: func() time.Time { return now }})
 
 	t.Run("Snapshot", func(t *testing.T) {
-		snap, err := results.ComputeSnapshot(ctx, shop, tt, now, false)
+		snap, err := svc.ComputeSnapshot(ctx, shop, tt, now, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var doc jobs.SnapshotDoc
+		var doc results.SnapshotDoc
 		if err := json.Unmarshal(snap.Body, &doc); err != nil {
 			t.Fatal(err)
 		}
@@ -130,17 +132,17 @@ func TestResultsMatchRawRows(t *testing.T) {
 
 	t.Run("Query", func(t *testing.T) {
 		// The core and engagement registries together carry every metric.
-		rows := map[string]*jobs.GroupMetrics{}
+		rows := map[string]*results.GroupMetrics{}
 		for _, set := range []string{"core", "engagement"} {
-			q, err := results.CreateQuery(ctx, shop, tt.ID, jobs.QueryRequest{Breakdown: []string{"device", "country"}, MetricSet: &set})
+			q, err := svc.CreateQuery(ctx, shop, tt.ID, results.QueryRequest{Breakdown: []string{"device", "country"}, MetricSet: &set})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := results.RunQuery(ctx, q.ID, true); err != nil {
+			if err := svc.RunQuery(ctx, q.ID, true); err != nil {
 				t.Fatal(err)
 			}
 			got, err := db.FindResultQuery(ctx, shop.ID, tt.ID, q.ID)
-			if err != nil || got.Status != store.QueryCompleted {
+			if err != nil || got.Status != results.QueryCompleted {
 				t.Fatalf("query = %+v, %v", got, err)
 			}
 			var doc struct {
@@ -161,7 +163,7 @@ func TestResultsMatchRawRows(t *testing.T) {
 				}
 				k := fmt.Sprintf("%s/%d", key.DimensionValue, key.Index)
 				if rows[k] == nil {
-					rows[k] = &jobs.GroupMetrics{}
+					rows[k] = &results.GroupMetrics{}
 				}
 				if err := json.Unmarshal(raw, rows[k]); err != nil {
 					t.Fatal(err)
@@ -198,7 +200,7 @@ type recomputed struct {
 	byDeviceCountry map[string]map[int]*unitTotals
 }
 
-func checkGroup(t *testing.T, name string, got jobs.GroupMetrics, w *unitTotals) {
+func checkGroup(t *testing.T, name string, got results.GroupMetrics, w *unitTotals) {
 	t.Helper()
 	if w == nil {
 		t.Errorf("%s: not in the recomputation", name)
@@ -253,7 +255,7 @@ func checkGroup(t *testing.T, name string, got jobs.GroupMetrics, w *unitTotals)
 
 // recompute reads the test's raw rows out of ClickHouse (plain SELECTs, no
 // aggregation) and derives every group's numbers in Go.
-func recompute(t *testing.T, wh *warehouse.Warehouse, exp, tz string, window jobs.DateRange) recomputed {
+func recompute(t *testing.T, wh *warehouse.Warehouse, exp, tz string, window results.DateRange) recomputed {
 	t.Helper()
 	ctx := context.Background()
 	loc, err := time.LoadLocation(tz)

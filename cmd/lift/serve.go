@@ -53,6 +53,11 @@ func configHelp() string {
 // receives the listening address once requests are accepted.
 func (a *App) serve(ctx context.Context, ready chan<- string) error {
 	role := a.Config.Role
+	if role != "ingest" {
+		if err := a.requireSigningSecret(); err != nil {
+			return err
+		}
+	}
 	engine, closeIngest, err := a.router(role)
 	if err != nil {
 		return err

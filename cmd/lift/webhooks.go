@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 
-	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/api/webhooks"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
@@ -12,11 +11,10 @@ import (
 	"github.com/liftab/lift/warehouse"
 )
 
-// Webhook and export wiring: POST /api/webhooks records and queues each
-// delivery (critical queue); the worker applies it. Both run the one
-// experiment.WebhookService. Exports are created and read on /v1, written
-// by the worker (low queue) under data_dir/exports, and downloaded through a
-// signed link outside the authenticated group.
+// Webhook wiring: POST /api/webhooks records and queues each delivery
+// (critical queue); the worker applies it. Both run the one
+// experiment.WebhookService. Exports (cmd/lift/results.go) are written by the
+// worker under data_dir/exports, where the API serves them.
 func init() { jobKinds = append(jobKinds, webhookAndExportJobs) }
 
 func (a *App) exportsDir() string { return filepath.Join(a.Config.DataDir, "exports") }
@@ -39,13 +37,7 @@ func (a *App) webhooks() *webhooks.Handler {
 		MaxBodyBytes: a.Config.HTTP.MaxBodyBytes}
 }
 
-// exportsAPI is the exports resource of the public API.
-func (a *App) exportsAPI() *v1.Exports {
-	return &v1.Exports{DB: a.DB, Jobs: a.Jobs, Dir: a.exportsDir(), Secret: a.SigningSecret, Now: a.Now}
-}
-
 func webhookAndExportJobs(a *App, w *jobs.Worker) []jobs.Source {
 	jobs.HandleWebhooks(w, a.webhookService())
-	jobs.HandleExports(w, &jobs.Exports{DB: a.DB, Warehouse: a.Warehouse, Dir: a.exportsDir(), Logger: a.Log})
 	return nil
 }

@@ -57,6 +57,9 @@ func newWorkerCmd() *cobra.Command {
 // background; the returned stop ends the loop and waits for running tasks.
 // `lift dev` calls it to run the worker inside its one process.
 func (a *App) startWorker(ctx context.Context, interval time.Duration) (stop func(), err error) {
+	if err := a.requireSigningSecret(); err != nil {
+		return nil, err
+	}
 	w := jobs.NewWorker(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB}, jobs.WorkerConfig{Logger: a.Log})
 	var sources []jobs.Source
 	for _, kind := range jobKinds {

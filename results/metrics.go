@@ -1,4 +1,4 @@
-package jobs
+package results
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/stats"
-	"github.com/liftab/lift/warehouse"
 )
 
 // Wire forms of the results objects (contract §2.7–2.9). The snapshot job
@@ -75,31 +74,31 @@ type metric struct {
 	kind          stats.MetricKind
 	money         bool
 	lowerIsBetter bool
-	stats         func(s warehouse.Sums) stats.GroupStats
+	stats         func(s Sums) stats.GroupStats
 }
 
-func proportion(count func(s warehouse.Sums) int64) func(s warehouse.Sums) stats.GroupStats {
-	return func(s warehouse.Sums) stats.GroupStats { return stats.GroupStats{N: s.N, Sum: float64(count(s))} }
+func proportion(count func(s Sums) int64) func(s Sums) stats.GroupStats {
+	return func(s Sums) stats.GroupStats { return stats.GroupStats{N: s.N, Sum: float64(count(s))} }
 }
 
 // compared are the nine metrics of vs_control, in the contract's order.
 var compared = []metric{
-	{name: "conversion_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.Converted })},
-	{name: "revenue_per_visitor", kind: stats.KindMean, money: true, stats: func(s warehouse.Sums) stats.GroupStats {
+	{name: "conversion_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.Converted })},
+	{name: "revenue_per_visitor", kind: stats.KindMean, money: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq}
 	}},
-	{name: "average_order_value", kind: stats.KindRatio, money: true, stats: func(s warehouse.Sums) stats.GroupStats {
+	{name: "average_order_value", kind: stats.KindRatio, money: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq, DenominatorSum: s.Orders,
 			DenominatorSumSquares: s.OrdersSq, CrossSum: s.RevenueOrders}
 	}},
-	{name: "profit_per_visitor", kind: stats.KindMean, money: true, stats: func(s warehouse.Sums) stats.GroupStats {
+	{name: "profit_per_visitor", kind: stats.KindMean, money: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Profit, SumSquares: s.ProfitSq}
 	}},
-	{name: "add_to_cart_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.AddedToCart })},
-	{name: "reached_checkout_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.ReachedCheckout })},
-	{name: "click_through_rate", kind: stats.KindProportion, stats: proportion(func(s warehouse.Sums) int64 { return s.ClickedThrough })},
-	{name: "bounce_rate", kind: stats.KindProportion, lowerIsBetter: true, stats: proportion(func(s warehouse.Sums) int64 { return s.Bounced })},
-	{name: "avg_staying_time", kind: stats.KindMean, stats: func(s warehouse.Sums) stats.GroupStats {
+	{name: "add_to_cart_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.AddedToCart })},
+	{name: "reached_checkout_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.ReachedCheckout })},
+	{name: "click_through_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.ClickedThrough })},
+	{name: "bounce_rate", kind: stats.KindProportion, lowerIsBetter: true, stats: proportion(func(s Sums) int64 { return s.Bounced })},
+	{name: "avg_staying_time", kind: stats.KindMean, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Staying, SumSquares: s.StayingSq}
 	}},
 }
@@ -124,7 +123,7 @@ func formatMoney(amount float64, currency string) experiment.Money {
 }
 
 // groupMetrics turns one group's sums into its §2.7 values.
-func groupMetrics(index int, s warehouse.Sums, currency string) GroupMetrics {
+func groupMetrics(index int, s Sums, currency string) GroupMetrics {
 	n := float64(s.N)
 	return GroupMetrics{
 		TestGroupIndex:      index,
@@ -155,7 +154,7 @@ type comparison struct {
 
 // compare runs the stats engine on every compared metric. sums is indexed
 // by test group index, control first.
-func compare(sums []warehouse.Sums) comparison {
+func compare(sums []Sums) comparison {
 	c := comparison{analyses: map[string]*stats.Analysis{}}
 	if len(sums) < 2 {
 		return c
@@ -236,7 +235,7 @@ const (
 // wins when its chance to beat control reaches WinProbability; the control
 // wins when every variant's chance is at most 1 − WinProbability; too few
 // units or no computable comparison is insufficient_data.
-func outcome(c comparison, sums []warehouse.Sums, primary string) (string, *int) {
+func outcome(c comparison, sums []Sums, primary string) (string, *int) {
 	for _, s := range sums {
 		if s.N < MinSampleSize {
 			return "insufficient_data", nil
@@ -271,8 +270,8 @@ func outcome(c comparison, sums []warehouse.Sums, primary string) (string, *int)
 
 // sumsByGroup orders rows (of one breakdown cell) by test group index,
 // filling groups without units with zero sums.
-func sumsByGroup(rows []warehouse.GroupRow, groups int) []warehouse.Sums {
-	out := make([]warehouse.Sums, groups)
+func sumsByGroup(rows []GroupRow, groups int) []Sums {
+	out := make([]Sums, groups)
 	for _, r := range rows {
 		if r.TestGroup >= 0 && r.TestGroup < groups {
 			out[r.TestGroup] = r.Sums
@@ -282,8 +281,8 @@ func sumsByGroup(rows []warehouse.GroupRow, groups int) []warehouse.Sums {
 }
 
 // byKey splits rows by breakdown key, keys sorted.
-func byKey(rows []warehouse.GroupRow) ([]string, map[string][]warehouse.GroupRow) {
-	m := map[string][]warehouse.GroupRow{}
+func byKey(rows []GroupRow) ([]string, map[string][]GroupRow) {
+	m := map[string][]GroupRow{}
 	var keys []string
 	for _, r := range rows {
 		if _, ok := m[r.Key]; !ok {

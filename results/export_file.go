@@ -1,0 +1,83 @@
+package results
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// writeExport streams the test's orders from ClickHouse into a temporary file and
+// renames it into place once complete, so a download never sees half a file.
+func (s *Service) writeExport(ctx context.Context, x *Export) (int64, error) {
+	t, err := s.cfg.Tests.FindTestByID(ctx, x.ShopID, x.ExperimentID)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(s.cfg.ExportDir, 0o750); err != nil {
+		return 0, fmt.Errorf("export dir: %w", err)
+	}
+	final := ExportFile(s.cfg.ExportDir, x.ID)
+	f, err := os.CreateTemp(s.cfg.ExportDir, x.ID+".*.tmp")
+	if err != nil {
+		return 0, fmt.Errorf("export file: %w", err)
+	}
+	defer os.Remove(f.Name()) // after the rename this finds nothing
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	w := csv.NewWriter(bw)
+	if err := w.Write(ExportHeader); err != nil {
+		return 0, err
+	}
+	rec := make([]string, len(ExportHeader))
+	n, err := s.cfg.Warehouse.ExportOrders(ctx, x.ShopID, strconv.FormatInt(x.ExperimentID, 10), func(r *ExportRow) error {
+		fillExportRecord(rec, r, t)
+		return w.Write(rec)
+	})
+	if err != nil {
+		return 0, err
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return 0, fmt.Errorf("export file: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, fmt.Errorf("export file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("export file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return 0, fmt.Errorf("export file: %w", err)
+	}
+	if err := os.Rename(f.Name(), final); err != nil {
+		return 0, fmt.Errorf("export file: %w", err)
+	}
+	return n, nil
+}
+
+func fillExportRecord(rec []string, r *ExportRow, t *experiment.Test) {
+	name := ""
+	if g := t.Group(int(r.TestGroup)); g != nil {
+		name = g.Name
+	}
+	money := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+	rec[0] = r.OrderID
+	rec[1] = r.CreatedAt.UTC().Format(time.RFC3339)
+	rec[2] = strconv.Itoa(int(r.TestGroup))
+	rec[3] = name
+	rec[4] = r.VisitorID
+	rec[5] = r.SessionID
+	rec[6] = money(r.Revenue)
+	rec[7] = money(r.Cost)
+	rec[8] = money(r.Revenue - r.Cost)
+	rec[9] = r.Currency
+	rec[10] = strconv.FormatUint(r.LineItems, 10)
+	rec[11] = strconv.FormatUint(r.Quantity, 10)
+	rec[12] = strconv.FormatUint(r.Version, 10)
+}
