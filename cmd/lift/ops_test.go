@@ -2,11 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/lifttest"
 )
 
@@ -98,4 +105,80 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestShopsCreateFindsExistingSpelling: `lift shops create` with another
+// case of an installed domain names the installed shop instead of adding one.
+func TestShopsCreateFindsExistingSpelling(t *testing.T) {
+	t.Parallel()
+	s := roleServer(t, "all")
+	domain := lifttest.Name("cli-") + ".myshopify.com"
+	shop, err := s.app.DB.CreateShop(context.Background(), experiment.Shop{Domain: domain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := newShopsCmd()
+	cmd.SetArgs([]string{"create", strings.ToUpper(domain[:1]) + domain[1:] + ".", "--postgres-url", s.cfg.Postgres.URL,
+		"--redis-addr", s.cfg.Redis.Addr, "--clickhouse-addr", s.cfg.ClickHouse.Addr, "--clickhouse-database", s.cfg.ClickHouse.Database})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err = cmd.Execute()
+	want := fmt.Sprintf("shop %s is already installed (id %d)", domain, shop.ID)
+	if err == nil || err.Error() != want {
+		t.Fatalf("shops create = %v, want %q", err, want)
+	}
+	if n := s.countWhere("SELECT count(*) FROM shops WHERE lower(domain) = lower($1)", domain); n != 1 {
+		t.Fatalf("%d shops for %s, want 1", n, domain)
+	}
+}
+
+// TestTrackingWithAnySpellingOfTheShop: the storefront's shop parameter in
+// another case or with a trailing dot lands on the installed shop.
+func TestTrackingWithAnySpellingOfTheShop(t *testing.T) {
+	t.Parallel()
+	s := roleServer(t, "all")
+	domain := lifttest.Name("track-") + ".myshopify.com"
+	shop, err := s.app.DB.CreateShop(context.Background(), experiment.Shop{Domain: domain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spellings := []string{strings.ToUpper(domain), domain + ".", " " + strings.ToUpper(domain[:3]) + domain[3:] + ". "}
+	for i, sp := range spellings {
+		body := fmt.Sprintf(`{"sessionId":"3f2504e0-4f89-41d3-9a0c-0305e82c33%02d","visitorId":"v-%d","eventType":"page_viewed",
+			"source":"webpixel","createdAt":%d,"experimentIds":["9"],"pagePath":"/"}`, i, i, time.Now().UnixMilli())
+		r := s.do("POST", "/api/track/event?shop="+url.QueryEscape(sp), "", body, "Content-Type", "application/json")
+		if r.status != 202 {
+			t.Fatalf("track with shop %q = %d %s", sp, r.status, r.raw)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var n uint64
+		if err := s.app.Warehouse.Conn().QueryRow(context.Background(),
+			"SELECT count() FROM events WHERE shop_id = ? AND event_type = 'page_viewed'", uint64(shop.ID)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == uint64(len(spellings)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events stored for shop %d, want %d", n, shop.ID, len(spellings))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// countWhere runs a count query with one argument on the test's Postgres.
+func (s *server) countWhere(sql string, arg any) int {
+	s.t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.cfg.Postgres.URL)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), sql, arg).Scan(&n); err != nil {
+		s.t.Fatal(err)
+	}
+	return n
 }
