@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +25,9 @@ type Config struct {
 		MaxBodyBytes  int64         `mapstructure:"max_body_bytes"`
 		WriteTimeout  time.Duration `mapstructure:"write_timeout"`
 		ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
+		// TrustedProxies are the CIDRs (or addresses) of the proxies in
+		// front of Lift; only their forwarded headers are believed.
+		TrustedProxies []string `mapstructure:"trusted_proxies"`
 	} `mapstructure:"http"`
 
 	Postgres struct {
@@ -85,6 +89,7 @@ var keys = []key{
 	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
 	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
 	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
+	{"http.trusted_proxies", "", "comma-separated CIDRs or addresses of the proxies or load balancers in front of Lift (e.g. 10.0.0.0/8); only a direct peer in them may set X-Forwarded-For/-Host/-Proto and CDN country headers (CF-IPCountry…); empty trusts none, so the client address is the TCP peer's"},
 	{"postgres.url", "", "Postgres URL; empty means the local stack on 127.0.0.1:54329 (started by lift dev and make test)"},
 	{"postgres.max_conns", int32(20), "largest Postgres connection pool"},
 	{"redis.addr", "", "Redis host:port; empty means the local stack on 127.0.0.1:16379"},
@@ -209,5 +214,27 @@ func (c *Config) validate() error {
 	if c.HTTP.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: http.max_body_bytes must be positive")
 	}
+	return c.cleanTrustedProxies()
+}
+
+// cleanTrustedProxies trims the entries of http.trusted_proxies (an
+// environment value "a, b" splits with spaces), drops empty ones and refuses
+// what is neither a CIDR nor an address: a typo must not silently trust
+// nobody or, worse, be read as somebody else.
+func (c *Config) cleanTrustedProxies() error {
+	var out []string
+	for _, p := range c.HTTP.TrustedProxies {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				return fmt.Errorf("config: http.trusted_proxies: %q is neither a CIDR nor an IP address", p)
+			}
+		}
+		out = append(out, p)
+	}
+	c.HTTP.TrustedProxies = out
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -181,4 +182,37 @@ func (s *server) countWhere(sql string, arg any) int {
 		s.t.Fatal(err)
 	}
 	return n
+}
+
+// TestForwardedHeadersNeedATrustedProxy: the country endpoint, looking the
+// client up in a real country database (testdata: 192.0.2.0/24 is NZ),
+// ignores a forged X-Forwarded-For and CF-IPCountry from a client, and
+// believes them from a proxy named in http.trusted_proxies.
+func TestForwardedHeadersNeedATrustedProxy(t *testing.T) {
+	t.Parallel()
+	db, err := filepath.Abs("testdata/country.mmdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	geo := func(c *config.Config) { c.Ingest.GeoIPPath = db }
+	untrusted := roleServer(t, "ingest", geo)
+	trusted := roleServer(t, "ingest", geo, func(c *config.Config) { c.HTTP.TrustedProxies = []string{"127.0.0.1/32", "::1"} })
+	cases := []struct {
+		name   string
+		s      *server
+		header []string
+		want   any
+	}{
+		{"UntrustedForwardedFor", untrusted, []string{"X-Forwarded-For", "192.0.2.10"}, nil},
+		{"UntrustedCountryHeader", untrusted, []string{"CF-IPCountry", "JP"}, nil},
+		{"TrustedForwardedFor", trusted, []string{"X-Forwarded-For", "192.0.2.10"}, "NZ"},
+		{"TrustedCountryHeader", trusted, []string{"CF-IPCountry", "JP"}, "JP"},
+		{"TrustedWithoutHeaders", trusted, nil, nil},
+	}
+	for _, c := range cases {
+		r := c.s.do("GET", "/api/public/get-country-code", "", "", c.header...)
+		if r.status != 200 || r.body["countryCode"] != c.want {
+			t.Errorf("%s: %d %s, want countryCode %v", c.name, r.status, r.raw, c.want)
+		}
+	}
 }

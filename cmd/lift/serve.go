@@ -89,6 +89,11 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), api.RequestIDs())
+	// Before any route: forwarded headers (client address, host, CDN
+	// country) count only from the proxies the operator named.
+	if err := api.TrustProxies(r, a.Config.HTTP.TrustedProxies); err != nil {
+		return nil, nil, err
+	}
 	r.HandleMethodNotAllowed = false
 	api.MountHealth(r, a.healthChecks(role))
 	stop := func(context.Context) error { return nil }
