@@ -53,6 +53,9 @@ type Config struct {
 		Reads   int           `mapstructure:"reads"`
 		Writes  int           `mapstructure:"writes"`
 		Queries int           `mapstructure:"queries"`
+		// Unauthenticated is the budget per client address of requests
+		// that authentication refuses.
+		Unauthenticated int `mapstructure:"unauthenticated"`
 	} `mapstructure:"ratelimit"`
 
 	Platform struct {
@@ -103,6 +106,7 @@ var keys = []key{
 	{"ratelimit.reads", 600, "read requests per token per window"},
 	{"ratelimit.writes", 120, "write requests per token per window"},
 	{"ratelimit.queries", 30, "custom result queries per token per window"},
+	{"ratelimit.unauthenticated", 60, "v1 requests per client address per window that authentication refuses (401, 403 api_access_disabled); above it the address gets 429 until the window resets"},
 	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
 	{"platform.token", "", "access token for the platform's admin API"},
 	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401"},
@@ -208,7 +212,7 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("config: role must be api, ingest or all, not %q", c.Role)
 	}
-	if c.RateLimit.Window <= 0 || c.RateLimit.Reads <= 0 || c.RateLimit.Writes <= 0 || c.RateLimit.Queries <= 0 {
+	if c.RateLimit.Window <= 0 || c.RateLimit.Reads <= 0 || c.RateLimit.Writes <= 0 || c.RateLimit.Queries <= 0 || c.RateLimit.Unauthenticated <= 0 {
 		return fmt.Errorf("config: rate-limit window and budgets must be positive")
 	}
 	if c.HTTP.MaxBodyBytes <= 0 {

@@ -216,3 +216,50 @@ func TestForwardedHeadersNeedATrustedProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestUnauthenticatedBudget: 401s carry the client address's budget for
+// refused authentications; once spent the address gets 429. A forged
+// X-Forwarded-For does not buy a fresh budget unless the peer is a trusted
+// proxy.
+func TestUnauthenticatedBudget(t *testing.T) {
+	t.Parallel()
+	three := func(c *config.Config) { c.RateLimit.Unauthenticated = 3 }
+	limits := func(r reply) string {
+		return r.header.Get("X-RateLimit-Limit") + "/" + r.header.Get("X-RateLimit-Remaining")
+	}
+	t.Run("Untrusted", func(t *testing.T) {
+		t.Parallel()
+		s := roleServer(t, "api", three)
+		_, read, _ := s.shop(true)
+		for i, xff := range []string{"", "198.51.100.1", "198.51.100.2"} {
+			r := s.do("GET", "/v1/experiments", "", "", "X-Forwarded-For", xff)
+			if r.status != 401 || limits(r) != fmt.Sprintf("3/%d", 2-i) || r.header.Get("X-RateLimit-Reset") == "" {
+				t.Fatalf("refusal %d: %d with limits %s, want 401 with 3/%d", i+1, r.status, limits(r), 2-i)
+			}
+		}
+		r := s.do("GET", "/v1/experiments", read, "", "X-Forwarded-For", "198.51.100.3")
+		if r.status != 429 || r.errField("code") != "rate_limited" || r.header.Get("Retry-After") == "" || limits(r) != "3/0" {
+			t.Fatalf("after the budget: %d %s limits %s, want 429 rate_limited with Retry-After", r.status, r.raw, limits(r))
+		}
+	})
+	t.Run("TrustedProxy", func(t *testing.T) {
+		t.Parallel()
+		s := roleServer(t, "api", three, func(c *config.Config) { c.HTTP.TrustedProxies = []string{"127.0.0.1", "::1"} })
+		_, read, _ := s.shop(true)
+		for _, xff := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.1"} {
+			s.do("GET", "/v1/experiments", "", "", "X-Forwarded-For", xff)
+		}
+		if r := s.do("GET", "/v1/experiments", "", "", "X-Forwarded-For", "198.51.100.1"); r.status != 401 || limits(r) != "3/0" {
+			t.Fatalf("first client's third refusal: %d limits %s, want 401 with 3/0", r.status, limits(r))
+		}
+		if r := s.do("GET", "/v1/experiments", "", "", "X-Forwarded-For", "198.51.100.2"); r.status != 401 || limits(r) != "3/1" {
+			t.Fatalf("second client's second refusal: %d limits %s, want 401 with 3/1", r.status, limits(r))
+		}
+		if r := s.do("GET", "/v1/experiments", "", "", "X-Forwarded-For", "198.51.100.3"); r.status != 401 || limits(r) != "3/2" {
+			t.Fatalf("third client: %d limits %s, want 401 with 3/2", r.status, limits(r))
+		}
+		if r := s.do("GET", "/v1/experiments", read, "", "X-Forwarded-For", "198.51.100.3"); r.status != 200 || limits(r) != "600/599" {
+			t.Fatalf("with a token: %d limits %s, want 200 with the token's 600/599", r.status, limits(r))
+		}
+	})
+}

@@ -139,7 +139,8 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 // v1 builds the public API with this process's connections.
 func (a *App) v1() *v1.API {
 	c := a.Config
-	limits := map[api.Class]int{api.ClassRead: c.RateLimit.Reads, api.ClassWrite: c.RateLimit.Writes, api.ClassQuery: c.RateLimit.Queries}
+	limits := map[api.Class]int{api.ClassRead: c.RateLimit.Reads, api.ClassWrite: c.RateLimit.Writes, api.ClassQuery: c.RateLimit.Queries,
+		api.ClassUnauthenticated: c.RateLimit.Unauthenticated}
 	results := a.resultsAPI() // cmd/lift/results.go
 	return &v1.API{
 		Store: a.DB,
