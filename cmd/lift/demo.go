@@ -23,7 +23,7 @@ const demoPriceTest = `{"type":"price","name":"Organic Cotton Tee at $24","hypot
 // API and plays loadgen's visitors against the storefront endpoints, with a
 // planted effect (the variant converts better at a lower order value). The
 // worker's scheduler then computes the first results snapshot.
-func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, out io.Writer) error {
+func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, webhookSecret string, out io.Writer) error {
 	var list struct {
 		Data []json.RawMessage `json:"data"`
 	}
@@ -40,9 +40,11 @@ func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, o
 		return err
 	}
 	fmt.Fprintf(out, "demo: started test %s, sending %d simulated visitors (lift loadgen)…\n", test.ID, visitors)
-	lg := &loadgen{target: base, shop: demoDomain, experiment: test.ID, visitors: visitors, concurrency: 8,
-		duration: 5 * time.Minute, split: []float64{50, 50}, conversion: []float64{0.03, 0.04},
-		addToCart: []float64{0.10, 0.12}, aov: []float64{80, 76}, botShare: 0.02, seed: 1}
+	// Visitors browse for minutes (pages 45 s apart on average), so many
+	// browse at once; orders come as webhooks, costed from the catalog.
+	lg := &loadgen{target: base, shop: demoDomain, experiment: test.ID, visitors: visitors, concurrency: 1500,
+		duration: 15 * time.Minute, dwell: 45 * time.Second, split: []float64{50, 50}, conversion: []float64{0.03, 0.04},
+		addToCart: []float64{0.10, 0.12}, aov: []float64{80, 76}, botShare: 0.02, seed: 1, webhookSecret: webhookSecret}
 	res, err := lg.run()
 	if err != nil {
 		return err
