@@ -56,7 +56,7 @@ Per-group flags take one value per group, control first: --split 50,50 --convers
 	f.StringVar(&o.experiment, "experiment", "1", "experiment id the visitors are assigned in")
 	f.IntVar(&o.visitors, "visitors", 1000, "visitors to simulate")
 	f.DurationVar(&o.duration, "duration", 10*time.Minute, "stop after this long even if visitors remain")
-	f.DurationVar(&o.dwell, "dwell", 45*time.Second, "average pause between a visitor's page loads; 0 sends every page at once")
+	f.DurationVar(&o.dwell, "dwell", time.Minute, "average pause between a visitor's page loads; 0 sends every page at once")
 	f.StringVar(&o.webhookSecret, "webhook-secret", "", "the server's platform.webhook_secret: orders are sent as signed ORDERS_CREATE webhooks, so their cost comes from the catalog (needs the api role and a worker); empty sends legacy orders with revenue only")
 	f.IntVar(&o.concurrency, "concurrency", 1000, "visitors browsing at once (most of a visitor's time is a pause between pages)")
 	f.Float64SliceVar(&o.split, "split", []float64{50, 50}, "traffic split per group, percent")
@@ -163,8 +163,16 @@ func (o *loadgen) run() (*loadgenResult, error) {
 			}
 		})
 	}
+	// Paced visitors arrive steadily rather than all at the first second: a
+	// visitor browses about 3 dwells, so one every 3·dwell/concurrency keeps
+	// about --concurrency browsing.
+	var arrival time.Duration
+	if o.dwell > 0 {
+		arrival = 3 * o.dwell / time.Duration(o.concurrency)
+	}
 	for n := 0; n < o.visitors && time.Now().Before(deadline); n++ {
 		next <- n
+		time.Sleep(arrival)
 	}
 	close(next)
 	wg.Wait()
