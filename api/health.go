@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sort"
 	"sync"
@@ -14,7 +15,10 @@ import (
 type Check func(ctx context.Context) error
 
 // MountHealth serves GET /healthz (the process is up) and GET /readyz (each
-// dependency answers; 503 naming those that do not).
+// dependency in checks answers; 503 naming those that do not). checks holds
+// only what the process's role uses, so a node is not reported unready for a
+// dependency it never calls. The body names dependencies, never addresses or
+// driver errors: readyz is reachable by anyone who reaches the port.
 func MountHealth(r gin.IRouter, checks map[string]Check) {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", func(c *gin.Context) {
@@ -48,7 +52,8 @@ func runChecks(ctx context.Context, checks map[string]Check) map[string]string {
 			defer wg.Done()
 			state := "ok"
 			if err := check(ctx); err != nil {
-				state = "unreachable: " + err.Error()
+				state = "unreachable" // the error names hosts and ports; the log is the place for it
+				slog.Warn("readyz: dependency unreachable", "dependency", name, "err", err)
 			}
 			mu.Lock()
 			out[name] = state

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -16,23 +18,44 @@ import (
 type Class string
 
 const (
-	ClassRead   Class = "read"
-	ClassWrite  Class = "write"
-	ClassQuery  Class = "query"
-	limitPrefix       = "lift:rl:"
+	ClassRead  Class = "read"
+	ClassWrite Class = "write"
+	ClassQuery Class = "query"
+	// ClassUnauthenticated is the budget of a client address for requests
+	// refused by authentication (401, 403 api_access_disabled): they have
+	// no token to count against. Without a limit for it, such requests are
+	// neither counted nor answered with rate-limit headers.
+	ClassUnauthenticated Class = "unauthenticated"
 )
 
+const limitPrefix = "lift:rl:"
+
+// Breaker defaults: after breakerFailures Redis errors in a row the limiter
+// stops asking Redis for breakerCooldown, then lets one request probe.
+const (
+	breakerFailures = 3
+	breakerCooldown = 5 * time.Second
+	redisBudget     = 500 * time.Millisecond // longest a request waits on Redis
+)
+
+// ErrLimiterOpen is returned while the breaker is open: Redis failed
+// repeatedly and is not asked again until the cooldown ends.
+var ErrLimiterOpen = errors.New("api: rate limiter unavailable (breaker open)")
+
 // RateLimiter counts requests per token per class in fixed windows in Redis.
+// A circuit breaker keeps a Redis outage from costing every request a wait.
 type RateLimiter struct {
 	rdb    redis.UniversalClient
 	window time.Duration
 	limits map[Class]int
 	now    func() time.Time
+	br     breaker
 }
 
 // NewRateLimiter makes a limiter with a budget per class per window.
 func NewRateLimiter(rdb redis.UniversalClient, window time.Duration, limits map[Class]int, now func() time.Time) *RateLimiter {
-	return &RateLimiter{rdb: rdb, window: window, limits: limits, now: now}
+	return &RateLimiter{rdb: rdb, window: window, limits: limits, now: now,
+		br: breaker{threshold: breakerFailures, cooldown: breakerCooldown}}
 }
 
 // Allowance is the state of one budget after counting a request.
@@ -45,15 +68,20 @@ type Allowance struct {
 
 // Take counts one request against the token's budget for class.
 func (l *RateLimiter) Take(ctx context.Context, tokenID int64, class Class) (Allowance, error) {
-	now := l.now()
-	start := now.Truncate(l.window)
-	a := Allowance{Limit: l.limits[class], Reset: start.Add(l.window)}
-	key := fmt.Sprintf("%s%d:%s:%d", limitPrefix, tokenID, class, start.Unix())
+	return l.take(ctx, strconv.FormatInt(tokenID, 10), class)
+}
+
+// take counts one request against subject's budget for class.
+func (l *RateLimiter) take(ctx context.Context, subject string, class Class) (Allowance, error) {
+	a, key := l.allowance(subject, class)
 	var incr *redis.IntCmd
-	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		incr = p.Incr(ctx, key)
-		p.ExpireAt(ctx, key, a.Reset.Add(time.Second))
-		return nil
+	err := l.call(ctx, func(ctx context.Context) error {
+		_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			incr = p.Incr(ctx, key)
+			p.ExpireAt(ctx, key, a.Reset.Add(time.Second))
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		a.Remaining = a.Limit
@@ -65,34 +93,173 @@ func (l *RateLimiter) Take(ctx context.Context, tokenID int64, class Class) (All
 	return a, nil
 }
 
+// peek is subject's budget for class as it stands, without spending it;
+// Allowed says whether one more request fits.
+func (l *RateLimiter) peek(ctx context.Context, subject string, class Class) (Allowance, error) {
+	a, key := l.allowance(subject, class)
+	var n int
+	err := l.call(ctx, func(ctx context.Context) error {
+		v, err := l.rdb.Get(ctx, key).Int()
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+		n = v
+		return err
+	})
+	if err != nil {
+		a.Remaining = a.Limit
+		return a, err
+	}
+	a.Remaining = max(0, a.Limit-n)
+	a.Allowed = n < a.Limit
+	return a, nil
+}
+
+func (l *RateLimiter) allowance(subject string, class Class) (Allowance, string) {
+	start := l.now().Truncate(l.window)
+	a := Allowance{Limit: l.limits[class], Reset: start.Add(l.window)}
+	return a, fmt.Sprintf("%s%s:%s:%d", limitPrefix, subject, class, start.Unix())
+}
+
+// call runs fn against Redis through the breaker, within redisBudget.
+func (l *RateLimiter) call(ctx context.Context, fn func(context.Context) error) error {
+	if !l.br.allow(l.now()) {
+		return ErrLimiterOpen
+	}
+	ctx, cancel := context.WithTimeout(ctx, redisBudget)
+	defer cancel()
+	err := fn(ctx)
+	if err != nil && errors.Is(context.Cause(ctx), context.Canceled) {
+		l.br.abandon() // the client left: says nothing about Redis
+		return err
+	}
+	l.br.record(err, l.now())
+	return err
+}
+
+// BreakerOpen reports whether the limiter is answering without Redis.
+func (l *RateLimiter) BreakerOpen() bool { return l.br.open(l.now()) }
+
+// breaker is a circuit breaker: closed, it lets every call through and
+// counts consecutive failures; at threshold it opens for cooldown, refusing
+// calls at once; then one call probes (half-open) and closes it on success
+// or opens it again on failure.
+type breaker struct {
+	threshold int
+	cooldown  time.Duration
+
+	mu        sync.Mutex
+	failures  int
+	openUntil time.Time
+	probing   bool
+}
+
+func (b *breaker) allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.failures < b.threshold {
+		return true
+	}
+	if now.Before(b.openUntil) || b.probing {
+		return false
+	}
+	b.probing = true
+	return true
+}
+
+func (b *breaker) record(err error, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.probing = false
+	if err == nil {
+		b.failures = 0
+		return
+	}
+	b.failures++
+	if b.failures >= b.threshold {
+		b.openUntil = now.Add(b.cooldown)
+	}
+}
+
+func (b *breaker) abandon() {
+	b.mu.Lock()
+	b.probing = false
+	b.mu.Unlock()
+}
+
+func (b *breaker) open(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failures >= b.threshold && now.Before(b.openUntil)
+}
+
+// setLimitHeaders writes the X-RateLimit-* headers of a.
+func setLimitHeaders(c *gin.Context, a Allowance) {
+	h := c.Writer.Header()
+	// Assigned directly so the wire spelling is the contract's, not Go's
+	// canonical X-Ratelimit-Limit (header names are case-insensitive).
+	h["X-RateLimit-Limit"] = []string{strconv.Itoa(a.Limit)}
+	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(a.Remaining)}
+	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(a.Reset.Unix(), 10)}
+}
+
+// refuseOverBudget answers 429 rate_limited with Retry-After.
+func (l *RateLimiter) refuseOverBudget(c *gin.Context, a Allowance, what string) {
+	retry := max(1, int(a.Reset.Sub(l.now()).Seconds()+0.999))
+	c.Writer.Header().Set("Retry-After", strconv.Itoa(retry))
+	WriteError(c, experiment.Errorf(experiment.KindRateLimited, "rate_limited",
+		"Too many %s; retry after %d seconds.", what, retry))
+}
+
 // RateLimit spends the request's budget and sets X-RateLimit-Limit,
 // -Remaining and -Reset on every response. Over budget: 429 rate_limited with
-// Retry-After. Redis unreachable: reads are served, anything else is refused
-// with 503 rate_limit_unavailable.
+// Retry-After. Redis unreachable (or the breaker open): reads are served,
+// anything else is refused with 503 rate_limit_unavailable.
 func RateLimit(l *RateLimiter, p Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		class := p.Class(c)
-		ctx, cancel := context.WithTimeout(c.Request.Context(), 500*time.Millisecond)
-		a, err := l.Take(ctx, Token(c).ID, class)
-		cancel()
-		h := c.Writer.Header()
-		// Assigned directly so the wire spelling is the contract's, not Go's
-		// canonical X-Ratelimit-Limit (header names are case-insensitive).
-		h["X-RateLimit-Limit"] = []string{strconv.Itoa(a.Limit)}
-		h["X-RateLimit-Remaining"] = []string{strconv.Itoa(a.Remaining)}
-		h["X-RateLimit-Reset"] = []string{strconv.FormatInt(a.Reset.Unix(), 10)}
+		a, err := l.Take(c.Request.Context(), Token(c).ID, class)
+		setLimitHeaders(c, a)
 		switch {
 		case err != nil && class != ClassRead:
 			WriteError(c, experiment.Errorf(experiment.KindUnavailable, "rate_limit_unavailable",
 				"The rate limiter is unreachable, so the request was refused; nothing changed. Retry shortly."))
 			return
 		case err == nil && !a.Allowed:
-			retry := int(a.Reset.Sub(l.now()).Seconds() + 0.999)
-			h.Set("Retry-After", strconv.Itoa(max(1, retry)))
-			WriteError(c, experiment.Errorf(experiment.KindRateLimited, "rate_limited",
-				"Too many %s requests for this token; retry after %d seconds.", class, max(1, retry)))
+			l.refuseOverBudget(c, a, fmt.Sprintf("%s requests for this token", class))
 			return
 		}
 		c.Next()
+	}
+}
+
+// LimitUnauthenticated goes before Authenticate: requests that
+// authentication refuses spend their client address's unauthenticated
+// budget (the address gin derives, so behind a proxy only with
+// http.trusted_proxies set) and carry its X-RateLimit-* headers; an address
+// that spent it is answered 429 until the window resets, before any token
+// lookup. Requests that authenticate carry their token's headers instead
+// (RateLimit overwrites these). Redis unreachable: nothing is counted.
+func LimitUnauthenticated(l *RateLimiter) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if l.limits[ClassUnauthenticated] <= 0 {
+			c.Next()
+			return
+		}
+		ip := "ip:" + c.ClientIP()
+		a, err := l.peek(c.Request.Context(), ip, ClassUnauthenticated)
+		if err == nil && !a.Allowed {
+			setLimitHeaders(c, a)
+			l.refuseOverBudget(c, a, "unauthenticated requests from this address")
+			return
+		}
+		if err == nil {
+			a.Remaining = max(0, a.Remaining-1) // as it stands if this request is refused
+		}
+		setLimitHeaders(c, a)
+		c.Next()
+		if err == nil && Token(c) == nil && (c.Writer.Status() == 401 || c.Writer.Status() == 403) {
+			l.take(context.WithoutCancel(c.Request.Context()), ip, ClassUnauthenticated)
+		}
 	}
 }

@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -26,6 +27,9 @@ type Config struct {
 		WriteTimeout  time.Duration `mapstructure:"write_timeout"`
 		ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
 		PublicURL     string        `mapstructure:"public_url"`
+		// TrustedProxies are the CIDRs (or addresses) of the proxies in
+		// front of Lift; only their forwarded headers are believed.
+		TrustedProxies []string `mapstructure:"trusted_proxies"`
 	} `mapstructure:"http"`
 
 	Postgres struct {
@@ -51,6 +55,9 @@ type Config struct {
 		Reads   int           `mapstructure:"reads"`
 		Writes  int           `mapstructure:"writes"`
 		Queries int           `mapstructure:"queries"`
+		// Unauthenticated is the budget per client address of requests
+		// that authentication refuses.
+		Unauthenticated int `mapstructure:"unauthenticated"`
 	} `mapstructure:"ratelimit"`
 
 	Platform struct {
@@ -92,6 +99,7 @@ var keys = []key{
 	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
 	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
 	{"http.public_url", "", "scheme and host clients reach the API on (https://lift.example.com); export download links point there. Empty: the scheme and host each request reached (never X-Forwarded-Host)"},
+	{"http.trusted_proxies", "", "comma-separated CIDRs or addresses of the proxies or load balancers in front of Lift (e.g. 10.0.0.0/8); only a direct peer in them may set X-Forwarded-For/-Host/-Proto and CDN country headers (CF-IPCountry…); empty trusts none, so the client address is the TCP peer's"},
 	{"postgres.url", "", "Postgres URL; empty means the local stack on 127.0.0.1:54329 (started by lift dev and make test)"},
 	{"postgres.max_conns", int32(20), "largest Postgres connection pool"},
 	{"redis.addr", "", "Redis host:port; empty means the local stack on 127.0.0.1:16379"},
@@ -105,6 +113,7 @@ var keys = []key{
 	{"ratelimit.reads", 600, "read requests per token per window"},
 	{"ratelimit.writes", 120, "write requests per token per window"},
 	{"ratelimit.queries", 30, "custom result queries per token per window"},
+	{"ratelimit.unauthenticated", 60, "v1 requests per client address per window that authentication refuses (401, 403 api_access_disabled); above it the address gets 429 until the window resets"},
 	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
 	{"platform.token", "", "access token for the platform's admin API"},
 	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401"},
@@ -211,7 +220,7 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("config: role must be api, ingest or all, not %q", c.Role)
 	}
-	if c.RateLimit.Window <= 0 || c.RateLimit.Reads <= 0 || c.RateLimit.Writes <= 0 || c.RateLimit.Queries <= 0 {
+	if c.RateLimit.Window <= 0 || c.RateLimit.Reads <= 0 || c.RateLimit.Writes <= 0 || c.RateLimit.Queries <= 0 || c.RateLimit.Unauthenticated <= 0 {
 		return fmt.Errorf("config: rate-limit window and budgets must be positive")
 	}
 	if u := c.HTTP.PublicURL; u != "" {
@@ -226,5 +235,27 @@ func (c *Config) validate() error {
 	if c.HTTP.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: http.max_body_bytes must be positive")
 	}
+	return c.cleanTrustedProxies()
+}
+
+// cleanTrustedProxies trims the entries of http.trusted_proxies (an
+// environment value "a, b" splits with spaces), drops empty ones and refuses
+// what is neither a CIDR nor an address: a typo must not silently trust
+// nobody or, worse, be read as somebody else.
+func (c *Config) cleanTrustedProxies() error {
+	var out []string
+	for _, p := range c.HTTP.TrustedProxies {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				return fmt.Errorf("config: http.trusted_proxies: %q is neither a CIDR nor an IP address", p)
+			}
+		}
+		out = append(out, p)
+	}
+	c.HTTP.TrustedProxies = out
 	return nil
 }

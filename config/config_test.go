@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,5 +59,35 @@ func TestLoadRejectsBadRole(t *testing.T) {
 func TestEnvName(t *testing.T) {
 	if got := EnvName("clickhouse.addr"); got != "LIFT_CLICKHOUSE_ADDR" {
 		t.Fatalf("EnvName = %q", got)
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lift.yaml")
+	if err := os.WriteFile(file, []byte("http:\n  trusted_proxies: [\"10.0.0.0/8\", \"::1\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file, env string
+		want            []string
+		wantErr         bool
+	}{
+		{"DefaultTrustsNone", "", "", nil, false},
+		{"EnvCommaSeparated", "", "10.0.0.0/8, 192.168.1.7 ,", []string{"10.0.0.0/8", "192.168.1.7"}, false},
+		{"FileList", file, "", []string{"10.0.0.0/8", "::1"}, false},
+		{"NotAnAddress", "", "10.0.0.0/8,proxy.internal", nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("LIFT_HTTP_TRUSTED_PROXIES", tc.env)
+			c, err := Load(tc.file, nil)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Load: %v, want error %v", err, tc.wantErr)
+			}
+			if err == nil && fmt.Sprint(c.HTTP.TrustedProxies) != fmt.Sprint(tc.want) {
+				t.Fatalf("trusted proxies %q, want %q", c.HTTP.TrustedProxies, tc.want)
+			}
+		})
 	}
 }

@@ -56,7 +56,7 @@ type WebhookReceipt struct {
 // is nothing it could change.
 func (s *WebhookService) Receive(ctx context.Context, r WebhookReceipt) error {
 	r.Topic, r.DeliveryID = strings.TrimSpace(r.Topic), strings.TrimSpace(r.DeliveryID)
-	r.ShopDomain = strings.ToLower(strings.TrimSpace(r.ShopDomain))
+	r.ShopDomain = NormalizeShopDomain(r.ShopDomain)
 	if r.Topic == "" || r.ShopDomain == "" || r.DeliveryID == "" || len(r.DeliveryID) > maxDeliveryIDChars {
 		return Errorf(KindInvalidRequest, "invalid_request", "A delivery needs the topic, shop domain and webhook id headers.")
 	}
@@ -308,7 +308,7 @@ func (s *WebhookService) shopUpdate(shop *Shop, d *WebhookDelivery) (string, txE
 		return "", nil, err
 	}
 	return "shop refreshed", func(ctx context.Context, tx WebhookTx) error {
-		err := tx.SetShopIdentity(ctx, shop.ID, p.Name, strings.ToLower(strings.TrimSpace(p.Domain)))
+		err := tx.SetShopIdentity(ctx, shop.ID, p.Name, NormalizeShopDomain(p.Domain))
 		if e, ok := AsError(err); ok && e.Kind == KindConflict {
 			// Another installed shop holds the domain: keep ours, refresh the name.
 			return tx.SetShopIdentity(ctx, shop.ID, p.Name, "")

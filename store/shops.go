@@ -26,9 +26,10 @@ func scanShop(row scanner) (*experiment.Shop, error) {
 	return &s, nil
 }
 
-// CreateShop installs a shop. Returns KindConflict shop_exists when the
-// domain is taken.
+// CreateShop installs a shop under its normalised domain. Returns
+// KindConflict shop_exists when the domain is taken, in any spelling.
 func (db *DB) CreateShop(ctx context.Context, s experiment.Shop) (*experiment.Shop, error) {
+	s.Domain = experiment.NormalizeShopDomain(s.Domain)
 	s.Timezone, s.Currency, s.Plan = cmp.Or(s.Timezone, "UTC"), cmp.Or(s.Currency, "USD"), cmp.Or(s.Plan, "growth")
 	if s.Features == nil {
 		s.Features = []string{}
@@ -55,8 +56,11 @@ func (db *DB) CreateShop(ctx context.Context, s experiment.Shop) (*experiment.Sh
 	return out, nil
 }
 
-// FindShopByDomain returns KindNotFound shop_not_found when no shop has it.
+// FindShopByDomain finds the shop of domain in any spelling (see
+// experiment.NormalizeShopDomain). Returns KindNotFound shop_not_found when
+// no shop has it.
 func (db *DB) FindShopByDomain(ctx context.Context, domain string) (*experiment.Shop, error) {
+	domain = experiment.NormalizeShopDomain(domain)
 	s, err := scanShop(db.pool.QueryRow(ctx, `SELECT `+shopColumns+` FROM shops WHERE domain = $1`, domain))
 	if err != nil {
 		return nil, fmt.Errorf("store.FindShopByDomain %s: %w", domain, notFound(err, "shop_not_found", "no shop %s", domain))

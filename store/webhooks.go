@@ -134,6 +134,7 @@ func (tx *Tx) MarkDeliveryProcessed(ctx context.Context, shopID int64, id, outco
 // (SHOP_UPDATE). An empty value keeps the stored one. Returns KindConflict
 // shop_exists when another shop holds the domain.
 func (tx *Tx) SetShopIdentity(ctx context.Context, shopID int64, name, domain string) error {
+	domain = experiment.NormalizeShopDomain(domain)
 	_, err := tx.tx.Exec(ctx, `UPDATE shops SET name = COALESCE(NULLIF($2, ''), name),
 		domain = COALESCE(NULLIF($3, ''), domain), updated_at = $4 WHERE id = $1`, shopID, name, domain, tx.now)
 	if isUniqueViolation(err) {

@@ -86,8 +86,10 @@ type countryResponse struct {
 
 // GET /api/public/get-country-code → {"countryCode": "DE"} or null. A CDN
 // country header (Config.CountryHeaders, in order) wins over the database,
-// which is looked up with the client address gin derives (X-Forwarded-For
-// only from trusted proxies).
+// which is looked up with the client address gin derives. Both come from a
+// client only through a proxy the operator trusts: the server's engine
+// (api.TrustProxies, http.trusted_proxies) drops the CDN headers and ignores
+// X-Forwarded-For when any other peer sends them.
 func (h *Handler) countryCode(c *gin.Context) error {
 	c.Header("Cache-Control", "private, max-age=3600")
 	for _, name := range h.cfg.CountryHeaders {

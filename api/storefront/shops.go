@@ -3,7 +3,6 @@ package storefront
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -75,18 +74,12 @@ func usable(param, domain string, shop *experiment.Shop) (*experiment.Shop, erro
 	return shop, nil
 }
 
-// normalizeDomain accepts "Shop.myshopify.com", "https://shop.myshopify.com/".
+// normalizeDomain accepts "Shop.myshopify.com", "https://shop.myshopify.com/";
+// a name longer than DNS allows is no shop.
 func normalizeDomain(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://")
-	s = strings.TrimSuffix(s, "/")
+	s = experiment.NormalizeShopDomain(s)
 	if len(s) > 255 {
 		return ""
-	}
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return strings.ToLower(s)
-		}
 	}
 	return s
 }

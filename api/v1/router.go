@@ -26,12 +26,13 @@ type API struct {
 }
 
 // Mount adds the /v1 routes to r. Every route passes, in order: body limit
-// (413), bearer auth (401, 403 api_access_disabled), rate limit (429, 503;
+// (413), the client address's budget for refused authentications (429;
+// headers on 401), bearer auth (401, 403 api_access_disabled), rate limit (429, 503;
 // headers on every response), scope (403 insufficient_scope), then per route
 // its query-parameter allowlist (400) and, on creates, Idempotency-Key.
 func (a *API) Mount(r gin.IRouter) {
 	g := r.Group("/v1", api.UseSurface(api.SurfaceV1), api.LimitBody(a.MaxBodyBytes),
-		api.Authenticate(a.Tokens), api.RateLimit(a.Limiter, policy), api.RequireScope(policy))
+		api.LimitUnauthenticated(a.Limiter), api.Authenticate(a.Tokens), api.RateLimit(a.Limiter, policy), api.RequireScope(policy))
 	idem := api.Idempotent(a.Keys, a.Idempotency)
 
 	// Routes. Each resource's handlers live in their own file.

@@ -69,6 +69,9 @@ func newShopsCmd() *cobra.Command {
 			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				s, err := a.DB.CreateShop(ctx, experiment.Shop{Domain: args[0], Name: name, Timezone: tz, Currency: currency,
 					Features: features, RaisedProductLimit: raised})
+				if e, ok := experiment.AsError(err); ok && e.Code == "shop_exists" {
+					return existingShop(ctx, a, args[0])
+				}
 				if err != nil {
 					return err
 				}
@@ -108,6 +111,17 @@ func newShopsCmd() *cobra.Command {
 		config.BindFlags(c.Flags())
 	}
 	return cmd
+}
+
+// existingShop is the answer to creating a shop that is installed under
+// any spelling of its domain: which shop it is, so the operator does not
+// go looking for a second one.
+func existingShop(ctx context.Context, a *App, domain string) error {
+	s, err := a.DB.FindShopByDomain(ctx, domain)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("shop %s is already installed (id %d)", s.Domain, s.ID)
 }
 
 func setAPI(use string, enabled bool) *cobra.Command {

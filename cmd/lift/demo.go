@@ -23,7 +23,7 @@ const demoPriceTest = `{"type":"price","name":"Organic Cotton Tee at $24","hypot
 // API and plays loadgen's visitors against the storefront endpoints, with a
 // planted effect (the variant converts better at a lower order value). The
 // worker's scheduler then computes the first results snapshot.
-func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, out io.Writer) error {
+func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, webhookSecret string, out io.Writer) error {
 	var list struct {
 		Data []json.RawMessage `json:"data"`
 	}
@@ -39,10 +39,12 @@ func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, o
 	if err := demoCall(ctx, "POST", base+"/v1/experiments/"+test.ID+"/start", t.Write, "", http.StatusOK, nil); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "demo: started test %s, sending %d simulated visitors (lift loadgen)…\n", test.ID, visitors)
-	lg := &loadgen{target: base, shop: demoDomain, experiment: test.ID, visitors: visitors, concurrency: 8,
-		duration: 5 * time.Minute, split: []float64{50, 50}, conversion: []float64{0.03, 0.04},
-		addToCart: []float64{0.10, 0.12}, aov: []float64{80, 76}, botShare: 0.02, seed: 1}
+	fmt.Fprintf(out, "demo: started test %s, sending %d simulated visitors (lift loadgen) at a real browsing pace; this takes about 10 minutes…\n", test.ID, visitors)
+	// Visitors browse for minutes (pages a minute apart on average), so many
+	// browse at once; orders come as webhooks, costed from the catalog.
+	lg := &loadgen{target: base, shop: demoDomain, experiment: test.ID, visitors: visitors, concurrency: 1500,
+		duration: 15 * time.Minute, dwell: time.Minute, split: []float64{50, 50}, conversion: []float64{0.03, 0.04},
+		addToCart: []float64{0.10, 0.12}, aov: []float64{80, 76}, botShare: 0.02, seed: 1, webhookSecret: webhookSecret}
 	res, err := lg.run()
 	if err != nil {
 		return err

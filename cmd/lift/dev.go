@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -53,6 +54,15 @@ func runDev(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 	}
+	if cfg.Platform.WebhookSecret == "" && cfg.Platform.URL == "" {
+		// The demo's orders arrive as webhooks of the built-in fake
+		// platform, signed with a secret of this process.
+		secret, err := signingSecret("")
+		if err != nil {
+			return err
+		}
+		cfg.Platform.WebhookSecret = hex.EncodeToString(secret)
+	}
 	app, err := openApp(ctx, cfg)
 	if err != nil {
 		return err
@@ -82,7 +92,7 @@ func runDev(cmd *cobra.Command, _ []string) error {
 		printWelcome(cmd.OutOrStdout(), addr, tokens)
 		if visitors > 0 {
 			base := "http://127.0.0.1" + addr[strings.LastIndex(addr, ":"):]
-			if err := demoTraffic(ctx, base, tokens, visitors, cmd.OutOrStdout()); err != nil {
+			if err := demoTraffic(ctx, base, tokens, visitors, cfg.Platform.WebhookSecret, cmd.OutOrStdout()); err != nil {
 				app.Log.Warn("demo traffic", "err", err)
 			}
 		}

@@ -30,10 +30,14 @@ func newLoadgenCmd() *cobra.Command {
 		Use:   "loadgen",
 		Short: "Simulate a storefront's visitors against the real tracking endpoints, with known true effects",
 		Long: `lift loadgen plays a population of visitors against a running Lift (loopback only): each gets a
-session, an assignment to a group of the test, sessions of page loads with product views, and
-(with the group's true probabilities) add-to-carts, checkouts and orders with revenue. It stops
-after --visitors visitors or --duration, whichever comes first, and prints what it sent per group,
-so results computed from the warehouse can be checked against the truth.
+session, an assignment to a group of the test, a session of page loads with views of the demo
+catalog's products, and (with the group's true probabilities) add-to-carts, checkouts and orders.
+Pages are --dwell apart on average (about a third of visitors bounce after one page), so sessions
+last minutes, as in a real store. Orders are legacy analytics calls with revenue only, or, with
+--webhook-secret, ORDERS_CREATE webhooks whose lines come from the catalog, so the worker prices
+their cost and profit is revenue minus cost. It stops sending new visitors after --visitors or
+--duration, whichever comes first (visitors still browsing then finish without pauses), and prints
+what it sent per group, so results computed from the warehouse can be checked against the truth.
 
 Per-group flags take one value per group, control first: --split 50,50 --conversion 0.03,0.036
 --add-to-cart 0.10,0.12 --aov 80,88.`,
@@ -51,8 +55,10 @@ Per-group flags take one value per group, control first: --split 50,50 --convers
 	f.StringVar(&o.shop, "shop", demoDomain, "shop domain")
 	f.StringVar(&o.experiment, "experiment", "1", "experiment id the visitors are assigned in")
 	f.IntVar(&o.visitors, "visitors", 1000, "visitors to simulate")
-	f.DurationVar(&o.duration, "duration", 60*time.Second, "stop after this long even if visitors remain")
-	f.IntVar(&o.concurrency, "concurrency", 16, "visitors browsing at once")
+	f.DurationVar(&o.duration, "duration", 10*time.Minute, "stop after this long even if visitors remain")
+	f.DurationVar(&o.dwell, "dwell", time.Minute, "average pause between a visitor's page loads; 0 sends every page at once")
+	f.StringVar(&o.webhookSecret, "webhook-secret", "", "the server's platform.webhook_secret: orders are sent as signed ORDERS_CREATE webhooks, so their cost comes from the catalog (needs the api role and a worker); empty sends legacy orders with revenue only")
+	f.IntVar(&o.concurrency, "concurrency", 1000, "visitors browsing at once (most of a visitor's time is a pause between pages)")
 	f.Float64SliceVar(&o.split, "split", []float64{50, 50}, "traffic split per group, percent")
 	f.Float64SliceVar(&o.conversion, "conversion", []float64{0.03, 0.036}, "true purchase probability per visitor, per group")
 	f.Float64SliceVar(&o.addToCart, "add-to-cart", []float64{0.10, 0.12}, "true add-to-cart probability per visitor, per group")
@@ -65,20 +71,23 @@ Per-group flags take one value per group, control first: --split 50,50 --convers
 type loadgen struct {
 	target, shop, experiment     string
 	visitors, concurrency        int
-	duration                     time.Duration
+	duration, dwell              time.Duration
 	split, conversion, addToCart []float64
 	aov                          []float64
 	botShare                     float64
 	seed                         uint64
+	webhookSecret                string
 
-	client *http.Client
-	run_   string
+	client   *http.Client
+	run_     string
+	deadline time.Time
+	catalog  []lgVariant
 }
 
 // groupTally is what was sent for one group.
 type groupTally struct {
 	visitors, bots, addToCarts, orders atomic.Int64
-	revenueCents                       atomic.Int64
+	revenueCents, costCents            atomic.Int64 // cost only when orders carry lines (--webhook-secret)
 }
 
 type loadgenResult struct {
@@ -118,7 +127,7 @@ func (o *loadgen) validate() error {
 	if math.Abs(sum-100) > 1e-9 {
 		return fmt.Errorf("loadgen: --split sums to %g, want 100", sum)
 	}
-	if o.visitors < 1 || o.concurrency < 1 || o.duration <= 0 {
+	if o.visitors < 1 || o.concurrency < 1 || o.duration <= 0 || o.dwell < 0 {
 		return errors.New("loadgen: --visitors, --concurrency and --duration must be positive")
 	}
 	return nil
@@ -129,7 +138,14 @@ func (o *loadgen) run() (*loadgenResult, error) {
 		return nil, err
 	}
 	o.target = strings.TrimSuffix(o.target, "/")
-	o.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency}}
+	catalog, err := demoCatalog()
+	if err != nil {
+		return nil, err
+	}
+	o.catalog = catalog
+	// Visitors mostly pause between pages, so far fewer connections than
+	// visitors are busy at once.
+	o.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: min(o.concurrency, 128)}}
 	o.run_ = strconv.FormatUint(o.seed, 36) + "-" + strconv.FormatInt(time.Now().Unix()%100000, 36)
 	res := &loadgenResult{o: o}
 	for range o.split {
@@ -137,6 +153,7 @@ func (o *loadgen) run() (*loadgenResult, error) {
 	}
 	start := time.Now()
 	deadline := start.Add(o.duration)
+	o.deadline = deadline
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range o.concurrency {
@@ -146,8 +163,16 @@ func (o *loadgen) run() (*loadgenResult, error) {
 			}
 		})
 	}
+	// Paced visitors arrive steadily rather than all at the first second: a
+	// visitor browses about 3 dwells, so one every 3·dwell/concurrency keeps
+	// about --concurrency browsing.
+	var arrival time.Duration
+	if o.dwell > 0 {
+		arrival = 3 * o.dwell / time.Duration(o.concurrency)
+	}
 	for n := 0; n < o.visitors && time.Now().Before(deadline); n++ {
 		next <- n
+		time.Sleep(arrival)
 	}
 	close(next)
 	wg.Wait()
@@ -213,17 +238,21 @@ func (o *loadgen) visit(n int, res *loadgenResult) {
 		}, nil)
 	}
 	landing := pages[rng.IntN(len(pages))]
-	views := 1 + rng.IntN(5)
-	var product int
+	views := pagesInSession(rng)
+	var item lgVariant
 	for i := range views {
+		if i > 0 {
+			o.pause(rng)
+		}
 		path := landing
 		if i > 0 {
 			path = pages[rng.IntN(len(pages))]
 		}
-		product = 1001 + rng.IntN(20)
-		isProduct := i > 0 || rng.Float64() < 0.5
+		item = o.catalog[rng.IntN(len(o.catalog))]
+		product := item.product
+		isProduct := i > 0 && rng.Float64() < 0.7 || i == 0 && rng.Float64() < 0.5
 		if isProduct {
-			path = fmt.Sprintf("/products/item-%d", product)
+			path = "/products/item-" + product
 		}
 		q := url.Values{"shop": {o.shop}, "sessionId": {sess.SessionID}, "experimentId": {o.experiment},
 			"visitorId": {visitor}, "pagePath": {path}, "device": {device}, "country": {country},
@@ -231,11 +260,11 @@ func (o *loadgen) visit(n int, res *loadgenResult) {
 		o.get(res, ua, "/api/observe/session?"+q.Encode(), nil)
 		event("page_viewed", path, map[string]any{"pageType": "page"})
 		if isProduct {
-			pq := url.Values{"shop": {o.shop}, "productId": {strconv.Itoa(product)}, "experimentId": {o.experiment},
+			pq := url.Values{"shop": {o.shop}, "productId": {product}, "experimentId": {o.experiment},
 				"sessionId": {sess.SessionID}, "visitorId": {visitor}}
 			o.get(res, ua, "/api/observe?"+pq.Encode(), nil)
 			event("product_viewed", path, map[string]any{"pageType": "product",
-				"productIds": []string{strconv.Itoa(product)}, "variantIds": []string{strconv.Itoa(product * 10)}})
+				"productIds": []string{product}, "variantIds": []string{item.variant}})
 		}
 	}
 	// Purchase needs an add-to-cart: P(atc) = addToCart, P(buy | atc) =
@@ -246,19 +275,31 @@ func (o *loadgen) visit(n int, res *loadgenResult) {
 	}
 	g.addToCarts.Add(1)
 	qty := 1 + rng.IntN(2)
-	event("product_added_to_cart", "/products/item-"+strconv.Itoa(product), map[string]any{
-		"productIds": []string{strconv.Itoa(product)}, "variantIds": []string{strconv.Itoa(product * 10)}, "quantity": qty})
+	event("product_added_to_cart", "/products/item-"+item.product, map[string]any{
+		"productIds": []string{item.product}, "variantIds": []string{item.variant}, "quantity": qty})
 	if rng.Float64() >= o.conversion[group]/pATC {
 		return
 	}
+	o.pause(rng) // from the cart to the checkout
 	token := fmt.Sprintf("ck-%s-%d", o.run_, n)
 	orderID := strconv.Itoa(5_000_000 + n)
 	event("checkout_started", "/checkouts/"+token, map[string]any{"checkoutToken": token,
-		"productIds": []string{strconv.Itoa(product)}, "variantIds": []string{strconv.Itoa(product * 10)}})
+		"productIds": []string{item.product}, "variantIds": []string{item.variant}})
+	o.pause(rng) // filling in the checkout
 	event("checkout_completed", "/checkouts/"+token+"/thank_you", map[string]any{"checkoutToken": token, "orderId": orderID})
 	// Order value: log-normal with the group's mean and a 50% spread.
 	sigma := 0.5
-	revenue := math.Round(o.aov[group]*math.Exp(sigma*rng.NormFloat64()-sigma*sigma/2)*100) / 100
+	target := o.aov[group] * math.Exp(sigma*rng.NormFloat64()-sigma*sigma/2)
+	if o.webhookSecret != "" {
+		lines := basket(rng, o.catalog, item, target)
+		if o.sendOrderWebhook(res, n, orderID, visitor, sess.SessionID, group, lines) {
+			g.orders.Add(1)
+			g.revenueCents.Add(total(lines, false))
+			g.costCents.Add(total(lines, true))
+		}
+		return
+	}
+	revenue := math.Round(target*100) / 100
 	g.orders.Add(1)
 	g.revenueCents.Add(int64(math.Round(revenue * 100)))
 	o.post(res, ua, "/api/analytics/order", map[string]any{"shop": o.shop, "experimentId": o.experiment,
@@ -346,6 +387,13 @@ func (r *loadgenResult) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-7d %9d %6d %11d %8d %9.2f%% %12.2f %9.2f %5.1f%%/%g\n", i, v, g.bots.Load(), g.addToCarts.Load(),
 			orders, 100*conv, rev, aov, 100*o.conversion[i], o.aov[i])
+	}
+	for i, g := range r.groups {
+		if c := g.costCents.Load(); c > 0 {
+			rev := g.revenueCents.Load()
+			fmt.Fprintf(w, "group %d: catalog cost %.2f, profit %.2f (%.0f%% margin)\n", i, float64(c)/100, float64(rev-c)/100,
+				100*float64(rev-c)/float64(rev))
+		}
 	}
 	slices.Sort(r.lat)
 	reqs := r.requests.Load()

@@ -94,8 +94,13 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), api.RequestIDs())
+	// Before any route: forwarded headers (client address, host, CDN
+	// country) count only from the proxies the operator named.
+	if err := api.TrustProxies(r, a.Config.HTTP.TrustedProxies); err != nil {
+		return nil, nil, err
+	}
 	r.HandleMethodNotAllowed = false
-	api.MountHealth(r, a.healthChecks())
+	api.MountHealth(r, a.healthChecks(role))
 	stop := func(context.Context) error { return nil }
 
 	if role == "api" || role == "all" {
@@ -139,7 +144,8 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 // v1 builds the public API with this process's connections.
 func (a *App) v1() *v1.API {
 	c := a.Config
-	limits := map[api.Class]int{api.ClassRead: c.RateLimit.Reads, api.ClassWrite: c.RateLimit.Writes, api.ClassQuery: c.RateLimit.Queries}
+	limits := map[api.Class]int{api.ClassRead: c.RateLimit.Reads, api.ClassWrite: c.RateLimit.Writes, api.ClassQuery: c.RateLimit.Queries,
+		api.ClassUnauthenticated: c.RateLimit.Unauthenticated}
 	results := a.resultsAPI() // cmd/lift/results.go
 	return &v1.API{
 		Tokens:       a.DB,
@@ -159,13 +165,18 @@ func (a *App) geoIPPath() string {
 	return cmp.Or(a.Config.Ingest.GeoIPPath, filepath.Join(a.Config.DataDir, "geoip", "dbip-country.mmdb"))
 }
 
-// healthChecks are the dependencies /readyz reports on.
-func (a *App) healthChecks() map[string]api.Check {
-	return map[string]api.Check{
-		"postgres":   a.DB.Ping,
-		"redis":      func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() },
-		"clickhouse": a.Warehouse.Ping,
+// healthChecks are the dependencies /readyz reports on for role: those the
+// role's surfaces call. The merchant API reads Postgres, spends rate budgets
+// and queues jobs in Redis, and queries results in ClickHouse. Ingest looks
+// shops up in Postgres only: it writes ClickHouse through its WAL, so an
+// unreachable warehouse is buffered, not a reason to leave the pool.
+func (a *App) healthChecks(role string) map[string]api.Check {
+	checks := map[string]api.Check{"postgres": a.DB.Ping}
+	if role == "api" || role == "all" {
+		checks["redis"] = func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }
+		checks["clickhouse"] = a.Warehouse.Ping
 	}
+	return checks
 }
 
 // raiseGOMAXPROCS tunes the runtime for the ingest role. An fsync blocks its
