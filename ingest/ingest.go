@@ -15,14 +15,14 @@ import (
 	"time"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/warehouse"
 )
 
-// Sink receives the flushed batches. *warehouse.Warehouse is the one used;
-// Insert must be safe to retry with the same batch (the tables fold rows by
-// their ids).
+// Sink is the port the flusher writes into, declared here so ingest needs no
+// database driver; *warehouse.Warehouse implements it and cmd/lift wires it
+// in. Insert must be safe to retry with the same batch (the tables fold rows
+// by their ids).
 type Sink interface {
-	Insert(ctx context.Context, b *warehouse.Batch) error
+	Insert(ctx context.Context, b *Batch) error
 }
 
 // Config of the ingester. Zero fields take the defaults.
@@ -62,7 +62,7 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	switch {
 	case c.Dir == "":
-		return errors.New("Dir is required")
+		return errors.New("the WAL directory (Dir) is required")
 	case c.SegmentBytes < 1<<10:
 		return errors.New("SegmentBytes must be at least 1 KiB")
 	case c.DiskBudget < 4*c.SegmentBytes:
@@ -182,7 +182,7 @@ func (in *Ingester) Now() time.Time { return in.cfg.Now() }
 // a KindInvalidRequest error naming the field, or KindUnavailable when the
 // WAL is full or closed; nil means the event is durably logged.
 func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequest, m Meta) error {
-	var arr [2]warehouse.Event // most events carry one or two experiment ids
+	var arr [2]Event // most events carry one or two experiment ids
 	rows, err := validEvent(arr[:0], req, shopID, m)
 	if err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/warehouse"
 )
 
 // Limits from the session document (part 8) and DESIGN §6, and our own
@@ -281,7 +280,7 @@ func checkCustomName(name string) *experiment.Error {
 
 // validEvent turns a track-event body into its rows, one per experiment id,
 // appended to dst.
-func validEvent(dst []warehouse.Event, req *EventRequest, shopID int64, m Meta) ([]warehouse.Event, *experiment.Error) {
+func validEvent(dst []Event, req *EventRequest, shopID int64, m Meta) ([]Event, *experiment.Error) {
 	if req.EventID != "" {
 		if err := checkText("eventId", req.EventID, maxIDChars); err != nil {
 			return nil, err
@@ -332,7 +331,7 @@ func validEvent(dst []warehouse.Event, req *EventRequest, shopID int64, m Meta) 
 			return nil, err
 		}
 	}
-	ev := warehouse.Event{
+	ev := Event{
 		ShopID: shopID, EventID: req.EventID, ReceivedAt: m.ReceivedAt, CreatedAt: createdAt,
 		SessionID: sessionID, VisitorID: req.VisitorID, EventType: req.EventType, Source: req.Source,
 		PagePath: pagePath, CustomName: custom, IsBot: m.IsBot(),
@@ -354,7 +353,7 @@ func validEvent(dst []warehouse.Event, req *EventRequest, shopID int64, m Meta) 
 }
 
 // readPayload checks the payload limit and lifts the fields of 6.1 into ev.
-func readPayload(raw json.RawMessage, ev *warehouse.Event) *experiment.Error {
+func readPayload(raw json.RawMessage, ev *Event) *experiment.Error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -424,8 +423,8 @@ func jsonFieldError(err error) string {
 }
 
 // validAssignment turns an assignment body into its row.
-func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (warehouse.Assignment, *experiment.Error) {
-	var a warehouse.Assignment
+func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (Assignment, *experiment.Error) {
+	var a Assignment
 	sessionID, err := checkUUID("sessionId", req.SessionID)
 	if err != nil {
 		return a, err
@@ -465,7 +464,7 @@ func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (warehouse.As
 			return a, err
 		}
 	}
-	return warehouse.Assignment{
+	return Assignment{
 		ShopID: shopID, ExperimentID: string(req.ExperimentID), VisitorID: req.VisitorID,
 		AssignmentID: AssignmentID(shopID, string(req.ExperimentID), req.VisitorID),
 		SessionID:    sessionID, TestGroup: group, Reason: req.AssignmentReason, Country: country,
@@ -476,8 +475,8 @@ func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (warehouse.As
 }
 
 // validSession turns an observe/session query into its row.
-func validSession(req *SessionRequest, shopID int64, m Meta) (warehouse.Session, *experiment.Error) {
-	var s warehouse.Session
+func validSession(req *SessionRequest, shopID int64, m Meta) (Session, *experiment.Error) {
+	var s Session
 	sessionID, err := checkUUID("sessionId", req.SessionID)
 	if err != nil {
 		return s, err
@@ -511,7 +510,7 @@ func validSession(req *SessionRequest, shopID int64, m Meta) (warehouse.Session,
 			return s, err
 		}
 	}
-	return warehouse.Session{
+	return Session{
 		ShopID: shopID, ExperimentID: req.ExperimentID, SessionID: sessionID, RecordID: NewID(),
 		VisitorID: req.VisitorID, SeenAt: m.ReceivedAt, PagePath: req.PagePath, Referrer: req.Referrer,
 		Device: req.Device, Country: country, VisitorType: req.VisitorType, UTMSource: req.UTMSource,
@@ -520,8 +519,8 @@ func validSession(req *SessionRequest, shopID int64, m Meta) (warehouse.Session,
 }
 
 // validPageView turns an observe query into its row.
-func validPageView(req *ObserveRequest, shopID int64, m Meta) (warehouse.PageView, *experiment.Error) {
-	var v warehouse.PageView
+func validPageView(req *ObserveRequest, shopID int64, m Meta) (PageView, *experiment.Error) {
+	var v PageView
 	product, err := checkNumericID("productId", req.ProductID)
 	if err != nil {
 		return v, err
@@ -538,7 +537,7 @@ func validPageView(req *ObserveRequest, shopID int64, m Meta) (warehouse.PageVie
 	if err := checkText("visitorId", req.VisitorID, maxIDChars); err != nil {
 		return v, err
 	}
-	return warehouse.PageView{
+	return PageView{
 		ShopID: shopID, ExperimentID: req.ExperimentID, ProductID: product, ViewID: NewID(),
 		SessionID: sessionID, VisitorID: req.VisitorID, ViewedAt: m.ReceivedAt, IsBot: m.IsBot(),
 	}, nil
@@ -555,7 +554,7 @@ const (
 
 // validLegacy turns a legacy body into an event row (add-to-cart, checkout)
 // or an order row (order).
-func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*warehouse.Event, *warehouse.Order, *experiment.Error) {
+func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*Event, *Order, *experiment.Error) {
 	if err := checkExperimentID("experimentId", string(req.ExperimentID)); err != nil {
 		return nil, nil, err
 	}
@@ -584,7 +583,7 @@ func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*wa
 		if req.Currency != "" && (len(req.Currency) != 3 || !isLetter(req.Currency[0])) {
 			return nil, nil, invalid("currency", "must be an ISO 4217 code")
 		}
-		return nil, &warehouse.Order{
+		return nil, &Order{
 			ShopID: shopID, ExperimentID: string(req.ExperimentID), OrderID: orderID,
 			Version: uint64(m.ReceivedAt.UnixMilli()), TestGroup: group, VisitorID: req.VisitorID,
 			Revenue: revenue, Currency: strings.ToUpper(req.Currency), CreatedAt: m.ReceivedAt,
@@ -595,7 +594,7 @@ func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*wa
 	if err != nil {
 		return nil, nil, err
 	}
-	ev := &warehouse.Event{
+	ev := &Event{
 		ShopID: shopID, ExperimentID: string(req.ExperimentID), EventID: NewID(), ReceivedAt: m.ReceivedAt,
 		CreatedAt: m.ReceivedAt, SessionID: sessionID, VisitorID: req.VisitorID, Source: "legacy",
 		Revenue: revenue, TestGroup: &group, IsBot: m.IsBot(),

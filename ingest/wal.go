@@ -21,7 +21,7 @@ import (
 //
 //	[4 bytes little-endian payload length][4 bytes CRC-32C of payload][payload]
 //
-// and a payload is a kind byte followed by the JSON of one warehouse row.
+// and a payload is a kind byte followed by the JSON of one row (rows.go).
 //
 // Appends are group-committed: requests add frames to a shared buffer and wait;
 // one committer goroutine writes the buffer, and one fsync wakes every waiter
