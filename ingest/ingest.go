@@ -29,7 +29,7 @@ type Sink interface {
 type Config struct {
 	Dir            string        // WAL directory; required
 	SegmentBytes   int64         // rotate a segment at this size; default 16 MiB
-	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB (segment files are zero-filled to SegmentBytes, so disk use can exceed it by one segment)
+	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB of frames (a running node also holds the segment it writes and the next, zero-filled to SegmentBytes; a stop or the next start trims them)
 	CommitInterval time.Duration // minimum time between two fsyncs; default 0: the next commit starts as soon as the previous fsync returns
 	CommitFsyncs   int           // group commits whose fsyncs may overlap; default 2
 	MaxBatchRows   int           // rows per insert; default 50 000

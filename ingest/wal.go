@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,7 +38,8 @@ import (
 // rows by their ids, so it never counts twice.
 //
 // Segments are zero-filled before use (createSegment), so a segment's data
-// ends at the first frame of length zero. A frame torn by a crash mid-write
+// ends at the first frame of length zero; a stop or the next start cuts the
+// zeros off (closeSegments, trimSegment), so the budget counts real bytes. A frame torn by a crash mid-write
 // fails its CRC; the reader stops that segment there. That frame was never
 // acknowledged (acks follow the fsync).
 
@@ -101,9 +103,9 @@ type wal struct {
 	size int64
 }
 
-// openWAL opens (creating) the log directory, measures what is left from a
-// previous run and starts a fresh segment after the last one; the old
-// segments are left for the reader to replay.
+// openWAL opens (creating) the log directory, trims what is left from a
+// previous run to its frames (trimSegment) and starts a fresh segment after
+// the last one; the old segments are left for the reader to replay.
 func openWAL(cfg walConfig) (*wal, error) {
 	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ingest.openWAL: %w", err)
@@ -126,22 +128,20 @@ func openWAL(cfg walConfig) (*wal, error) {
 		stopped:  make(chan struct{}),
 		slots:    make(chan struct{}, max(cfg.concurrency, 1)),
 	}
+	next := uint64(1)
+	if len(seqs) > 0 {
+		next = seqs[len(seqs)-1] + 1 // numbers only grow, even past removed segments
+	}
 	for _, s := range seqs {
-		fi, err := os.Stat(segmentPath(cfg.dir, s))
+		end, err := trimSegment(segmentPath(cfg.dir, s))
 		if err != nil {
 			return nil, fmt.Errorf("ingest.openWAL: %w", err)
 		}
-		if s == seqs[len(seqs)-1] && segmentEmpty(segmentPath(cfg.dir, s)) {
-			os.Remove(segmentPath(cfg.dir, s)) // prepared by the last run, never used
-			seqs = seqs[:len(seqs)-1]
-			break
+		if end == 0 {
+			continue // removed: it held no frame
 		}
-		w.sizes[s] = fi.Size()
-		w.diskBytes += fi.Size()
-	}
-	next := uint64(1)
-	if len(seqs) > 0 {
-		next = seqs[len(seqs)-1] + 1
+		w.sizes[s] = end
+		w.diskBytes += end
 	}
 	if err := w.openSegment(next); err != nil {
 		return nil, fmt.Errorf("ingest.openWAL: %w", err)
@@ -150,19 +150,72 @@ func openWAL(cfg walConfig) (*wal, error) {
 	return w, nil
 }
 
-// segmentEmpty reports whether a segment holds no frame (its first frame
-// header is zero), as the one prepared ahead and left by a stop is.
-func segmentEmpty(path string) bool {
-	f, err := os.Open(path)
+// trimSegment cuts a segment left by a previous run to its frames and
+// returns their size. Segments are zero-filled ahead of use (createSegment),
+// so each run leaves the one it was writing and the one prepared after it
+// mostly zeros, or entirely: kept as they were, every restart added a full
+// segment of nothing to the disk and to the budget, until the node refused
+// all tracking. A segment without frames is removed (0 is returned); one
+// with frames is truncated after its last, so its size is its real bytes.
+// It is never written again (a run appends to a new segment), so cutting
+// also drops what a crash left past the last whole frame header, which was
+// never acknowledged.
+func trimSegment(path string) (int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return false
+		return 0, err
 	}
 	defer f.Close()
-	var hdr [frameHeader]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return err == io.EOF
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
 	}
-	return hdr == [frameHeader]byte{}
+	end, err := framesEnd(f, fi.Size())
+	if err != nil {
+		return 0, err
+	}
+	if end == 0 {
+		f.Close()
+		return 0, os.Remove(path)
+	}
+	if end < fi.Size() {
+		if err := f.Truncate(end); err != nil {
+			return 0, err
+		}
+	}
+	return end, nil
+}
+
+// framesEnd is the offset after the last frame of f whose header is whole
+// and plausible. A file that does not end in zeros was filled by appends
+// (they run past the zero-filled size) and is not scanned: replay reads it
+// anyway, and a torn last frame only fails its CRC there.
+func framesEnd(f *os.File, size int64) (int64, error) {
+	var tail [frameHeader]byte
+	if size >= frameHeader {
+		if _, err := f.ReadAt(tail[:], size-frameHeader); err != nil {
+			return 0, err
+		}
+		if tail != [frameHeader]byte{} {
+			return size, nil
+		}
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	var off int64
+	var hdr [frameHeader]byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return off, nil // the end of the file, mid-header or not
+		}
+		n := int64(binary.LittleEndian.Uint32(hdr[:]))
+		if n == 0 || n > maxFrame || off+frameHeader+n > size {
+			return off, nil
+		}
+		if _, err := r.Discard(int(n)); err != nil {
+			return off, nil
+		}
+		off += frameHeader + n
+	}
 }
 
 func segmentPath(dir string, seq uint64) string {
@@ -358,12 +411,7 @@ func (w *wal) commitLoop() {
 		}
 		if closing {
 			w.inflight.Wait()
-			w.f.Close()
-			if w.next != nil {
-				if p := <-w.next; p.f != nil {
-					p.f.Close() // left on disk, empty: the next start reads nothing from it
-				}
-			}
+			w.closeSegments()
 			return
 		}
 		// Optionally spread groups apart: the requests arriving meanwhile
@@ -371,6 +419,23 @@ func (w *wal) commitLoop() {
 		if d := w.cfg.commitInterval - time.Since(start); d > 0 {
 			time.Sleep(d)
 		}
+	}
+}
+
+// closeSegments leaves on disk only what was written: the current segment
+// is cut after its frames and the one prepared ahead is removed, so a clean
+// stop leaves no zero-filled space behind (a crash's is trimmed by the next
+// openWAL). The flusher may still be reading the current segment; it reads
+// no further than the committed end, which the cut keeps.
+func (w *wal) closeSegments() {
+	w.f.Truncate(w.size) // should it fail, the next openWAL trims the segment
+	w.f.Close()
+	if w.next != nil {
+		if p := <-w.next; p.f != nil {
+			p.f.Close()
+			os.Remove(segmentPath(w.cfg.dir, p.seq))
+		}
+		w.next = nil
 	}
 }
 

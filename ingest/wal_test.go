@@ -215,3 +215,36 @@ func TestWALClosedRefuses(t *testing.T) {
 		t.Fatalf("err = %v, want ErrClosed", err)
 	}
 }
+
+// A crash leaves the segment being written and the one prepared after it
+// zero-filled; the next start keeps only their frames and counts only those.
+func TestWALTrimsWhatACrashLeft(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const segment = 64 << 10
+	frame := appendFrame(nil, rec("acknowledged"))
+	for seq, frames := range map[uint64][]byte{1: frame, 2: nil} {
+		f, err := createSegment(dir, seq, segment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(frames, 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	w := testWAL(t, dir, segment, 4*segment)
+	defer w.close()
+	if w.diskBytes != int64(len(frame)) {
+		t.Errorf("diskBytes = %d, want the one frame's %d", w.diskBytes, len(frame))
+	}
+	if fi, err := os.Stat(segmentPath(dir, 1)); err != nil || fi.Size() != int64(len(frame)) {
+		t.Errorf("segment 1: %v, %v; want cut to %d bytes", fi, err, len(frame))
+	}
+	if _, err := os.Stat(segmentPath(dir, 2)); !os.IsNotExist(err) {
+		t.Errorf("the empty segment 2 is still there (err %v)", err)
+	}
+	if got := readAll(t, newWALReader(w)); !cmp.Equal(got, []string{"acknowledged"}) {
+		t.Errorf("replayed %q", got)
+	}
+}
