@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 )
@@ -21,6 +22,9 @@ func (v *validator) decodeInto(raw json.RawMessage, dst any, param string) bool 
 	}
 	if err := strictUnmarshal(raw, dst); err != nil {
 		p, msg := jsonErrorParam(err)
+		if fe, ok := errors.AsType[*fieldError](err); ok {
+			msg = fe.message(joinParam(param, p)) // name the field by its whole path
+		}
 		v.fail("invalid_request", joinParam(param, p), "%s", msg)
 		return false
 	}
@@ -182,6 +186,12 @@ func strictUnmarshal(raw []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			if fe := locate(raw, reflect.TypeOf(dst), ""); fe != nil {
+				return fe
+			}
+		}
 		return err
 	}
 	if dec.More() {
@@ -194,6 +204,9 @@ var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
 
 // jsonErrorParam turns a decoding error into a relative param and a message.
 func jsonErrorParam(err error) (string, string) {
+	if fe, ok := errors.AsType[*fieldError](err); ok {
+		return fe.param, fe.message(fe.param)
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return te.Field, fmt.Sprintf("%s must be a JSON %s, not %s.", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
