@@ -177,8 +177,8 @@ func TestValidAssignment(t *testing.T) {
 		t.Errorf("row = %+v", a)
 	}
 	req.Device = "bot"
-	if a, _ := validAssignment(&req, 9, Meta{ReceivedAt: testNow}); !a.IsBot {
-		t.Error("device bot not marked as bot")
+	if a, err := validAssignment(&req, 9, Meta{ReceivedAt: testNow}); err != nil || !a.IsBot {
+		t.Errorf("device bot: bot %v, err %v; want marked as bot", a.IsBot, err)
 	}
 }
 

@@ -34,6 +34,15 @@ func readAll(t *testing.T, r *walReader) []string {
 	}
 }
 
+func mustSegments(t *testing.T, dir string) []uint64 {
+	t.Helper()
+	seqs, err := listSegments(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seqs
+}
+
 func rec(s string) record { return record{kind: kindEvent, body: []byte(s)} }
 
 func TestWALAppendReadAcrossSegments(t *testing.T) {
@@ -53,7 +62,7 @@ func TestWALAppendReadAcrossSegments(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("mismatch (-want +got):\n%s", diff)
 	}
-	seqs, _ := listSegments(dir)
+	seqs := mustSegments(t, dir)
 	if len(seqs) < 5 {
 		t.Fatalf("expected several segments of 1 KiB, got %d", len(seqs))
 	}
@@ -61,7 +70,7 @@ func TestWALAppendReadAcrossSegments(t *testing.T) {
 	if err := w.release(seq, off); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := listSegments(dir)
+	after := mustSegments(t, dir)
 	if len(after) == 0 || after[0] != seq {
 		t.Errorf("after release segments = %v, want none before %d", after, seq)
 	}
@@ -160,7 +169,7 @@ func TestWALTornTailIsIgnored(t *testing.T) {
 	w.close()
 	// A crash in the middle of a write leaves half a frame right after the
 	// last good one (10 frames of 8+1+2 bytes).
-	seqs, _ := listSegments(dir)
+	seqs := mustSegments(t, dir)
 	f, err := os.OpenFile(segmentPath(dir, seqs[0]), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
