@@ -34,9 +34,9 @@ import (
 //
 // Segments are zero-filled before use (createSegment), so a segment's data
 // ends at the first frame of length zero; a stop or the next start cuts the
-// zeros off (closeSegments, trimSegment), so the budget counts real bytes. A frame torn by a crash mid-write
-// fails its CRC; the reader stops that segment there. That frame was never
-// acknowledged (acks follow the fsync).
+// zeros off (closeSegments, trimSegment), so the budget counts real bytes. A
+// frame torn by a crash mid-write fails its CRC; the reader stops that
+// segment there. That frame was never acknowledged (acks follow the fsync).
 
 const (
 	frameHeader    = 8
