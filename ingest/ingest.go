@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,7 @@ type Ingester struct {
 	sink Sink
 	log  *slog.Logger
 
+	lock   *os.File // held from Start to the end of Close (lockDir)
 	wal    *wal
 	reader *walReader
 
@@ -123,14 +125,19 @@ func New(cfg Config, sink Sink) (*Ingester, error) {
 // Start opens the WAL, replays what a previous run left unflushed and starts
 // the flusher. Requests are accepted as soon as it returns.
 func (in *Ingester) Start() error {
+	lock, err := lockDir(in.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("ingest.Start: %s: %w", in.cfg.Dir, err)
+	}
 	w, err := openWAL(walConfig{
 		dir: in.cfg.Dir, segmentBytes: in.cfg.SegmentBytes, diskBudget: in.cfg.DiskBudget,
 		commitInterval: in.cfg.CommitInterval, concurrency: in.cfg.CommitFsyncs,
 	})
 	if err != nil {
+		lock.Close()
 		return fmt.Errorf("ingest.Start: %w", err)
 	}
-	in.wal = w
+	in.lock, in.wal = lock, w
 	in.reader = newWALReader(w)
 	in.closing = make(chan struct{})
 	in.flushed = make(chan struct{})
@@ -155,6 +162,7 @@ func (in *Ingester) Close(ctx context.Context) error {
 		}
 		in.drainStop()
 		in.reader.close()
+		in.lock.Close() // the flusher is done with the directory
 		st := in.Stats()
 		in.log.Info("ingest: closed", "appended", st.Appended, "inserted", st.Inserted, "failed_flushes", st.FailedFlush,
 			"commits", st.Commits, "avg_fsync", st.FsyncTime/time.Duration(max(st.Commits, 1)), "max_fsync", st.MaxFsync, "wal_bytes_left", st.WALBytes)

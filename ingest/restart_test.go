@@ -123,3 +123,38 @@ func TestRestartsKeepWALFlat(t *testing.T) {
 		})
 	}
 }
+
+// Two ingesters on one WAL directory would remove each other's segments;
+// the second is refused until the first has closed.
+func TestSecondIngesterOnOneDirIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, SegmentBytes: 64 << 10, DiskBudget: 256 << 10}
+	first, err := New(cfg, &memSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(cfg, &memSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(); !errors.Is(err, ErrWALInUse) {
+		t.Fatalf("second Start on a held directory: %v, want ErrWALInUse", err)
+	}
+	req := validEventBody()
+	if err := first.TrackEvent(context.Background(), 1, &req, Meta{ReceivedAt: testNow}); err != nil {
+		t.Fatalf("the first ingester stopped accepting: %v", err)
+	}
+	if err := first.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(); err != nil {
+		t.Fatalf("Start after the first closed: %v", err)
+	}
+	if err := second.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -43,6 +43,7 @@ const (
 	maxFrame       = 1 << 20
 	segmentSuffix  = ".wal"
 	checkpointName = "checkpoint"
+	lockName       = "lock"
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -50,6 +51,10 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // ErrWALFull is returned by append when the log is over its disk budget
 // (ClickHouse has been away for long); the request is refused, not lost.
 var ErrWALFull = errors.New("ingest: write-ahead log over its disk budget")
+
+// ErrWALInUse is returned by Start when another ingester holds the WAL
+// directory.
+var ErrWALInUse = errors.New("ingest: the WAL directory is in use by another ingester")
 
 // ErrClosed is returned by append after Close.
 var ErrClosed = errors.New("ingest: closed")
