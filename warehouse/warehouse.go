@@ -51,7 +51,7 @@ func (c Config) validate() error {
 		return errors.New("timeouts and MaxOpenConns must not be negative")
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return fmt.Errorf("Addr %q: %w", c.Addr, err)
+		return fmt.Errorf("the ClickHouse address (Addr) %q: %w", c.Addr, err)
 	}
 	return nil
 }
