@@ -164,7 +164,9 @@ func TestApplyPatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		var c PriceContent
-		_ = json.Unmarshal(next.Groups[1].Content, &c)
+		if err := json.Unmarshal(next.Groups[1].Content, &c); err != nil {
+			t.Fatalf("merged content %s: %v", next.Groups[1].Content, err)
+		}
 		if len(c.Prices) != 2 || next.Groups[1].Split != 60 || next.Groups[1].Name != "B" {
 			t.Fatalf("merged = %+v %s", next.Groups, next.Groups[1].Content)
 		}

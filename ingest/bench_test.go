@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/liftab/lift/warehouse"
 )
 
 // These benchmarks watch the hot path's cost per request: run with
@@ -54,7 +52,7 @@ func BenchmarkDecodeEvent(b *testing.B) {
 	enc := appendEvent(nil, &rows[0])
 	b.ReportAllocs()
 	for b.Loop() {
-		var ev warehouse.Event
+		var ev Event
 		if err := decodeEvent(enc, &ev); err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +62,7 @@ func BenchmarkDecodeEvent(b *testing.B) {
 // discardSink accepts every batch; the benchmark measures the WAL path.
 type discardSink struct{}
 
-func (discardSink) Insert(context.Context, *warehouse.Batch) error { return nil }
+func (discardSink) Insert(context.Context, *Batch) error { return nil }
 
 // BenchmarkTrackEventParallel is validate + encode + group-committed,
 // fsynced WAL append from many goroutines, flusher running.

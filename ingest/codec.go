@@ -5,8 +5,6 @@ import (
 	"errors"
 	"math"
 	"time"
-
-	"github.com/liftab/lift/warehouse"
 )
 
 // Events, the bulk of the traffic, are written to the WAL in a compact
@@ -49,7 +47,7 @@ func appendBool(b []byte, v bool) []byte {
 }
 
 // appendEvent encodes ev at the end of b.
-func appendEvent(b []byte, ev *warehouse.Event) []byte {
+func appendEvent(b []byte, ev *Event) []byte {
 	b = append(b, eventCodecV1)
 	b = binary.AppendVarint(b, ev.ShopID)
 	b = appendStr(b, ev.ExperimentID)
@@ -162,7 +160,7 @@ func (r *reader) f64() float64 {
 }
 
 // decodeEvent reads one event written by appendEvent.
-func decodeEvent(b []byte, ev *warehouse.Event) error {
+func decodeEvent(b []byte, ev *Event) error {
 	r := reader{b: b}
 	if r.byte() != eventCodecV1 {
 		return errCodec

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/liftab/lift/warehouse"
 )
 
 func TestEventCodecRoundTrip(t *testing.T) {
@@ -14,10 +12,10 @@ func TestEventCodecRoundTrip(t *testing.T) {
 	g := int16(-1)
 	tests := []struct {
 		name string
-		ev   warehouse.Event
+		ev   Event
 	}{
-		{"Empty", warehouse.Event{}},
-		{"Full", warehouse.Event{
+		{"Empty", Event{}},
+		{"Full", Event{
 			ShopID: 42, ExperimentID: "101", EventID: "e-1", ReceivedAt: testNow, CreatedAt: testNow.Add(-time.Minute),
 			SessionID: testSession, VisitorID: "v", EventType: "lift:custom_event:a/b", Source: "webpixel", PagePath: "/p?q=ü",
 			PageType: "product", ProductIDs: []string{"1", "2"}, VariantIDs: []string{"3"}, Quantity: 7,
@@ -28,7 +26,7 @@ func TestEventCodecRoundTrip(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var got warehouse.Event
+			var got Event
 			if err := decodeEvent(appendEvent(nil, &tc.ev), &got); err != nil {
 				t.Fatal(err)
 			}
@@ -41,10 +39,10 @@ func TestEventCodecRoundTrip(t *testing.T) {
 
 func TestEventCodecRefusesTruncated(t *testing.T) {
 	t.Parallel()
-	ev := warehouse.Event{ShopID: 1, EventID: "abc", Payload: "{}"}
+	ev := Event{ShopID: 1, EventID: "abc", Payload: "{}"}
 	b := appendEvent(nil, &ev)
 	for n := range len(b) {
-		var got warehouse.Event
+		var got Event
 		if err := decodeEvent(b[:n], &got); err == nil {
 			t.Fatalf("decoded a %d-byte prefix of %d", n, len(b))
 		}

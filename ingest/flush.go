@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/liftab/lift/warehouse"
 )
 
 // Record kinds: the first byte of a WAL payload says which row follows.
@@ -27,7 +25,7 @@ func encodeRecord(kind byte, row any) (record, error) {
 }
 
 // decodeInto appends the row of one WAL payload to b.
-func decodeInto(b *warehouse.Batch, p []byte) error {
+func decodeInto(b *Batch, p []byte) error {
 	if len(p) < 2 {
 		return fmt.Errorf("ingest: short WAL record")
 	}
@@ -35,21 +33,21 @@ func decodeInto(b *warehouse.Batch, p []byte) error {
 	var err error
 	switch p[0] {
 	case kindEvent:
-		b.Events = append(b.Events, warehouse.Event{})
+		b.Events = append(b.Events, Event{})
 		if err = decodeEvent(body, &b.Events[len(b.Events)-1]); err != nil {
 			b.Events = b.Events[:len(b.Events)-1]
 		}
 	case kindAssignment:
-		b.Assignments = append(b.Assignments, warehouse.Assignment{})
+		b.Assignments = append(b.Assignments, Assignment{})
 		err = json.Unmarshal(body, &b.Assignments[len(b.Assignments)-1])
 	case kindSession:
-		b.Sessions = append(b.Sessions, warehouse.Session{})
+		b.Sessions = append(b.Sessions, Session{})
 		err = json.Unmarshal(body, &b.Sessions[len(b.Sessions)-1])
 	case kindPageView:
-		b.PageViews = append(b.PageViews, warehouse.PageView{})
+		b.PageViews = append(b.PageViews, PageView{})
 		err = json.Unmarshal(body, &b.PageViews[len(b.PageViews)-1])
 	case kindOrder:
-		b.Orders = append(b.Orders, warehouse.Order{})
+		b.Orders = append(b.Orders, Order{})
 		err = json.Unmarshal(body, &b.Orders[len(b.Orders)-1])
 	default:
 		return fmt.Errorf("ingest: unknown WAL record kind %d", p[0])
@@ -64,7 +62,7 @@ func decodeInto(b *warehouse.Batch, p []byte) error {
 func (in *Ingester) flushLoop() {
 	defer close(in.flushed)
 	var (
-		batch   warehouse.Batch
+		batch   Batch
 		first   time.Time
 		closing bool
 		timer   = time.NewTimer(time.Hour)
@@ -127,7 +125,7 @@ func (in *Ingester) flushLoop() {
 
 // insert sends b until it is accepted. It gives up only when Close's
 // deadline passes, and reports whether b landed.
-func (in *Ingester) insert(b *warehouse.Batch) bool {
+func (in *Ingester) insert(b *Batch) bool {
 	wait := in.cfg.RetryMin
 	for {
 		ctx, cancel := context.WithTimeout(in.drainCtx, in.cfg.InsertTimeout)

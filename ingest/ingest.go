@@ -10,26 +10,27 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/warehouse"
 )
 
-// Sink receives the flushed batches. *warehouse.Warehouse is the one used;
-// Insert must be safe to retry with the same batch (the tables fold rows by
-// their ids).
+// Sink is the port the flusher writes into, declared here so ingest needs no
+// database driver; *warehouse.Warehouse implements it and cmd/lift wires it
+// in. Insert must be safe to retry with the same batch (the tables fold rows
+// by their ids).
 type Sink interface {
-	Insert(ctx context.Context, b *warehouse.Batch) error
+	Insert(ctx context.Context, b *Batch) error
 }
 
 // Config of the ingester. Zero fields take the defaults.
 type Config struct {
 	Dir            string        // WAL directory; required
 	SegmentBytes   int64         // rotate a segment at this size; default 16 MiB
-	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB (segment files are zero-filled to SegmentBytes, so disk use can exceed it by one segment)
+	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB of frames (a running node also holds the segment it writes and the next, zero-filled to SegmentBytes; a stop or the next start trims them)
 	CommitInterval time.Duration // minimum time between two fsyncs; default 0: the next commit starts as soon as the previous fsync returns
 	CommitFsyncs   int           // group commits whose fsyncs may overlap; default 2
 	MaxBatchRows   int           // rows per insert; default 50 000
@@ -62,7 +63,7 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	switch {
 	case c.Dir == "":
-		return errors.New("Dir is required")
+		return errors.New("the WAL directory (Dir) is required")
 	case c.SegmentBytes < 1<<10:
 		return errors.New("SegmentBytes must be at least 1 KiB")
 	case c.DiskBudget < 4*c.SegmentBytes:
@@ -95,6 +96,7 @@ type Ingester struct {
 	sink Sink
 	log  *slog.Logger
 
+	lock   *os.File // held from Start to the end of Close (lockDir)
 	wal    *wal
 	reader *walReader
 
@@ -123,14 +125,19 @@ func New(cfg Config, sink Sink) (*Ingester, error) {
 // Start opens the WAL, replays what a previous run left unflushed and starts
 // the flusher. Requests are accepted as soon as it returns.
 func (in *Ingester) Start() error {
+	lock, err := lockDir(in.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("ingest.Start: %s: %w", in.cfg.Dir, err)
+	}
 	w, err := openWAL(walConfig{
 		dir: in.cfg.Dir, segmentBytes: in.cfg.SegmentBytes, diskBudget: in.cfg.DiskBudget,
 		commitInterval: in.cfg.CommitInterval, concurrency: in.cfg.CommitFsyncs,
 	})
 	if err != nil {
+		lock.Close()
 		return fmt.Errorf("ingest.Start: %w", err)
 	}
-	in.wal = w
+	in.lock, in.wal = lock, w
 	in.reader = newWALReader(w)
 	in.closing = make(chan struct{})
 	in.flushed = make(chan struct{})
@@ -155,6 +162,7 @@ func (in *Ingester) Close(ctx context.Context) error {
 		}
 		in.drainStop()
 		in.reader.close()
+		in.lock.Close() // the flusher is done with the directory
 		st := in.Stats()
 		in.log.Info("ingest: closed", "appended", st.Appended, "inserted", st.Inserted, "failed_flushes", st.FailedFlush,
 			"commits", st.Commits, "avg_fsync", st.FsyncTime/time.Duration(max(st.Commits, 1)), "max_fsync", st.MaxFsync, "wal_bytes_left", st.WALBytes)
@@ -182,7 +190,7 @@ func (in *Ingester) Now() time.Time { return in.cfg.Now() }
 // a KindInvalidRequest error naming the field, or KindUnavailable when the
 // WAL is full or closed; nil means the event is durably logged.
 func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequest, m Meta) error {
-	var arr [2]warehouse.Event // most events carry one or two experiment ids
+	var arr [2]Event // most events carry one or two experiment ids
 	rows, err := validEvent(arr[:0], req, shopID, m)
 	if err != nil {
 		return err

@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/warehouse"
 )
 
 // Limits from the session document (part 8) and DESIGN §6, and our own
@@ -44,244 +41,9 @@ var devices = map[string]bool{"desktop": true, "mobile": true, "tablet": true, "
 
 var visitorTypes = map[string]bool{"new": true, "returning": true}
 
-// invalid is the refusal of one field: 400 on the session surface, with a
-// message that names the field.
-func invalid(param, format string, args ...any) *experiment.Error {
-	e := experiment.Errorf(experiment.KindInvalidRequest, "invalid_parameter", param+" "+format, args...)
-	return e.WithParam(param)
-}
-
-func missing(param string) *experiment.Error {
-	return experiment.Errorf(experiment.KindInvalidRequest, "missing_parameter", "%s is required", param).WithParam(param)
-}
-
-// parseTime reads createdAt: an ISO 8601 string or Unix milliseconds. Times
-// before 2015 or more than a day ahead of now are refused (a seconds value
-// sent as milliseconds lands in 1970 and is caught here).
-func parseTime(param string, raw json.RawMessage, now time.Time) (time.Time, *experiment.Error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return time.Time{}, missing(param)
-	}
-	var t time.Time
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return t, invalid(param, "must be an ISO 8601 time or Unix milliseconds")
-		}
-		var ok bool
-		if t, ok = parseISO(s); !ok {
-			return t, invalid(param, "must be an ISO 8601 time or Unix milliseconds")
-		}
-	} else {
-		ms, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil || ms != math.Trunc(ms) {
-			return t, invalid(param, "must be an ISO 8601 time or Unix milliseconds")
-		}
-		t = time.UnixMilli(int64(ms))
-	}
-	if t.Year() < 2015 || t.After(now.Add(24*time.Hour)) {
-		return t, invalid(param, "is out of range (Unix milliseconds, not seconds)")
-	}
-	return t.UTC(), nil
-}
-
-var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02T15:04:05.999999999"}
-
-func parseISO(s string) (time.Time, bool) {
-	for _, l := range isoLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-// checkUUID normalizes a UUID string to lower case or refuses it.
-func checkUUID(param, s string) (string, *experiment.Error) {
-	if s == "" {
-		return "", missing(param)
-	}
-	if len(s) != 36 {
-		return "", invalid(param, "must be a UUID")
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return "", invalid(param, "must be a UUID")
-			}
-		default:
-			if !isHex(c) {
-				return "", invalid(param, "must be a UUID")
-			}
-		}
-	}
-	return strings.ToLower(s), nil
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// checkText refuses over-long strings and control characters.
-func checkText(param, s string, maxChars int) *experiment.Error {
-	if len(s) > maxChars && utf8.RuneCountInString(s) > maxChars {
-		return invalid(param, "must be at most %d characters", maxChars)
-	}
-	if !utf8.ValidString(s) {
-		return invalid(param, "must be valid UTF-8")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return invalid(param, "must not contain control characters")
-		}
-	}
-	return nil
-}
-
-func requiredText(param, s string, maxChars int) *experiment.Error {
-	if s == "" {
-		return missing(param)
-	}
-	return checkText(param, s, maxChars)
-}
-
-// checkExperimentID accepts the ids both surfaces use: numeric ids and
-// opaque ids of letters, digits, '-' and '_'.
-func checkExperimentID(param, s string) *experiment.Error {
-	if s == "" {
-		return missing(param)
-	}
-	if len(s) > 64 {
-		return invalid(param, "must be at most 64 characters")
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
-			return invalid(param, "must contain only letters, digits, '-' and '_'")
-		}
-	}
-	return nil
-}
-
-// productID strips a platform global id prefix (gid://shopify/Product/123 →
-// 123): tests name products by their numeric id.
-func productID(s string) string {
-	if strings.HasPrefix(s, "gid://") {
-		if i := strings.LastIndexByte(s, '/'); i >= 0 {
-			return s[i+1:]
-		}
-	}
-	return s
-}
-
-func checkNumericID(param, s string) (string, *experiment.Error) {
-	s = productID(strings.TrimSpace(s))
-	if s == "" {
-		return "", missing(param)
-	}
-	if len(s) > 32 {
-		return "", invalid(param, "must be a numeric id")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return "", invalid(param, "must be a numeric id")
-		}
-	}
-	return s, nil
-}
-
-// checkTestGroup: 0 control, 1 and up variants, -1 excluded.
-func checkTestGroup(param string, g *float64) (int16, *experiment.Error) {
-	if g == nil {
-		return 0, missing(param)
-	}
-	if *g != math.Trunc(*g) || *g < -1 || *g > 100 {
-		return 0, invalid(param, "must be an integer: -1 excluded, 0 control, 1 and up variants")
-	}
-	return int16(*g), nil
-}
-
-// checkCountry normalizes a two-letter code to upper case ("" stays "").
-func checkCountry(param, s string) (string, *experiment.Error) {
-	if s == "" {
-		return "", nil
-	}
-	if len(s) != 2 || !isLetter(s[0]) || !isLetter(s[1]) {
-		return "", invalid(param, "must be a two-letter country code")
-	}
-	return strings.ToUpper(s), nil
-}
-
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
-
-func checkEnum(param, s string, allowed map[string]bool) *experiment.Error {
-	if s != "" && !allowed[s] {
-		return invalid(param, "has an unknown value %q", s)
-	}
-	return nil
-}
-
-// checkEventType accepts the documented types, other platform event names
-// (snake_case, as the web pixel forwards them) and custom events, whose name
-// it returns.
-func checkEventType(t string) (custom string, err *experiment.Error) {
-	if t == "" {
-		return "", missing("eventType")
-	}
-	for _, prefix := range []string{CustomEventPrefix, docCustomEventPrefix} {
-		if name, ok := strings.CutPrefix(t, prefix); ok {
-			return name, checkCustomName(name)
-		}
-	}
-	if len(t) > 64 {
-		return "", invalid("eventType", "must be at most 64 characters")
-	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') || i == 0 && !(c >= 'a' && c <= 'z') {
-			return "", invalid("eventType", "must be a snake_case event name or %s<name>", CustomEventPrefix)
-		}
-	}
-	return "", nil
-}
-
-// checkCustomName: at most 77 characters of letters, digits, '_' and '-',
-// structured with ':', '/' and '.' separators (no empty part between them).
-func checkCustomName(name string) *experiment.Error {
-	const param = "eventType"
-	if name == "" {
-		return invalid(param, "custom event needs a name")
-	}
-	if len(name) > MaxCustomNameChars {
-		return invalid(param, "custom event name must be at most %d characters", MaxCustomNameChars)
-	}
-	prevSep := true
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == ':' || c == '/' || c == '.':
-			if prevSep {
-				return invalid(param, "custom event name has an empty part around %q", c)
-			}
-			prevSep = true
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-':
-			prevSep = false
-		default:
-			return invalid(param, "custom event name may use letters, digits, '_', '-' and the separators ':', '/', '.'")
-		}
-	}
-	if prevSep {
-		return invalid(param, "custom event name must not end with a separator")
-	}
-	return nil
-}
-
 // validEvent turns a track-event body into its rows, one per experiment id,
 // appended to dst.
-func validEvent(dst []warehouse.Event, req *EventRequest, shopID int64, m Meta) ([]warehouse.Event, *experiment.Error) {
+func validEvent(dst []Event, req *EventRequest, shopID int64, m Meta) ([]Event, *experiment.Error) {
 	if req.EventID != "" {
 		if err := checkText("eventId", req.EventID, maxIDChars); err != nil {
 			return nil, err
@@ -332,7 +94,7 @@ func validEvent(dst []warehouse.Event, req *EventRequest, shopID int64, m Meta) 
 			return nil, err
 		}
 	}
-	ev := warehouse.Event{
+	ev := Event{
 		ShopID: shopID, EventID: req.EventID, ReceivedAt: m.ReceivedAt, CreatedAt: createdAt,
 		SessionID: sessionID, VisitorID: req.VisitorID, EventType: req.EventType, Source: req.Source,
 		PagePath: pagePath, CustomName: custom, IsBot: m.IsBot(),
@@ -354,7 +116,7 @@ func validEvent(dst []warehouse.Event, req *EventRequest, shopID int64, m Meta) 
 }
 
 // readPayload checks the payload limit and lifts the fields of 6.1 into ev.
-func readPayload(raw json.RawMessage, ev *warehouse.Event) *experiment.Error {
+func readPayload(raw json.RawMessage, ev *Event) *experiment.Error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -424,8 +186,8 @@ func jsonFieldError(err error) string {
 }
 
 // validAssignment turns an assignment body into its row.
-func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (warehouse.Assignment, *experiment.Error) {
-	var a warehouse.Assignment
+func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (Assignment, *experiment.Error) {
+	var a Assignment
 	sessionID, err := checkUUID("sessionId", req.SessionID)
 	if err != nil {
 		return a, err
@@ -465,7 +227,7 @@ func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (warehouse.As
 			return a, err
 		}
 	}
-	return warehouse.Assignment{
+	return Assignment{
 		ShopID: shopID, ExperimentID: string(req.ExperimentID), VisitorID: req.VisitorID,
 		AssignmentID: AssignmentID(shopID, string(req.ExperimentID), req.VisitorID),
 		SessionID:    sessionID, TestGroup: group, Reason: req.AssignmentReason, Country: country,
@@ -476,8 +238,8 @@ func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (warehouse.As
 }
 
 // validSession turns an observe/session query into its row.
-func validSession(req *SessionRequest, shopID int64, m Meta) (warehouse.Session, *experiment.Error) {
-	var s warehouse.Session
+func validSession(req *SessionRequest, shopID int64, m Meta) (Session, *experiment.Error) {
+	var s Session
 	sessionID, err := checkUUID("sessionId", req.SessionID)
 	if err != nil {
 		return s, err
@@ -511,7 +273,7 @@ func validSession(req *SessionRequest, shopID int64, m Meta) (warehouse.Session,
 			return s, err
 		}
 	}
-	return warehouse.Session{
+	return Session{
 		ShopID: shopID, ExperimentID: req.ExperimentID, SessionID: sessionID, RecordID: NewID(),
 		VisitorID: req.VisitorID, SeenAt: m.ReceivedAt, PagePath: req.PagePath, Referrer: req.Referrer,
 		Device: req.Device, Country: country, VisitorType: req.VisitorType, UTMSource: req.UTMSource,
@@ -520,8 +282,8 @@ func validSession(req *SessionRequest, shopID int64, m Meta) (warehouse.Session,
 }
 
 // validPageView turns an observe query into its row.
-func validPageView(req *ObserveRequest, shopID int64, m Meta) (warehouse.PageView, *experiment.Error) {
-	var v warehouse.PageView
+func validPageView(req *ObserveRequest, shopID int64, m Meta) (PageView, *experiment.Error) {
+	var v PageView
 	product, err := checkNumericID("productId", req.ProductID)
 	if err != nil {
 		return v, err
@@ -538,7 +300,7 @@ func validPageView(req *ObserveRequest, shopID int64, m Meta) (warehouse.PageVie
 	if err := checkText("visitorId", req.VisitorID, maxIDChars); err != nil {
 		return v, err
 	}
-	return warehouse.PageView{
+	return PageView{
 		ShopID: shopID, ExperimentID: req.ExperimentID, ProductID: product, ViewID: NewID(),
 		SessionID: sessionID, VisitorID: req.VisitorID, ViewedAt: m.ReceivedAt, IsBot: m.IsBot(),
 	}, nil
@@ -555,7 +317,7 @@ const (
 
 // validLegacy turns a legacy body into an event row (add-to-cart, checkout)
 // or an order row (order).
-func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*warehouse.Event, *warehouse.Order, *experiment.Error) {
+func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*Event, *Order, *experiment.Error) {
 	if err := checkExperimentID("experimentId", string(req.ExperimentID)); err != nil {
 		return nil, nil, err
 	}
@@ -584,7 +346,7 @@ func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*wa
 		if req.Currency != "" && (len(req.Currency) != 3 || !isLetter(req.Currency[0])) {
 			return nil, nil, invalid("currency", "must be an ISO 4217 code")
 		}
-		return nil, &warehouse.Order{
+		return nil, &Order{
 			ShopID: shopID, ExperimentID: string(req.ExperimentID), OrderID: orderID,
 			Version: uint64(m.ReceivedAt.UnixMilli()), TestGroup: group, VisitorID: req.VisitorID,
 			Revenue: revenue, Currency: strings.ToUpper(req.Currency), CreatedAt: m.ReceivedAt,
@@ -595,7 +357,7 @@ func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*wa
 	if err != nil {
 		return nil, nil, err
 	}
-	ev := &warehouse.Event{
+	ev := &Event{
 		ShopID: shopID, ExperimentID: string(req.ExperimentID), EventID: NewID(), ReceivedAt: m.ReceivedAt,
 		CreatedAt: m.ReceivedAt, SessionID: sessionID, VisitorID: req.VisitorID, Source: "legacy",
 		Revenue: revenue, TestGroup: &group, IsBot: m.IsBot(),

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/warehouse"
 )
 
 var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -32,7 +31,7 @@ func TestValidEventRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := warehouse.Event{
+	base := Event{
 		ShopID: 9, EventID: "client-id-1", ReceivedAt: testNow,
 		CreatedAt: time.Date(2026, 11, 21, 11, 59, 0, 123e6, time.UTC), SessionID: testSession, VisitorID: "v-1",
 		EventType: "product_added_to_cart", Source: "webpixel", ProductIDs: []string{"7", "8"},
@@ -40,7 +39,7 @@ func TestValidEventRows(t *testing.T) {
 	}
 	a, b := base, base
 	a.ExperimentID, b.ExperimentID = "101", "102"
-	if diff := cmp.Diff([]warehouse.Event{a, b}, rows); diff != "" {
+	if diff := cmp.Diff([]Event{a, b}, rows); diff != "" {
 		t.Fatalf("mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -178,8 +177,8 @@ func TestValidAssignment(t *testing.T) {
 		t.Errorf("row = %+v", a)
 	}
 	req.Device = "bot"
-	if a, _ := validAssignment(&req, 9, Meta{ReceivedAt: testNow}); !a.IsBot {
-		t.Error("device bot not marked as bot")
+	if a, err := validAssignment(&req, 9, Meta{ReceivedAt: testNow}); err != nil || !a.IsBot {
+		t.Errorf("device bot: bot %v, err %v; want marked as bot", a.IsBot, err)
 	}
 }
 

@@ -34,6 +34,15 @@ func readAll(t *testing.T, r *walReader) []string {
 	}
 }
 
+func mustSegments(t *testing.T, dir string) []uint64 {
+	t.Helper()
+	seqs, err := listSegments(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seqs
+}
+
 func rec(s string) record { return record{kind: kindEvent, body: []byte(s)} }
 
 func TestWALAppendReadAcrossSegments(t *testing.T) {
@@ -53,7 +62,7 @@ func TestWALAppendReadAcrossSegments(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("mismatch (-want +got):\n%s", diff)
 	}
-	seqs, _ := listSegments(dir)
+	seqs := mustSegments(t, dir)
 	if len(seqs) < 5 {
 		t.Fatalf("expected several segments of 1 KiB, got %d", len(seqs))
 	}
@@ -61,7 +70,7 @@ func TestWALAppendReadAcrossSegments(t *testing.T) {
 	if err := w.release(seq, off); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := listSegments(dir)
+	after := mustSegments(t, dir)
 	if len(after) == 0 || after[0] != seq {
 		t.Errorf("after release segments = %v, want none before %d", after, seq)
 	}
@@ -160,7 +169,7 @@ func TestWALTornTailIsIgnored(t *testing.T) {
 	w.close()
 	// A crash in the middle of a write leaves half a frame right after the
 	// last good one (10 frames of 8+1+2 bytes).
-	seqs, _ := listSegments(dir)
+	seqs := mustSegments(t, dir)
 	f, err := os.OpenFile(segmentPath(dir, seqs[0]), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -213,5 +222,38 @@ func TestWALClosedRefuses(t *testing.T) {
 	w.close()
 	if err := w.append(rec("late")); err != ErrClosed {
 		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+}
+
+// A crash leaves the segment being written and the one prepared after it
+// zero-filled; the next start keeps only their frames and counts only those.
+func TestWALTrimsWhatACrashLeft(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const segment = 64 << 10
+	frame := appendFrame(nil, rec("acknowledged"))
+	for seq, frames := range map[uint64][]byte{1: frame, 2: nil} {
+		f, err := createSegment(dir, seq, segment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(frames, 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	w := testWAL(t, dir, segment, 4*segment)
+	defer w.close()
+	if w.diskBytes != int64(len(frame)) {
+		t.Errorf("diskBytes = %d, want the one frame's %d", w.diskBytes, len(frame))
+	}
+	if fi, err := os.Stat(segmentPath(dir, 1)); err != nil || fi.Size() != int64(len(frame)) {
+		t.Errorf("segment 1: %v, %v; want cut to %d bytes", fi, err, len(frame))
+	}
+	if _, err := os.Stat(segmentPath(dir, 2)); !os.IsNotExist(err) {
+		t.Errorf("the empty segment 2 is still there (err %v)", err)
+	}
+	if got := readAll(t, newWALReader(w)); !cmp.Equal(got, []string{"acknowledged"}) {
+		t.Errorf("replayed %q", got)
 	}
 }

@@ -1,7 +1,8 @@
 // Package lifttest gives tests real, isolated services: a fresh Postgres
-// database migrated to head, a fresh ClickHouse database with every DDL
-// statement applied, and a Redis database of their own, each removed when the
-// test ends. It starts the local stack (package devstack) when it is not up, so
+// database cloned from a template migrated to head (postgres.go), a fresh
+// ClickHouse database with every DDL statement applied, and a Redis database
+// leased for the test (redis.go), each removed or released when the test
+// ends. It starts the local stack (package devstack) when it is not up, so
 // `go test ./somepkg/` works on its own; LIFT_POSTGRES_URL, LIFT_REDIS_ADDR and
 // LIFT_CLICKHOUSE_ADDR point it at servers that are already running instead.
 package lifttest
@@ -11,7 +12,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -19,12 +19,8 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/liftab/lift/devstack"
-	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -64,47 +60,6 @@ func Name(prefix string) string {
 	b := make([]byte, 6)
 	rand.Read(b)
 	return prefix + hex.EncodeToString(b)
-}
-
-// PostgresURL creates a database migrated to head and returns its URL. The
-// database is dropped when the test ends.
-func PostgresURL(t testing.TB) string {
-	t.Helper()
-	ctx := context.Background()
-	base, err := url.Parse(Stack(t).PostgresURL)
-	if err != nil {
-		t.Fatalf("lifttest: postgres url: %v", err)
-	}
-	name := Name("lift_test_")
-	admin := *base
-	admin.Path = "/postgres"
-	conn, err := pgx.Connect(ctx, admin.String())
-	if err != nil {
-		t.Fatalf("lifttest: connect postgres: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("lifttest: create database: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), admin.String())
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	u := *base
-	u.Path = "/" + name
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		t.Fatalf("lifttest: %v", err)
-	}
-	defer pool.Close()
-	if err := store.Migrate(ctx, pool); err != nil {
-		t.Fatalf("lifttest: migrate: %v", err)
-	}
-	return u.String()
 }
 
 // ClickHouse creates a database with every DDL statement applied and returns
@@ -147,27 +102,4 @@ func DropClickHouse(addr, database string) {
 	}
 	defer conn.Close()
 	conn.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS `%s`", database))
-}
-
-// Redis returns the server address and a database number no other running
-// test uses; the database is emptied now and when the test ends.
-func Redis(t testing.TB) (addr string, db int) {
-	t.Helper()
-	addr = Stack(t).RedisAddr
-	ctx := context.Background()
-	c := goredis.NewClient(&goredis.Options{Addr: addr})
-	defer c.Close()
-	n, err := c.Incr(ctx, "lifttest:next_db").Result()
-	if err != nil {
-		t.Fatalf("lifttest: redis: %v", err)
-	}
-	db = int(n%255) + 1 // database 0 holds the counter
-	flush := func() {
-		d := goredis.NewClient(&goredis.Options{Addr: addr, DB: db})
-		defer d.Close()
-		d.FlushDB(context.Background())
-	}
-	flush()
-	t.Cleanup(flush)
-	return addr, db
 }

@@ -20,7 +20,7 @@ import (
 func TestLoadgenLooksLikeAStore(t *testing.T) {
 	t.Parallel()
 	const secret = "loadgen-test-secret"
-	s := roleServer(t, "all", func(c *config.Config) { c.Platform.WebhookSecret = secret })
+	s := roleServer(t, "all", func(c *config.Config) { c.Platform.WebhookSecret, c.SigningSecret = secret, secret })
 	ctx := context.Background()
 	f, err := store.ParseCatalog(catalogdata.Demo)
 	if err != nil {

@@ -1,0 +1,149 @@
+// The checks that dispatch over the change types: the shared configuration
+// of theme, template and url_redirect tests, and each group's content (price,
+// shipping and offer have files of their own).
+
+package experiment
+
+import (
+	"fmt"
+	"strings"
+)
+
+func (v *validator) checkShared() {
+	if p := v.price; p != nil {
+		v.checkPriceShared(p)
+	}
+	if s := v.shipping; s != nil {
+		if len(s.ZoneIDs) == 0 {
+			v.fail("invalid_request", "shared.shipping.zone_ids", "shared.shipping.zone_ids needs at least one delivery zone.")
+		}
+		seen := map[string]bool{}
+		for i, z := range s.ZoneIDs {
+			p := fmt.Sprintf("shared.shipping.zone_ids[%d]", i)
+			switch {
+			case !gidPattern.MatchString(z) || !strings.Contains(z, "/DeliveryZone/"):
+				v.fail("invalid_request", p, "%q is not a delivery zone id (gid://<platform>/DeliveryZone/<number>).", z)
+			case seen[z]:
+				v.fail("duplicate_change", p, "Zone %s is listed twice.", z)
+			default:
+				if _, ok := v.cat.Zones[z]; !ok {
+					v.fail("zone_not_found", p, "This shop has no delivery zone %s.", z)
+				}
+			}
+			seen[z] = true
+		}
+	}
+	if th := v.theme; th != nil {
+		for i, r := range th.PathRules {
+			v.checkMatch(r.Path, r.MatchType, fmt.Sprintf("shared.theme.path_rules[%d]", i))
+		}
+	}
+	if tp := v.template; tp != nil {
+		if tp.ThemeID == "" {
+			v.fail("invalid_request", "shared.template.theme_id", "A template test needs shared.template.theme_id.")
+		} else if _, ok := v.cat.Themes[tp.ThemeID]; !ok {
+			v.fail("theme_not_found", "shared.template.theme_id", "This shop has no theme %s.", tp.ThemeID)
+		}
+	}
+	if r := v.redirect; r != nil {
+		v.checkMatch(r.SourcePath, r.MatchType, "shared.url_redirect")
+	}
+}
+
+func (v *validator) checkMatch(path, matchType, p string) {
+	if !strings.HasPrefix(path, "/") {
+		field := ".path"
+		if strings.HasPrefix(p, "shared.url_redirect") {
+			field = ".source_path"
+		}
+		v.fail("invalid_request", p+field, "A path starts with \"/\"; got %q.", path)
+	}
+	if matchType != "" && matchType != "exact" && matchType != "prefix" {
+		v.fail("match_type_unsupported", p+".match_type",
+			"match_type %q is authored in the admin panel; the API writes exact and prefix.", matchType)
+	}
+}
+
+func (v *validator) checkGroups() {
+	bundled := v.t.BundledTypes()
+	for i := range v.t.Groups {
+		g := &v.t.Groups[i]
+		gc := &v.groups[i]
+		control := g.Index == 0
+		changes := 0
+		for _, k := range bundled {
+			p := gc.prefix[k]
+			var n int
+			switch k {
+			case TypePrice:
+				n = v.checkPrices(gc.price, p, control)
+			case TypeShipping:
+				n = v.checkRates(gc.shipping, p, control)
+			case TypeTheme:
+				if gc.theme != nil && gc.theme.ThemeID != "" {
+					n = 1
+					if _, ok := v.cat.Themes[gc.theme.ThemeID]; !ok {
+						v.fail("theme_not_found", p+".theme_id", "This shop has no theme %s.", gc.theme.ThemeID)
+					}
+				}
+			case TypeTemplate:
+				if gc.template != nil && gc.template.Template != "" {
+					n = 1
+					th, ok := v.cat.Themes[v.template.ThemeID]
+					if ok && !containsString(th.Templates, gc.template.Template) {
+						v.fail("template_not_found", p+".template", "Theme %s has no template %q.", th.Name, gc.template.Template)
+					}
+				}
+			case TypeURLRedirect:
+				if gc.redirect != nil && gc.redirect.Destination != "" {
+					n = 1
+					d := gc.redirect.Destination
+					if !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "https://") {
+						v.fail("invalid_request", p+".destination", "A destination is a path (\"/…\") or an https URL; got %q.", d)
+					}
+				}
+			case TypeOffer:
+				n = v.checkOffers(gc.offer, p, control)
+			case TypeVisualEditor:
+				if c := gc.visual; c != nil {
+					if c.CustomCSS != "" || c.CustomJS != "" {
+						n = 1
+					}
+					if !isEmptyJSON(c.DOMChanges) {
+						n = 1
+					}
+				}
+			}
+			if control && n > 0 && k != TypeShipping && k != TypeOffer {
+				v.fail("control_group_invalid", p, "The control group (index 0) shows the store as it is; it carries no changes.")
+			}
+			changes += n
+			if !control && n == 0 && v.t.Type != TypeCombined {
+				v.failNothingToTest(k, p)
+			}
+		}
+		if !control && changes == 0 && v.t.Type == TypeCombined {
+			v.fail("change_required", fmt.Sprintf("test_groups[%d].content", i),
+				"Test group %q changes nothing; give it at least one change.", g.Name)
+		}
+	}
+}
+
+func (v *validator) failNothingToTest(k Type, p string) {
+	switch k {
+	case TypeTemplate:
+		v.fail("template_required", p+".template", "Every variant group of a template test names a template.")
+	case TypeURLRedirect:
+		v.fail("destination_required", p+".destination", "Every variant group of a url_redirect test needs a destination.")
+	case TypeShipping:
+		v.fail("rate_required", p+".rates", "Every variant group of a shipping test needs at least one rate.")
+	case TypeOffer:
+		v.fail("offer_required", p+".offers", "Every variant group of an offer test needs at least one offer.")
+	case TypePrice:
+		v.fail("change_required", p+".prices", "Every variant group of a price test changes at least one price.")
+	case TypeTheme:
+		v.fail("change_required", p+".theme_id", "Every variant group of a theme test names a theme.")
+	default:
+		v.fail("change_required", p, "This test group changes nothing.")
+	}
+}

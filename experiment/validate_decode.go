@@ -1,0 +1,240 @@
+// Decoding of the type-specific JSON (shared and each group's content) into
+// the typed shapes, strictly: an unknown or mistyped field is a finding named
+// by its JSON path.
+
+package experiment
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// decodeInto decodes raw strictly into dst; an unusable value becomes an
+// invalid_request finding at param.
+func (v *validator) decodeInto(raw json.RawMessage, dst any, param string) bool {
+	if isEmptyJSON(raw) {
+		return true
+	}
+	if err := strictUnmarshal(raw, dst); err != nil {
+		p, msg := jsonErrorParam(err)
+		if fe, ok := errors.AsType[*fieldError](err); ok {
+			msg = fe.message(joinParam(param, p)) // name the field by its whole path
+		}
+		v.fail("invalid_request", joinParam(param, p), "%s", msg)
+		return false
+	}
+	return true
+}
+
+func (v *validator) decodeShared() {
+	t := v.t
+	bundled := map[Type]bool{}
+	if t.Type == TypeCombined {
+		for k := range t.Shared {
+			kt := Type(k)
+			if !kt.Known() || kt == TypeCombined || kt == TypeCheckout {
+				v.fail("invalid_request", "shared."+k, "A combined test cannot bundle %q.", k)
+				continue
+			}
+			bundled[kt] = true
+		}
+		if len(bundled) < 2 {
+			v.fail("invalid_request", "shared",
+				"A combined test carries one shared key per bundled change type, at least two.")
+		}
+	} else {
+		for k := range sortedKeys(t.Shared) {
+			if Type(k) != t.Type {
+				v.fail("invalid_request", "shared."+k, "A %s test carries only the shared key %q.", t.Type, t.Type)
+			}
+		}
+		required, allowed := sharedRule(t.Type)
+		_, has := t.Shared[string(t.Type)]
+		if required && !has {
+			v.fail("invalid_request", "shared."+string(t.Type), "A %s test needs shared.%s.", t.Type, t.Type)
+		}
+		if !allowed && has && !isEmptyJSON(t.Shared[string(t.Type)]) {
+			v.fail("invalid_request", "shared."+string(t.Type), "A %s test carries no shared configuration.", t.Type)
+		}
+		bundled[t.Type] = true
+	}
+	for _, k := range Types {
+		if !bundled[k] {
+			continue
+		}
+		raw := t.Shared[string(k)]
+		p := "shared." + string(k)
+		switch k {
+		case TypePrice:
+			v.price = &PriceShared{}
+			v.decodeInto(raw, v.price, p)
+		case TypeShipping:
+			v.shipping = &ShippingShared{}
+			v.decodeInto(raw, v.shipping, p)
+		case TypeTheme:
+			v.theme = &ThemeShared{}
+			v.decodeInto(raw, v.theme, p)
+		case TypeTemplate:
+			v.template = &TemplateShared{}
+			v.decodeInto(raw, v.template, p)
+		case TypeURLRedirect:
+			v.redirect = &URLRedirectShared{}
+			v.decodeInto(raw, v.redirect, p)
+		}
+	}
+}
+
+func (v *validator) decodeGroups() {
+	bundled := v.t.BundledTypes()
+	for i, g := range v.t.Groups {
+		base := fmt.Sprintf("test_groups[%d].content", i)
+		gc := &v.groups[i]
+		gc.prefix = map[Type]string{}
+		parts := map[Type]json.RawMessage{}
+		if v.t.Type == TypeCombined {
+			var m map[string]json.RawMessage
+			if !v.decodeInto(g.Content, &m, base) {
+				continue
+			}
+			for k := range sortedKeys(m) {
+				if !containsType(bundled, Type(k)) {
+					v.fail("invalid_request", base+"."+k, "%q is not a change type this test bundles (see shared).", k)
+					continue
+				}
+				parts[Type(k)] = m[k]
+			}
+			for _, k := range bundled {
+				gc.prefix[k] = base + "." + string(k)
+			}
+		} else {
+			parts[v.t.Type] = g.Content
+			gc.prefix[v.t.Type] = base
+		}
+		for _, k := range bundled {
+			raw, ok := parts[k]
+			if !ok {
+				continue
+			}
+			p := gc.prefix[k]
+			switch k {
+			case TypePrice:
+				gc.price = &PriceContent{}
+				v.decodeInto(raw, gc.price, p)
+			case TypeShipping:
+				gc.shipping = &ShippingContent{}
+				v.decodeInto(raw, gc.shipping, p)
+			case TypeTheme:
+				gc.theme = &ThemeContent{}
+				v.decodeInto(raw, gc.theme, p)
+			case TypeTemplate:
+				gc.template = &TemplateContent{}
+				v.decodeInto(raw, gc.template, p)
+			case TypeURLRedirect:
+				gc.redirect = &URLRedirectContent{}
+				v.decodeInto(raw, gc.redirect, p)
+			case TypeOffer:
+				gc.offer = &OfferContent{}
+				v.decodeInto(raw, gc.offer, p)
+			case TypeVisualEditor:
+				gc.visual = &VisualEditorContent{}
+				v.decodeInto(raw, gc.visual, p)
+			}
+		}
+	}
+}
+
+func (v *validator) collectRefs() {
+	r := &v.refs
+	if v.price != nil {
+		r.Products = append(r.Products, v.price.ProductIDs...)
+		for _, m := range v.price.Markets {
+			r.Markets = append(r.Markets, m.ID)
+		}
+	}
+	if v.shipping != nil {
+		r.Zones = append(r.Zones, v.shipping.ZoneIDs...)
+	}
+	if v.template != nil && v.template.ThemeID != "" {
+		r.Themes = append(r.Themes, v.template.ThemeID)
+	}
+	for _, gc := range v.groups {
+		if gc.price != nil {
+			for _, p := range gc.price.Prices {
+				r.Variants = append(r.Variants, p.ProductVariantID)
+			}
+		}
+		if gc.theme != nil && gc.theme.ThemeID != "" {
+			r.Themes = append(r.Themes, gc.theme.ThemeID)
+		}
+		if gc.offer != nil {
+			for _, o := range gc.offer.Offers {
+				if c := o.Conditions; c != nil {
+					r.Products = append(r.Products, c.ProductIDs...)
+					r.Collections = append(r.Collections, c.CollectionIDs...)
+				}
+			}
+		}
+	}
+}
+
+func strictUnmarshal(raw []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			if fe := locate(raw, reflect.TypeOf(dst), ""); fe != nil {
+				return fe
+			}
+		}
+		return err
+	}
+	if dec.More() {
+		return errors.New("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// jsonErrorParam turns a decoding error into a relative param and a message.
+func jsonErrorParam(err error) (string, string) {
+	if fe, ok := errors.AsType[*fieldError](err); ok {
+		return fe.param, fe.message(fe.param)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Field, fmt.Sprintf("%s must be a JSON %s, not %s.", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+		return m[1], fmt.Sprintf("Unknown field %q.", m[1])
+	}
+	return "", "The value is not usable: " + strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "int", "int64", "float64":
+		return "number"
+	case "slice":
+		return "array"
+	case "struct", "map", "ptr":
+		return "object"
+	}
+	return k
+}
+
+func joinParam(base, rel string) string {
+	switch {
+	case rel == "":
+		return base
+	case base == "":
+		return rel
+	}
+	return base + "." + rel
+}

@@ -1,0 +1,188 @@
+// The price test's rules (part 7): shared products and markets, each group's
+// variant prices, money amounts.
+
+package experiment
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+)
+
+func (v *validator) productCap() int {
+	if v.shop != nil && v.shop.RaisedProductLimit {
+		return RaisedProductLimit
+	}
+	return ProductLimit
+}
+
+func (v *validator) checkPriceShared(p *PriceShared) {
+	n := len(p.ProductIDs)
+	if n == 0 {
+		v.fail("invalid_request", "shared.price.product_ids", "shared.price.product_ids needs at least one product.")
+	}
+	if limit := v.productCap(); n > limit {
+		v.fail("product_limit_exceeded", "shared.price.product_ids",
+			"A price test on this shop carries at most %d products; %d were sent.", limit, n)
+		return
+	}
+	seen := map[string]bool{}
+	for i, id := range p.ProductIDs {
+		param := fmt.Sprintf("shared.price.product_ids[%d]", i)
+		switch {
+		case !gidPattern.MatchString(id):
+			v.fail("invalid_request", param, "%q is not a platform global id.", id)
+		case seen[id]:
+			v.fail("duplicate_change", param, "Product %s is listed twice.", id)
+		default:
+			if _, ok := v.cat.Products[id]; !ok {
+				v.fail("product_not_found", param, "This shop has no product %s.", id)
+			}
+		}
+		seen[id] = true
+	}
+	for i, m := range p.Markets {
+		param := fmt.Sprintf("shared.price.markets[%d]", i)
+		cm, ok := v.cat.Markets[m.ID]
+		if !ok {
+			v.fail("market_pricing_incomplete", param+".id", "This shop has no market %q.", m.ID)
+			continue
+		}
+		for j, c := range m.Countries {
+			if !containsString(cm.Countries, c) {
+				v.fail("market_pricing_incomplete", fmt.Sprintf("%s.countries[%d]", param, j),
+					"Market %s does not sell to %q.", cm.Name, c)
+			}
+		}
+	}
+}
+
+// marketCountries maps each priceable country to its market's currency.
+func (v *validator) marketCountries() map[string]string {
+	out := map[string]string{}
+	if v.price == nil {
+		return out
+	}
+	for _, m := range v.price.Markets {
+		cm, ok := v.cat.Markets[m.ID]
+		if !ok {
+			continue
+		}
+		countries := m.Countries
+		if len(countries) == 0 {
+			countries = cm.Countries
+		}
+		for _, c := range countries {
+			out[c] = cm.Currency
+		}
+	}
+	return out
+}
+
+func (v *validator) checkMoney(m Money, p, currency string) bool {
+	if !amountPattern.MatchString(m.Amount) {
+		v.fail("invalid_request", p+".amount", "An amount is a decimal string such as \"19.99\"; got %q.", m.Amount)
+		return false
+	}
+	if currency != "" && m.Currency != currency {
+		v.fail("currency_mismatch", p+".currency", "This amount must be in %s; got %q.", currency, m.Currency)
+		return false
+	}
+	return true
+}
+
+func (v *validator) shopCurrency() string {
+	if v.shop == nil {
+		return ""
+	}
+	return v.shop.Currency
+}
+
+// checkPrices validates a price group's content and returns how many changes it makes.
+func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
+	if c == nil {
+		return 0
+	}
+	if control {
+		return len(c.Prices)
+	}
+	products := map[string]bool{}
+	if v.price != nil {
+		for _, id := range v.price.ProductIDs {
+			products[id] = true
+		}
+	}
+	markets := v.marketCountries()
+	seen := map[string]bool{}
+	for j, vp := range c.Prices {
+		ep := fmt.Sprintf("%s.prices[%d]", p, j)
+		id := vp.ProductVariantID
+		if seen[id] {
+			v.fail("duplicate_change", ep+".product_variant_id", "Variant %s is priced twice in this group.", id)
+			continue
+		}
+		seen[id] = true
+		variant, ok := v.cat.Variants[id]
+		switch {
+		case !gidPattern.MatchString(id):
+			v.fail("invalid_request", ep+".product_variant_id", "%q is not a platform global id.", id)
+			continue
+		case !ok:
+			v.fail("product_not_found", ep+".product_variant_id", "This shop has no product variant %s.", id)
+			continue
+		case !products[variant.ProductID]:
+			v.fail("product_not_found", ep+".product_variant_id",
+				"Variant %s belongs to product %s, which is not in shared.price.product_ids.", id, variant.ProductID)
+			continue
+		}
+		if v.checkMoney(vp.Price, ep+".price", v.shopCurrency()) {
+			if variant.Cost != "" && decLess(vp.Price.Amount, variant.Cost) {
+				v.warn("price_below_cost", ep+".price.amount",
+					"%s is below the variant's unit cost %s; every sale of it loses money.", vp.Price.Amount, variant.Cost)
+			}
+		}
+		if vp.CompareAtPrice != nil && v.checkMoney(*vp.CompareAtPrice, ep+".compare_at_price", v.shopCurrency()) &&
+			decLess(vp.CompareAtPrice.Amount, vp.Price.Amount) {
+			v.warn("compare_at_below_price", ep+".compare_at_price.amount",
+				"compare_at_price is below price; the storefront shows no saving.")
+		}
+		priced := map[string]bool{}
+		for k, cp := range vp.CountryPrices {
+			cpp := fmt.Sprintf("%s.country_prices[%d]", ep, k)
+			cur, covered := markets[cp.Country]
+			switch {
+			case !countryCode.MatchString(cp.Country):
+				v.fail("invalid_request", cpp+".country", "A country is a two-letter code; got %q.", cp.Country)
+			case !covered:
+				v.fail("market_pricing_incomplete", cpp+".country",
+					"Country %s is not covered by a market in shared.price.markets; list its market to price it.", cp.Country)
+			case priced[cp.Country]:
+				v.fail("duplicate_change", cpp+".country", "Country %s is priced twice for this variant.", cp.Country)
+			default:
+				v.checkMoney(cp.Price, cpp+".price", cur)
+			}
+			priced[cp.Country] = true
+		}
+		var missing []string
+		for c := range markets {
+			if !priced[c] {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			sort.Strings(missing)
+			v.fail("market_pricing_incomplete", ep+".country_prices",
+				"The listed markets make %s priceable; price this variant there too (countries are never dropped silently).",
+				strings.Join(missing, ", "))
+		}
+	}
+	return len(c.Prices)
+}
+
+// decLess reports a < b for decimal strings; unparsable values compare false.
+func decLess(a, b string) bool {
+	x, ok1 := new(big.Rat).SetString(a)
+	y, ok2 := new(big.Rat).SetString(b)
+	return ok1 && ok2 && x.Cmp(y) < 0
+}
