@@ -64,7 +64,7 @@ func (s *WebhookService) Receive(ctx context.Context, r WebhookReceipt) error {
 		return err
 	}
 	shop, err := s.Repo.FindShopByDomain(ctx, r.ShopDomain)
-	if isWebhookNotFound(err) {
+	if IsNotFound(err) {
 		s.logger().Warn("webhook for an unknown shop", "shop", r.ShopDomain, "topic", r.Topic, "delivery", r.DeliveryID)
 		return nil
 	}
@@ -121,7 +121,7 @@ func checkWebhookBody(b []byte) error {
 func (s *WebhookService) Process(ctx context.Context, shopID int64, deliveryID string, attempt WebhookAttempt) error {
 	ctx = WithActor(ctx, Actor{Name: "webhook", RequestID: deliveryID})
 	d, err := s.Repo.FindDelivery(ctx, shopID, deliveryID)
-	if isWebhookNotFound(err) {
+	if IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -245,11 +245,6 @@ func decodeDelivery(d *WebhookDelivery, v any) error {
 	return nil
 }
 
-func isWebhookNotFound(err error) bool {
-	e, ok := AsError(err)
-	return ok && e.Kind == KindNotFound
-}
-
 func (s *WebhookService) now() time.Time {
 	if s.Now == nil {
 		return time.Now().UTC()
@@ -283,7 +278,7 @@ func (s *WebhookService) uninstalled(ctx context.Context, shop *Shop) (string, t
 		if s.EndTest == nil {
 			break
 		}
-		if err := s.EndTest(ctx, shop, t.ID); err != nil && !isWebhookNotFound(err) {
+		if err := s.EndTest(ctx, shop, t.ID); err != nil && !IsNotFound(err) {
 			return "", nil, fmt.Errorf("end test %d: %w", t.ID, err)
 		}
 		ended++

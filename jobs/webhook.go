@@ -72,9 +72,3 @@ func (q WebhookQueue) EnqueueWebhook(ctx context.Context, shopID int64, delivery
 	}
 	return nil
 }
-
-// isNotFoundErr reports a KindNotFound error (jobs/export.go uses it too).
-func isNotFoundErr(err error) bool {
-	e, ok := experiment.AsError(err)
-	return ok && e.Kind == experiment.KindNotFound
-}

@@ -98,7 +98,7 @@ func (s *Service) RunExport(ctx context.Context, shopID int64, id string, last b
 			x, err = tx.StartExport(ctx, shopID, id)
 			return experiment.WriteResult{ResourceID: id}, err
 		})
-	if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
+	if experiment.IsNotFound(err) {
 		// StartExport waits for the creating unit, so absent means it rolled back.
 		return nil
 	}

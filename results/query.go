@@ -176,7 +176,7 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	}
 	t, err := s.cfg.Tests.FindTestByID(ctx, q.ShopID, q.TestID)
 	if err != nil {
-		if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
+		if experiment.IsNotFound(err) {
 			return nil, "The test no longer exists.", nil
 		}
 		return nil, "", err

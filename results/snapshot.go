@@ -64,7 +64,7 @@ func (s *Service) SnapshotsDue(ctx context.Context, now time.Time, limit int) ([
 func (s *Service) TakeSnapshot(ctx context.Context, shopID, testID int64, final bool) error {
 	t, err := s.cfg.Tests.FindTestByID(ctx, shopID, testID)
 	if err != nil {
-		if e, ok := experiment.AsError(err); ok && e.Kind == experiment.KindNotFound {
+		if experiment.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("results.TakeSnapshot %d: %w", testID, err)

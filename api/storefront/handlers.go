@@ -248,7 +248,7 @@ func (h *Handler) ga4Metadata(c *gin.Context) error {
 	}
 	md, err := h.cfg.Metadata.FindAnalyticsMetadata(c, experimentID, group)
 	if err != nil {
-		if e, ok := experiment.AsError(err); !ok || e.Kind != experiment.KindNotFound {
+		if !experiment.IsNotFound(err) {
 			h.log.Error("storefront: analytics metadata lookup failed", "experiment", experimentID, "err", err)
 		}
 		c.JSON(http.StatusOK, notFound)

@@ -2,7 +2,6 @@ package storefront
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -45,11 +44,10 @@ func (c *shopCache) find(ctx context.Context, param, domain string) (*experiment
 	c.mu.RUnlock()
 	if !ok || now.After(e.expires) {
 		shop, err := c.r.FindShopByDomain(ctx, domain)
-		var xe *experiment.Error
 		switch {
 		case err == nil:
 			e = shopEntry{shop: shop, expires: now.Add(c.ttl)}
-		case errors.As(err, &xe) && xe.Kind == experiment.KindNotFound || errors.Is(err, experiment.ErrNotFound):
+		case experiment.IsNotFound(err):
 			e = shopEntry{expires: now.Add(c.neg)}
 		case ok:
 			return usable(param, domain, e.shop) // stale beats refusing tracking
