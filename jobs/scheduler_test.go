@@ -55,9 +55,7 @@ func TestSchedulerEnqueuesDueOnceAndOnlyAsLeader(t *testing.T) {
 	tt := &experiment.Test{ShopID: shopID, Type: experiment.TypeURLRedirect, Status: experiment.StatusDraft, Name: "s",
 		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
 		Schedule: &experiment.Schedule{StartAt: &start}, CreatedAt: base, UpdatedAt: base}
-	if err := store.CreateTest(ctx, pool, tt); err != nil {
-		t.Fatal(err)
-	}
+	lifttest.PutTest(t, sdb, tt)
 
 	now := base
 	client := jobs.NewClient(jobs.Redis{Addr: addr, DB: db})

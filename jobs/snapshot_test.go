@@ -78,9 +78,7 @@ func (b *resultsBundle) createTest(t *testing.T, status experiment.Status, start
 	if status != experiment.StatusDraft && status != experiment.StatusPreview {
 		tt.StartedAt = &start
 	}
-	if err := store.CreateTest(context.Background(), b.db.Pool(), tt); err != nil {
-		t.Fatal(err)
-	}
+	lifttest.PutTest(t, b.db, tt)
 	return tt
 }
 
@@ -90,9 +88,7 @@ func (b *resultsBundle) setStatus(t *testing.T, tt *experiment.Test, status expe
 	if status == experiment.StatusEnded {
 		tt.EndedAt = &at
 	}
-	if err := store.SaveTest(context.Background(), b.db.Pool(), tt); err != nil {
-		t.Fatal(err)
-	}
+	lifttest.PutTest(t, b.db, tt)
 }
 
 // plant inserts visitors of a test straight into the warehouse: n a group,

@@ -19,8 +19,11 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/liftab/lift/devstack"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -102,4 +105,33 @@ func DropClickHouse(addr, database string) {
 	}
 	defer conn.Close()
 	conn.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS `%s`", database))
+}
+
+// PutTest writes t to db as it is (any status, any timestamps), the way a
+// fixture needs a test the use cases would never produce in one step. It goes
+// through the store's audited unit of work like every other write.
+func PutTest(t testing.TB, db *store.DB, tt *experiment.Test) {
+	t.Helper()
+	_, err := db.Write(context.Background(), experiment.WriteMeta{ShopID: tt.ShopID, Action: "fixture.put_test", ResourceType: "experiment"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			if tt.ID == 0 {
+				return experiment.WriteResult{}, tx.CreateTest(ctx, tt)
+			}
+			return experiment.WriteResult{}, tx.SaveTest(ctx, tt)
+		})
+	if err != nil {
+		t.Fatalf("lifttest: put test: %v", err)
+	}
+}
+
+// Pool opens a pgx pool on a database PostgresURL made, for tests that look
+// below the ports (lock waits, hand-made rows); closed when the test ends.
+func Pool(t testing.TB, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatalf("lifttest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }

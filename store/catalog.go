@@ -135,7 +135,7 @@ func ParseCatalog(raw []byte) (*CatalogFile, error) {
 
 // ImportCatalog replaces the shop's catalog mirror with f and sets the shop's
 // currency, in q's transaction.
-func ImportCatalog(ctx context.Context, q Querier, shopID int64, f *CatalogFile) error {
+func importCatalog(ctx context.Context, q querier, shopID int64, f *CatalogFile) error {
 	wrap := func(err error) error { return fmt.Errorf("store.ImportCatalog shop %d: %w", shopID, err) }
 	for _, table := range []string{"catalog_delivery_rates", "catalog_delivery_zones", "catalog_variants",
 		"catalog_products", "catalog_collections", "catalog_themes", "catalog_markets"} {
@@ -201,7 +201,7 @@ func ImportCatalog(ctx context.Context, q Querier, shopID int64, f *CatalogFile)
 
 // Catalog reads the catalog mirror for validation; it implements
 // experiment.Catalog.
-type Catalog struct{ Q Querier }
+type Catalog struct{ Q querier }
 
 // Lookup implements experiment.Catalog with one query per kind named.
 func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogRefs) (*experiment.CatalogView, error) {
@@ -273,7 +273,7 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 
 // lookup runs one catalog query for ids (none: no query) and hands each row
 // to scan.
-func lookup(ctx context.Context, q Querier, shopID int64, ids []string, sql string, scan func(pgx.Rows) error) error {
+func lookup(ctx context.Context, q querier, shopID int64, ids []string, sql string, scan func(pgx.Rows) error) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -302,7 +302,7 @@ func nonNilStrings(xs []string) []string {
 func (db *DB) ImportCatalog(ctx context.Context, shopID int64, f *CatalogFile) error {
 	_, err := db.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "catalog.import", ResourceType: "catalog"},
 		func(ctx context.Context, tx *Tx) (experiment.WriteResult, error) {
-			return experiment.WriteResult{ResourceID: fmt.Sprint(shopID)}, ImportCatalog(ctx, tx.tx, shopID, f)
+			return experiment.WriteResult{ResourceID: fmt.Sprint(shopID)}, importCatalog(ctx, tx.tx, shopID, f)
 		})
 	return err
 }

@@ -10,19 +10,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/liftab/lift/experiment"
 )
-
-// Querier is what a pool, a connection and a transaction all offer, so the
-// repository functions run inside a write's transaction or on their own.
-type Querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
 
 // errTestNotFound is the 404 of every test lookup: a test of another shop
 // reads as not found.
@@ -36,7 +26,7 @@ const testColumns = `id, shop_id, type, status, name, hypothesis, primary_metric
 	started_at, ended_at`
 
 // CreateTest inserts t with its groups and sets t.ID.
-func CreateTest(ctx context.Context, q Querier, t *experiment.Test) error {
+func createTest(ctx context.Context, q querier, t *experiment.Test) error {
 	shared, err := json.Marshal(t.Shared)
 	if err != nil {
 		return fmt.Errorf("store.CreateTest: %w", err)
@@ -62,7 +52,7 @@ func CreateTest(ctx context.Context, q Querier, t *experiment.Test) error {
 
 // SaveTest writes every mutable column of t and replaces its groups. It
 // answers experiment_not_found when t is not a test of t.ShopID.
-func SaveTest(ctx context.Context, q Querier, t *experiment.Test) error {
+func saveTest(ctx context.Context, q querier, t *experiment.Test) error {
 	shared, err := json.Marshal(t.Shared)
 	if err != nil {
 		return fmt.Errorf("store.SaveTest: %w", err)
@@ -91,7 +81,7 @@ func SaveTest(ctx context.Context, q Querier, t *experiment.Test) error {
 }
 
 // SetChecksPending marks whether asynchronous launch checks run for a test.
-func SetChecksPending(ctx context.Context, q Querier, shopID, id int64, pending bool, now time.Time) error {
+func setChecksPending(ctx context.Context, q querier, shopID, id int64, pending bool, now time.Time) error {
 	tag, err := q.Exec(ctx, `UPDATE experiments SET checks_pending=$3, updated_at=$4 WHERE shop_id=$1 AND id=$2`,
 		shopID, id, pending, now)
 	if err != nil {
@@ -103,7 +93,7 @@ func SetChecksPending(ctx context.Context, q Querier, shopID, id int64, pending 
 	return nil
 }
 
-func insertGroups(ctx context.Context, q Querier, t *experiment.Test) error {
+func insertGroups(ctx context.Context, q querier, t *experiment.Test) error {
 	for _, g := range t.Groups {
 		content := g.Content
 		if len(content) == 0 {
@@ -123,7 +113,7 @@ func insertGroups(ctx context.Context, q Querier, t *experiment.Test) error {
 // FindTestByID reads one test of the shop; lock takes a row lock for the rest
 // of the transaction so concurrent actions on the test serialise. It answers
 // experiment_not_found for an unknown id or a test of another shop.
-func FindTestByID(ctx context.Context, q Querier, shopID, id int64, lock bool) (*experiment.Test, error) {
+func findTestByID(ctx context.Context, q querier, shopID, id int64, lock bool) (*experiment.Test, error) {
 	sql := `SELECT ` + testColumns + ` FROM experiments WHERE shop_id=$1 AND id=$2`
 	if lock {
 		sql += ` FOR UPDATE`
@@ -143,7 +133,7 @@ func FindTestByID(ctx context.Context, q Querier, shopID, id int64, lock bool) (
 
 // FindTests lists a shop's tests newest first, one page of f.Limit, and
 // reports whether more follow.
-func FindTests(ctx context.Context, q Querier, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
+func findTests(ctx context.Context, q querier, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
 	where := []string{"shop_id=$1"}
 	args := []any{shopID}
 	add := func(cond string, v any) {
@@ -279,7 +269,7 @@ func scanTest(row pgx.Row) (*experiment.Test, error) {
 	return &t, nil
 }
 
-func loadGroups(ctx context.Context, q Querier, ts []*experiment.Test) error {
+func loadGroups(ctx context.Context, q querier, ts []*experiment.Test) error {
 	if len(ts) == 0 {
 		return nil
 	}
@@ -384,38 +374,34 @@ func typeStrings(xs []experiment.Type) []string {
 
 // FindTestByID reads one test of the shop (experiment_not_found otherwise).
 func (db *DB) FindTestByID(ctx context.Context, shopID, id int64) (*experiment.Test, error) {
-	return FindTestByID(ctx, db.pool, shopID, id, false)
+	return findTestByID(ctx, db.pool, shopID, id, false)
 }
 
 // FindTests lists a shop's tests newest first and reports whether more follow.
 func (db *DB) FindTests(ctx context.Context, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
-	return FindTests(ctx, db.pool, shopID, f)
+	return findTests(ctx, db.pool, shopID, f)
 }
 
 // Catalog is the shop catalog mirror that validation reads.
 func (db *DB) Catalog() experiment.Catalog { return Catalog{Q: db.pool} }
 
-// Pool is the connection pool, for background loops (the scheduler) that
-// hold an advisory lock for the length of their own transaction.
-func (db *DB) Pool() *pgxpool.Pool { return db.pool }
-
 // FindTestForUpdate reads a test and locks its row until the write ends, so
 // concurrent changes to one test serialise.
 func (tx *Tx) FindTestForUpdate(ctx context.Context, shopID, id int64) (*experiment.Test, error) {
-	return FindTestByID(ctx, tx.tx, shopID, id, true)
+	return findTestByID(ctx, tx.tx, shopID, id, true)
 }
 
 // CreateTest inserts t with its groups and sets t.ID.
 func (tx *Tx) CreateTest(ctx context.Context, t *experiment.Test) error {
-	return CreateTest(ctx, tx.tx, t)
+	return createTest(ctx, tx.tx, t)
 }
 
 // SaveTest writes t's mutable fields and groups.
-func (tx *Tx) SaveTest(ctx context.Context, t *experiment.Test) error { return SaveTest(ctx, tx.tx, t) }
+func (tx *Tx) SaveTest(ctx context.Context, t *experiment.Test) error { return saveTest(ctx, tx.tx, t) }
 
 // SetChecksPending marks whether asynchronous launch checks run for a test.
 func (tx *Tx) SetChecksPending(ctx context.Context, shopID, id int64, pending bool) error {
-	return SetChecksPending(ctx, tx.tx, shopID, id, pending, tx.now)
+	return setChecksPending(ctx, tx.tx, shopID, id, pending, tx.now)
 }
 
 // Catalog reads the catalog mirror inside the transaction.
@@ -423,7 +409,7 @@ func (tx *Tx) Catalog() experiment.Catalog { return Catalog{Q: tx.tx} }
 
 // ImportCatalog replaces the shop's catalog mirror with f.
 func (tx *Tx) ImportCatalog(ctx context.Context, shopID int64, f *CatalogFile) error {
-	return ImportCatalog(ctx, tx.tx, shopID, f)
+	return importCatalog(ctx, tx.tx, shopID, f)
 }
 
 // Experiments is experiment.Repository over Postgres: the reads on the pool,

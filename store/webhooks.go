@@ -105,7 +105,7 @@ func (tx *Tx) FindDeliveryForUpdate(ctx context.Context, shopID int64, id string
 	return findDelivery(ctx, tx.tx, shopID, id, true)
 }
 
-func findDelivery(ctx context.Context, q Querier, shopID int64, id string, lock bool) (*Delivery, error) {
+func findDelivery(ctx context.Context, q querier, shopID int64, id string, lock bool) (*Delivery, error) {
 	sql := `SELECT shop_id, id, topic, body, received_at, processed_at, outcome
 		FROM webhook_deliveries WHERE shop_id = $1 AND id = $2`
 	if lock {
@@ -278,7 +278,7 @@ func (db *DB) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Te
 	var out []*experiment.Test
 	f := experiment.Filter{Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}, Limit: 500}
 	for {
-		page, more, err := FindTests(ctx, db.pool, shopID, f)
+		page, more, err := findTests(ctx, db.pool, shopID, f)
 		if err != nil {
 			return nil, fmt.Errorf("store.FindLiveTests %d: %w", shopID, err)
 		}

@@ -20,6 +20,7 @@ import (
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
@@ -281,6 +282,7 @@ func TestExportJobWaitsForItsRecord(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
+	pool := lifttest.Pool(t, e.pgURL)
 	s := e.newShop(store.ShopUpdate{})
 	ran, err := strconv.ParseInt(e.started(t, s, "ran"), 10, 64)
 	if err != nil {
@@ -300,7 +302,7 @@ func TestExportJobWaitsForItsRecord(t *testing.T) {
 			defer tick.Stop()
 			for {
 				var waiting int
-				err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 					WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`).Scan(&waiting)
 				if err != nil {
 					return experiment.WriteResult{}, err

@@ -48,6 +48,7 @@ type env struct {
 	t             *testing.T
 	srv           *httptest.Server
 	db            *store.DB
+	pgURL         string // the test database, for looking below the ports
 	wh            *warehouse.Warehouse
 	fake          *platform.Fake
 	clock         *clock
@@ -89,7 +90,8 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	}
 	ctx := context.Background()
 	clk := &clock{now: epoch}
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t), Now: clk.Now})
+	pgURL := lifttest.PostgresURL(t)
+	db, err := store.Open(ctx, store.Config{URL: pgURL, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
 	g.NoRoute(v1.NotFound)
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, clock: clk, service: tests, redis: r, jobs: jc,
+	return &env{t: t, srv: srv, db: db, pgURL: pgURL, wh: wh, fake: fake, clock: clk, service: tests, redis: r, jobs: jc,
 		results: svc, resultsConfig: rcfg}
 }
 

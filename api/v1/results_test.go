@@ -217,7 +217,7 @@ func TestResultQueries(t *testing.T) {
 	s := e.newShop(store.ShopUpdate{})
 	e.clock.Set(time.Date(2026, 6, 3, 12, 0, 0, 0, time.UTC))
 	x := e.started(t, s, "queries")
-	if _, err := e.db.Pool().Exec(context.Background(),
+	if _, err := lifttest.Pool(t, e.pgURL).Exec(context.Background(),
 		`UPDATE experiments SET product_group_id = 'pg-tees', product_group_name = 'Tees' WHERE id = $1`, x); err != nil {
 		t.Fatal(err)
 	}

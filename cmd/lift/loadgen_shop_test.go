@@ -10,6 +10,7 @@ import (
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
+	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/store"
 )
 
@@ -35,9 +36,7 @@ func TestLoadgenLooksLikeAStore(t *testing.T) {
 		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
 		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
 		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
-	if err := store.CreateTest(ctx, s.app.DB.Pool(), tt); err != nil {
-		t.Fatal(err)
-	}
+	lifttest.PutTest(t, s.app.DB, tt)
 	stopWorker, err := s.app.startWorker(ctx, time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -39,9 +39,7 @@ func TestResultsMatchRawRows(t *testing.T) {
 		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
 		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
 		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
-	if err := store.CreateTest(ctx, db.Pool(), tt); err != nil {
-		t.Fatal(err)
-	}
+	lifttest.PutTest(t, db, tt)
 	addr, chDB := lifttest.ClickHouse(t)
 	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: addr, Database: chDB})
 	if err != nil {
