@@ -43,7 +43,9 @@ func (s *textOnlyClaims) CompleteIdempotencyKey(context.Context, experiment.Idem
 	return nil
 }
 
-func (s *textOnlyClaims) ReleaseIdempotencyKey(context.Context, experiment.IdempotencyClaim) error { return nil }
+func (s *textOnlyClaims) ReleaseIdempotencyKey(context.Context, experiment.IdempotencyClaim) error {
+	return nil
+}
 
 // edgeServer is the v1 edge as api builds it: surface, body limit, query
 // allowlist, Idempotency-Key, then a handler decoding a JSON body. written
