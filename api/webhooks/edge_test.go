@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/jobs"
 )
 
 // TestHeadersThatAreNotTextAreRefused: a shop domain or delivery id holding
@@ -25,7 +24,7 @@ func TestHeadersThatAreNotTextAreRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status, raw := b.deliver(t, &experiment.Shop{Domain: tc.domain}, jobs.TopicShopUpdate, tc.id, body, "")
+			status, raw := b.deliver(t, &experiment.Shop{Domain: tc.domain}, experiment.TopicShopUpdate, tc.id, body, "")
 			if status != http.StatusBadRequest || !strings.Contains(raw, `"status":"error"`) {
 				t.Fatalf("got %d %s, want 400 in the session envelope", status, raw)
 			}

@@ -1,4 +1,4 @@
-package jobs_test
+package v1_test
 
 import (
 	"encoding/json"
@@ -10,11 +10,11 @@ import (
 
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/results"
 )
 
 // FuzzResultQueryBody is the body of POST /v1/experiments/{id}/results as
-// the v1 handler decodes it (api.DecodeJSONBytes into jobs.QueryRequest),
+// the v1 handler decodes it (api.DecodeJSONBytes into results.QueryRequest),
 // then validated: refusals are 4xx, and an accepted spec, stored as the
 // query's reuse key, holds only text Postgres can store.
 func FuzzResultQueryBody(f *testing.F) {
@@ -41,14 +41,14 @@ func FuzzResultQueryBody(f *testing.F) {
 		return []string{"8101", "8102"}, nil
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req jobs.QueryRequest
+		var req results.QueryRequest
 		if err := api.DecodeJSONBytes(body, &req); err != nil {
 			if s := api.StatusOf(err); s < 400 || s >= 500 {
 				t.Fatalf("decode refused with %d: %v", s, err)
 			}
 			return
 		}
-		spec, err := jobs.ValidateQuery(shop, test, req, started.Add(40*24*time.Hour), products)
+		spec, err := results.ValidateQuery(shop, test, req, started.Add(40*24*time.Hour), products)
 		if err != nil {
 			if s := api.StatusOf(err); s < 400 || s >= 500 {
 				t.Fatalf("validation refused with %d: %v", s, err)
