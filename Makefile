@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 LIFT  := .lift/bin/lift
 
-.PHONY: run test bench stop build check
+.PHONY: run test bench stop build check fuzz
 
 build:
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 (https://go.dev/dl) and retry"; exit 1; }
@@ -31,6 +31,28 @@ bench: build
 	$(LIFT) bench ingest
 	$(LIFT) bench api
 	$(LIFT) bench results
+
+# Fuzz every request decoder (issue 12) for FUZZTIME each. -fuzz takes one
+# target per package run, hence one line per target. The HTTP-level targets
+# (…HTTP) use the services as the tests do (LIFT_* or the local stack).
+# Findings land in the package's testdata/fuzz and then run in every go test.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCreate$$' -fuzztime $(FUZZTIME) ./experiment/
+	$(GO) test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./experiment/
+	$(GO) test -run '^$$' -fuzz '^FuzzWebhookBodies$$' -fuzztime $(FUZZTIME) ./experiment/
+	$(GO) test -run '^$$' -fuzz '^FuzzEdge$$' -fuzztime $(FUZZTIME) ./api/
+	$(GO) test -run '^$$' -fuzz '^FuzzListQuery$$' -fuzztime $(FUZZTIME) ./api/v1/
+	$(GO) test -run '^$$' -fuzz '^FuzzResultQueryBody$$' -fuzztime $(FUZZTIME) ./api/v1/
+	$(GO) test -run '^$$' -fuzz '^FuzzCreateHTTP$$' -fuzztime $(FUZZTIME) ./api/v1/
+	$(GO) test -run '^$$' -fuzz '^FuzzPatchHTTP$$' -fuzztime $(FUZZTIME) ./api/v1/
+	$(GO) test -run '^$$' -fuzz '^FuzzTrackingHTTP$$' -fuzztime $(FUZZTIME) ./api/storefront/
+	$(GO) test -run '^$$' -fuzz '^FuzzTrackEventBody$$' -fuzztime $(FUZZTIME) ./ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzTrackAssignmentBody$$' -fuzztime $(FUZZTIME) ./ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzLegacyBody$$' -fuzztime $(FUZZTIME) ./ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzObserveQuery$$' -fuzztime $(FUZZTIME) ./ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./stats/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./stats/
 
 # Stop the local services.
 stop: build

@@ -44,7 +44,9 @@ func Idempotent(st IdempotencyStore, cfg IdempotencyConfig) gin.HandlerFunc {
 		if len(vals) > 0 {
 			key = vals[0]
 		}
-		if key == "" || len(key) > 255 || len(vals) > 1 {
+		// The key is stored as text: bytes that are not UTF-8 would fail the
+		// claim (a 503) instead of being the caller's error.
+		if key == "" || len(key) > 255 || len(vals) > 1 || !ValidText(key) {
 			WriteError(c, Invalid("invalid_idempotency_key", "Idempotency-Key",
 				"The Idempotency-Key header must be one non-empty value of at most 255 characters."))
 			return

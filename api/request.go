@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -31,7 +33,8 @@ func NewID(prefix string) string {
 func RequestIDs() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := strings.TrimSpace(c.GetHeader("X-Correlation-Id"))
-		if id == "" || len(id) > 200 {
+		// The id is logged and stored with the audit record: text only.
+		if id == "" || len(id) > 200 || !ValidText(id) {
 			id = NewID("req_")
 		}
 		c.Set(requestIDKey, id)
@@ -67,10 +70,25 @@ func tooLarge(max int64) *experiment.Error {
 	return experiment.Errorf(experiment.KindTooLarge, "request_too_large", "The request body is over the %d MB limit.", max>>20)
 }
 
-// ReadBody reads the whole body, translating an oversize body to 413.
+// DefaultMaxBody caps ReadBody on a route mounted without LimitBody.
+const DefaultMaxBody = 10 << 20
+
+// ReadBody reads the whole body, translating an oversize body to 413. It
+// never reads more than the route's LimitBody (or DefaultMaxBody) plus one
+// byte. On the v1 surface a body declared as anything but JSON is refused
+// unread with 415 unsupported_media_type.
 func ReadBody(c *gin.Context) ([]byte, error) {
 	if b, ok := c.Get(bodyKey); ok {
 		return b.([]byte), nil
+	}
+	if surface, _ := c.Get(surfaceKey); surface == SurfaceV1 {
+		if err := requireJSON(c.Request); err != nil {
+			return nil, err
+		}
+	}
+	if _, limited := c.Get(maxBodyKey); !limited {
+		c.Set(maxBodyKey, int64(DefaultMaxBody))
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, DefaultMaxBody)
 	}
 	b, err := io.ReadAll(c.Request.Body)
 	if err != nil {
@@ -81,6 +99,22 @@ func ReadBody(c *gin.Context) ([]byte, error) {
 	}
 	c.Set(bodyKey, b)
 	return b, nil
+}
+
+// requireJSON refuses a body whose Content-Type is not JSON
+// (application/json or application/*+json, any parameters). A body sent
+// without a Content-Type is read as JSON; a request without a body passes.
+func requireJSON(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || r.ContentLength == 0 {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	return experiment.Errorf(experiment.KindInvalidRequest, "unsupported_media_type",
+		"Content-Type %q is not supported; send the body as application/json.", strings.ToValidUTF8(ct, "?")).WithParam("Content-Type")
 }
 
 const (
@@ -101,11 +135,18 @@ func DecodeJSON(c *gin.Context, v any) error {
 	return DecodeJSONBytes(b, v)
 }
 
-// DecodeJSONBytes is DecodeJSON for a body already read.
+// DecodeJSONBytes is DecodeJSON for a body already read. Text no store can
+// hold (invalid UTF-8, NUL) is 400 malformed_json and a string over
+// experiment.MaxTextChars 422 invalid_request, each naming the field.
 func DecodeJSONBytes(b []byte, v any) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return Invalid("malformed_json", "", "The request body must be a JSON object.")
+	}
+	if json.Valid(b) {
+		if err := experiment.CheckJSONText(b, experiment.AnyText); err != nil {
+			return err
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -142,13 +183,22 @@ func jsonKind(goKind string) string {
 }
 
 // Query allows only the named query parameters on a route: another name is
-// 400 unknown_parameter, a name sent twice is 400 invalid_request.
+// 400 unknown_parameter, a name sent twice is 400 invalid_request. Every
+// route declares it, so it is also where path parameters and query values
+// are checked to be text (valid UTF-8 without NUL) before any reaches a
+// store: 400 invalid_request naming the parameter.
 func Query(allowed ...string) gin.HandlerFunc {
 	ok := make(map[string]bool, len(allowed))
 	for _, a := range allowed {
 		ok[a] = true
 	}
 	return func(c *gin.Context) {
+		for _, p := range c.Params {
+			if err := CheckText(p.Key, p.Value); err != nil {
+				WriteError(c, err)
+				return
+			}
+		}
 		for name, vals := range c.Request.URL.Query() {
 			if !ok[name] {
 				WriteError(c, Invalid("unknown_parameter", name, "Unknown query parameter: %s.", name))
@@ -158,9 +208,40 @@ func Query(allowed ...string) gin.HandlerFunc {
 				WriteError(c, Invalid("invalid_request", name, "The query parameter %s was sent more than once.", name))
 				return
 			}
+			if err := CheckText(name, vals[0]); err != nil {
+				WriteError(c, err)
+				return
+			}
 		}
 		c.Next()
 	}
+}
+
+// ValidText reports whether s can be stored as text: valid UTF-8 without
+// NUL, which Postgres refuses (SQLSTATE 22021) and would turn into a 500.
+func ValidText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
+// CheckText is ValidText as the 400 invalid_request naming param.
+func CheckText(param, v string) error {
+	if ValidText(v) {
+		return nil
+	}
+	return Invalid("invalid_request", param, "%s must be UTF-8 text without NUL characters.", param)
+}
+
+// GroupIndex parses a test group index path parameter: a whole number from
+// 0 to experiment.MaxGroupIndex, else 422 invalid_request naming param (as
+// the index of a test group that does not exist would be).
+func GroupIndex(c *gin.Context, param string) (int, error) {
+	raw := c.Param(param)
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 || n > experiment.MaxGroupIndex {
+		return 0, experiment.Refuse("invalid_request", param, "A test group index is a whole number from 0 to %d; got %q.",
+			experiment.MaxGroupIndex, raw)
+	}
+	return n, nil
 }
 
 // WriteJSON writes v with status; it is how handlers answer.

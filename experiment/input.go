@@ -53,6 +53,9 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	if err := checkObject(body); err != nil {
 		return nil, err
 	}
+	if err := CheckJSONText(body, testTextLimit); err != nil {
+		return nil, err
+	}
 	var head struct {
 		Type json.RawMessage `json:"type"`
 	}
@@ -64,10 +67,9 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	if err := CheckCreatable(typ); err != nil {
 		return nil, err
 	}
-	var in writable
-	if err := strictUnmarshal(body, &in); err != nil {
-		p, msg := jsonErrorParam(err)
-		return nil, Refuse("invalid_request", p, "%s", msg)
+	in, err := decodeWritable(body)
+	if err != nil {
+		return nil, err
 	}
 	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1}
 	in.applyTo(t)
@@ -99,6 +101,64 @@ func typeList() string {
 		}
 	}
 	return strings.Join(s, ", ")
+}
+
+// decodeWritable decodes a create body, or a PATCH merged onto the stored
+// test, refusing what the schema refuses with 422 invalid_request and param.
+// No message carries Go's own wording (a time layout, a type name).
+func decodeWritable(body []byte) (*writable, error) {
+	if err := checkSchedule(body); err != nil {
+		return nil, err
+	}
+	var in writable
+	if err := strictUnmarshal(body, &in); err != nil {
+		p, msg := jsonErrorParam(err)
+		if p == "" {
+			msg = "The request body does not fit the schema of a test."
+		}
+		return nil, Refuse("invalid_request", p, "%s", msg)
+	}
+	for i, g := range in.Groups {
+		if g.Index != nil && *g.Index > MaxGroupIndex {
+			return nil, Refuse("invalid_request", fmt.Sprintf("test_groups[%d].index", i),
+				"A test group index is a whole number from 0 to %d; got %d.", MaxGroupIndex, *g.Index)
+		}
+	}
+	return &in, nil
+}
+
+// checkSchedule reads schedule's two times before the decoder does, so a
+// bad one is refused naming its field, in the contract's words.
+func checkSchedule(body []byte) error {
+	var top struct {
+		Schedule json.RawMessage `json:"schedule"`
+	}
+	if json.Unmarshal(body, &top) != nil || isNull(top.Schedule) {
+		return nil
+	}
+	var s map[string]json.RawMessage
+	if json.Unmarshal(top.Schedule, &s) != nil {
+		return Refuse("invalid_request", "schedule", "schedule is an object with start_at and end_at, or null.")
+	}
+	for _, k := range []string{"start_at", "end_at"} {
+		raw, ok := s[k]
+		if !ok || isNull(raw) {
+			continue
+		}
+		var t time.Time
+		if json.Unmarshal(raw, &t) != nil {
+			return badTime("schedule." + k)
+		}
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}
+
+func badTime(param string) error {
+	return Refuse("invalid_request", param, "%s is an ISO 8601 date-time such as 2026-01-31T00:00:00Z, or null.", param)
 }
 
 func checkObject(body []byte) error {
@@ -180,6 +240,9 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 	if err := checkObject(body); err != nil {
 		return nil, PatchResult{}, err
 	}
+	if err := CheckJSONText(body, testTextLimit); err != nil {
+		return nil, PatchResult{}, err
+	}
 	var patch map[string]any
 	if err := decodeAny(body, &patch); err != nil {
 		return nil, PatchResult{}, Errorf(KindInvalidRequest, "malformed_json", "The request body is not valid JSON.")
@@ -200,10 +263,9 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 	if err != nil {
 		return nil, PatchResult{}, fmt.Errorf("experiment.ApplyPatch: %w", err)
 	}
-	var in writable
-	if err := strictUnmarshal(mergedJSON, &in); err != nil {
-		p, msg := jsonErrorParam(err)
-		return nil, PatchResult{}, Refuse("invalid_request", p, "%s", msg)
+	in, err := decodeWritable(mergedJSON)
+	if err != nil {
+		return nil, PatchResult{}, err
 	}
 	if in.Type != cur.Type {
 		return nil, PatchResult{}, Refuse("invalid_request", "type", "A test's type cannot change; create a new test.")

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Product caps per price test (part 2.5).
@@ -146,7 +147,7 @@ func (v *validator) top() {
 	t := v.t
 	if strings.TrimSpace(t.Name) == "" {
 		v.fail("invalid_request", "name", "A test needs a name.")
-	} else if len(t.Name) > maxNameLen {
+	} else if utf8.RuneCountInString(t.Name) > maxNameLen {
 		v.fail("invalid_request", "name", "name is at most %d characters.", maxNameLen)
 	}
 	if t.PrimaryMetric != nil && !t.PrimaryMetric.Known() {
@@ -203,7 +204,7 @@ func (v *validator) groupStructure() {
 		switch {
 		case name == "":
 			v.fail("invalid_request", p+".name", "Every test group needs a name.")
-		case len(g.Name) > maxNameLen:
+		case utf8.RuneCountInString(g.Name) > maxNameLen:
 			v.fail("invalid_request", p+".name", "A group name is at most %d characters.", maxNameLen)
 		default:
 			if j, dup := seenName[name]; dup {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/ingest"
 )
@@ -232,6 +233,9 @@ func (h *Handler) ga4Metadata(c *gin.Context) error {
 	experimentID := c.Query("experimentId")
 	if experimentID == "" {
 		return badRequest("experimentId", "experimentId is required")
+	}
+	if !api.ValidText(experimentID) {
+		return badRequest("experimentId", "experimentId must be UTF-8 text without NUL characters")
 	}
 	raw, ok := c.GetQuery("groupIndex")
 	if !ok || raw == "" {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
 )
 
@@ -37,6 +38,12 @@ func (c *shopCache) find(ctx context.Context, param, domain string) (*experiment
 	domain = normalizeDomain(domain)
 	if domain == "" {
 		return nil, experiment.Errorf(experiment.KindInvalidRequest, "missing_parameter", "%s is required", param).WithParam(param)
+	}
+	// Bytes Postgres cannot hold as text must not reach the lookup, where
+	// they fail it (a 500): they are the caller's error.
+	if !api.ValidText(domain) {
+		return nil, experiment.Errorf(experiment.KindInvalidRequest, "invalid_parameter",
+			"%s must be a shop domain such as example.myshopify.com", param).WithParam(param)
 	}
 	now := c.now()
 	c.mu.RLock()

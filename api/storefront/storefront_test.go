@@ -52,20 +52,20 @@ func (m staticMetadata) FindAnalyticsMetadata(_ context.Context, id string, grou
 	return &md, nil
 }
 
-func setup(t *testing.T, opts ...func(*storefront.Config)) *bundle {
+func setup(t testing.TB, opts ...func(*storefront.Config)) *bundle {
 	t.Helper()
 	return build(t, func(addr string) string { return addr }, opts...)
 }
 
 // build is setup with the ClickHouse address passed through route (the
 // outage test puts a proxy in between).
-func build(t *testing.T, route func(string) string, opts ...func(*storefront.Config)) *bundle {
+func build(t testing.TB, route func(string) string, opts ...func(*storefront.Config)) *bundle {
 	t.Helper()
 	return buildWith(t, route, func(*ingest.Config) {}, opts...)
 }
 
 // buildWith is build with the ingester's configuration adjusted by tune.
-func buildWith(t *testing.T, route func(string) string, tune func(*ingest.Config), opts ...func(*storefront.Config)) *bundle {
+func buildWith(t testing.TB, route func(string) string, tune func(*ingest.Config), opts ...func(*storefront.Config)) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})

@@ -197,9 +197,9 @@ func (h *Experiments) preview(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	index, err := strconv.Atoi(c.Param("index"))
-	if err != nil || index < 0 {
-		return experiment.Refuse("invalid_request", "index", "A test group index is a whole number from 0; got %q.", c.Param("index"))
+	index, err := api.GroupIndex(c, "index")
+	if err != nil {
+		return err
 	}
 	out, err := h.Service.Preview(c.Request.Context(), api.Shop(c), id, index, reply(http.StatusOK))
 	if err != nil {

@@ -45,7 +45,7 @@ var epoch = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 // ClickHouse, and the fake platform server. Export and result jobs run
 // in-process when a test calls them; withWorker adds a real asynq worker.
 type env struct {
-	t             *testing.T
+	t             testing.TB
 	srv           *httptest.Server
 	db            *store.DB
 	pgURL         string // the test database, for looking below the ports
@@ -82,7 +82,7 @@ type envOptions struct{ worker bool }
 // withWorker runs a real asynq worker for result jobs, as in production.
 func withWorker(o *envOptions) { o.worker = true }
 
-func newEnv(t *testing.T, opts ...func(*envOptions)) *env {
+func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	t.Helper()
 	var o envOptions
 	for _, opt := range opts {

@@ -66,6 +66,12 @@ func (h *Handler) receive(c *gin.Context) error {
 		return experiment.Errorf(experiment.KindUnauthenticated, "invalid_signature", "The webhook signature does not match.")
 	}
 	id := strings.TrimSpace(c.GetHeader(HeaderID))
+	// Headers are stored as text: bytes Postgres refuses would fail the
+	// record (a 500) instead of being the sender's error.
+	if !api.ValidText(c.GetHeader(HeaderTopic) + c.GetHeader(HeaderShop) + id) {
+		return experiment.Errorf(experiment.KindInvalidRequest, "invalid_request",
+			"The %s, %s and %s headers must be UTF-8 text.", HeaderTopic, HeaderShop, HeaderID)
+	}
 	ctx := experiment.WithActor(c.Request.Context(), experiment.Actor{Name: "webhook", RequestID: id, Method: c.Request.Method, Path: c.Request.URL.Path})
 	err = h.Service.Receive(ctx, experiment.WebhookReceipt{Topic: c.GetHeader(HeaderTopic), ShopDomain: c.GetHeader(HeaderShop),
 		DeliveryID: id, Body: body})
