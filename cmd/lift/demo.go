@@ -21,9 +21,11 @@ const demoPriceTest = `{"type":"price","name":"Organic Cotton Tee at $24","hypot
 // demoTraffic gives a fresh demo shop something to look at: when it has no
 // test yet, it creates and starts the walkthrough's price test through the
 // API and plays loadgen's visitors against the storefront endpoints, with a
-// planted effect (the variant converts better at a lower order value). The
-// worker's scheduler then computes the first results snapshot.
-func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, webhookSecret string, out io.Writer) error {
+// planted effect (the variant converts better at a lower order value). When
+// the visitors are done it takes a snapshot at once (snapshot), so the demo's
+// results are there to read without waiting for the scheduler's first one.
+func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, webhookSecret string,
+	snapshot func(ctx context.Context, testID string) error, out io.Writer) error {
 	var list struct {
 		Data []json.RawMessage `json:"data"`
 	}
@@ -50,7 +52,10 @@ func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, w
 		return err
 	}
 	res.print(out)
-	fmt.Fprintf(out, "demo: results appear at GET %s/v1/experiments/%s/results once the worker's first snapshot runs\n", base, test.ID)
+	if err := snapshot(ctx, test.ID); err != nil {
+		return fmt.Errorf("demo snapshot: %w", err)
+	}
+	fmt.Fprintf(out, "demo: results are ready: curl -s -H \"Authorization: Bearer %s\" %s/v1/experiments/%s/results\n", t.Read, base, test.ID)
 	return nil
 }
 

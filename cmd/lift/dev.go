@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -92,12 +93,26 @@ func runDev(cmd *cobra.Command, _ []string) error {
 		printWelcome(cmd.OutOrStdout(), addr, tokens)
 		if visitors > 0 {
 			base := "http://127.0.0.1" + addr[strings.LastIndex(addr, ":"):]
-			if err := demoTraffic(ctx, base, tokens, visitors, cfg.Platform.WebhookSecret, cmd.OutOrStdout()); err != nil {
+			if err := demoTraffic(ctx, base, tokens, visitors, cfg.Platform.WebhookSecret, app.demoSnapshot, cmd.OutOrStdout()); err != nil {
 				app.Log.Warn("demo traffic", "err", err)
 			}
 		}
 	}()
 	return app.serve(ctx, ready)
+}
+
+// demoSnapshot takes the demo test's snapshot now, through the same results
+// service the worker runs.
+func (a *App) demoSnapshot(ctx context.Context, testID string) error {
+	shop, err := a.DB.FindShopByDomain(ctx, demoDomain)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(testID, 10, 64)
+	if err != nil {
+		return err
+	}
+	return a.results().TakeSnapshot(ctx, shop.ID, id, false)
 }
 
 // demoTokens are the demo shop's secrets. They are kept in .lift/ (local,
