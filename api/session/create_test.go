@@ -28,6 +28,9 @@ func TestCreatePerType(t *testing.T) {
 				ps := d["products"].([]any)
 				return len(ps) == 1 && ps[0].(map[string]any)["productId"] == tee
 			}},
+		{"price v2 fixed", "/api/price-experiments/v2/create", fmt.Sprintf(`{"name":"Price v2 fixed","products":[{"productId":%q},{"productId":%q}],
+			"priceChangeType":"FIXED","priceChange":2.5,%s}`, tee, sweater, withGroups("")), "PRICE_CART_TRANSFORM_TEST",
+			func(d map[string]any) bool { return len(d["products"].([]any)) == 2 }},
 		{"content", "/api/content-experiments/create", fmt.Sprintf(`{"name":"Content","products":[{"productId":%q}],%s}`,
 			tee, withGroups(`,"customCss":".hero{display:none}"`)), "CONTENT_TEST", func(d map[string]any) bool {
 			return group1(d)["customCss"] == ".hero{display:none}"

@@ -103,6 +103,12 @@ func TestUpdateAndLifecycle(t *testing.T) {
 		}
 	}
 	wantError(t, s.do(t, "POST", path+"/resume", ""), http.StatusBadRequest)
+	// After launch the configuration is locked but for name and endDate.
+	wantError(t, s.do(t, "PUT", path, `{"settings":{"startDate":"2026-08-01T00:00:00Z"}}`), http.StatusBadRequest)
+	wantSuccess(t, s.do(t, "PUT", path, `{"name":"Still open","settings":{"endDate":null}}`))
+	if d := get(); d["name"] != "Still open" || d["settings"].(map[string]any)["endDate"] != nil || d["status"] != "STOPPED" {
+		t.Fatalf("open fields after launch: %v", d)
+	}
 	for _, p := range []string{"/api/experiments/999999/pause", "/api/experiments/x/resume"} {
 		wantError(t, s.do(t, "POST", p, ""), http.StatusNotFound)
 	}
