@@ -68,14 +68,15 @@ func handle(fn api.HandlerFunc) gin.HandlerFunc {
 // sessionError re-kinds the domain's answers the session document has no
 // status for: a refused state change (409) or plan entitlement (403) is a
 // request the panel cannot make (400); a thing this service does not do
-// (501) is a feature that is off (404). Internal errors stay internal.
+// (501) is a feature that is off (404). Validation findings (422) are
+// already 400 on this surface; internal errors stay internal.
 func sessionError(err error) error {
 	e, ok := experiment.AsError(err)
 	if !ok {
 		return err
 	}
 	switch e.Kind {
-	case experiment.KindConflict, experiment.KindForbidden, experiment.KindValidation, experiment.KindRateLimited:
+	case experiment.KindConflict, experiment.KindForbidden:
 		return experiment.Errorf(experiment.KindInvalidRequest, e.Code, "%s", e.Message).WithParam(e.Param)
 	case experiment.KindNotImplemented:
 		return experiment.Errorf(experiment.KindNotFound, e.Code, "%s", e.Message).WithParam(e.Param)
