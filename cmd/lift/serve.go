@@ -17,10 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/api/session"
 	"github.com/liftab/lift/api/storefront"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/ingest"
+	"github.com/liftab/lift/warehouse"
 )
 
 func init() { rootCmd.AddCommand(newServeCmd()) }
@@ -105,6 +107,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 
 	if role == "api" || role == "all" {
 		a.v1().Mount(r)
+		a.sessionAPI().Mount(r)       // the admin panel's /api/experiments…
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
 		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
 	}
@@ -158,6 +161,14 @@ func (a *App) v1() *v1.API {
 		MaxBodyBytes: c.HTTP.MaxBodyBytes,
 		Now:          a.Now,
 	}
+}
+
+// sessionAPI builds the admin panel's session surface over the same tests'
+// service as /v1.
+func (a *App) sessionAPI() *session.API {
+	c := a.Config
+	return &session.API{Service: a.experiments(), Shops: a.DB, APIKey: c.Platform.APIKey, APISecret: c.Platform.APISecret,
+		AdminKey: c.Admin.APIKey, Orders: warehouse.OrderLookup{W: a.Warehouse}, MaxBodyBytes: c.HTTP.MaxBodyBytes, Now: a.Now}
 }
 
 // geoIPPath is where the storefront's country database is read from.

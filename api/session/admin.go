@@ -1,0 +1,91 @@
+package session
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/experiment"
+)
+
+// adminRoutes mounts the admin tools of part 4.5 on g (behind x-api-key).
+// GET /api/enable-script is not served: experiment.Platform offers no call
+// that installs the storefront script.
+func (a *API) adminRoutes(g gin.IRouter) {
+	if a.Orders != nil {
+		g.POST("/get-order", handle(a.getOrder))
+	}
+}
+
+// orderWire is a stored order with its attribution to each test.
+type orderWire struct {
+	Shop         string            `json:"shop"`
+	OrderID      string            `json:"orderId"`
+	Attributions []attributionWire `json:"attributions"`
+}
+
+// attributionWire is the standing version of the order for one test, with
+// every version stored.
+type attributionWire struct {
+	ExperimentID string        `json:"experimentId"`
+	TestGroup    int16         `json:"testGroup"`
+	Revenue      float64       `json:"revenue"`
+	Currency     string        `json:"currency"`
+	Versions     []versionWire `json:"versions"`
+}
+
+type versionWire struct {
+	Version   uint64  `json:"version"`
+	TestGroup int16   `json:"testGroup"`
+	Revenue   float64 `json:"revenue"`
+	Source    string  `json:"source"`
+	CreatedAt string  `json:"createdAt"`
+	LineItems int     `json:"lineItems"`
+}
+
+// getOrder answers the order orderId of shop as the warehouse holds it: 404
+// for an unknown shop or an order never attributed.
+func (a *API) getOrder(c *gin.Context) error {
+	var in struct {
+		Shop    string          `json:"shop"`
+		OrderID json.RawMessage `json:"orderId"`
+	}
+	if err := api.DecodeJSON(c, &in); err != nil {
+		return err
+	}
+	orderID := strings.Trim(string(in.OrderID), `"`)
+	if in.Shop == "" || !number.MatchString(numericID(orderID)) {
+		return badRequest("shop (a shop domain) and orderId (the platform's order number) are required.")
+	}
+	shop, err := a.Shops.FindShopByDomain(c.Request.Context(), in.Shop)
+	if err != nil {
+		return err
+	}
+	versions, err := a.Orders.FindOrder(c.Request.Context(), shop.ID, numericID(orderID))
+	if err != nil {
+		return err
+	}
+	data(c, orderOf(shop, numericID(orderID), versions))
+	return nil
+}
+
+// orderOf groups the versions per test; the highest version stands.
+func orderOf(shop *experiment.Shop, orderID string, versions []experiment.OrderVersion) orderWire {
+	w := orderWire{Shop: shop.Domain, OrderID: orderID, Attributions: []attributionWire{}}
+	at := map[string]int{}
+	for _, v := range versions {
+		i, ok := at[v.ExperimentID]
+		if !ok {
+			i = len(w.Attributions)
+			at[v.ExperimentID] = i
+			w.Attributions = append(w.Attributions, attributionWire{ExperimentID: v.ExperimentID, Versions: []versionWire{}})
+		}
+		aw := &w.Attributions[i]
+		aw.TestGroup, aw.Revenue, aw.Currency = v.TestGroup, v.Revenue, v.Currency
+		aw.Versions = append(aw.Versions, versionWire{Version: v.Version, TestGroup: v.TestGroup, Revenue: v.Revenue,
+			Source: v.Source, CreatedAt: isoTime(v.CreatedAt), LineItems: v.LineItems})
+	}
+	return w
+}

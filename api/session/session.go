@@ -1,0 +1,108 @@
+// Package session is the admin panel's surface at /api (session document
+// seeds/001, parts 3, 4.1, 4.2, 4.5, 5 and 7): the platform's session token
+// (an HS256 JWT), the tests and their per-type creation endpoints, and the
+// internal admin tools. It is a second view over experiment.Service: every
+// handler maps the document's wire shapes onto the service's use cases, so a
+// test made here is the test /v1 shows, under the same rules.
+package session
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/experiment"
+)
+
+// Shops finds an installed shop by its domain; *store.DB implements it.
+type Shops interface {
+	// FindShopByDomain returns KindNotFound shop_not_found when absent.
+	FindShopByDomain(ctx context.Context, domain string) (*experiment.Shop, error)
+}
+
+// API holds what the session handlers need.
+type API struct {
+	Service *experiment.Service
+	Shops   Shops
+	// APIKey and APISecret are the app's platform credentials: a session
+	// token names the key as its audience and is signed with the secret.
+	// An empty secret refuses every session request.
+	APIKey    string
+	APISecret string
+	// AdminKey guards the admin tools (x-api-key); empty answers 404.
+	AdminKey string
+	// Orders reads an order's attribution for POST /api/get-order; nil
+	// leaves the route out.
+	Orders       experiment.OrderLookup
+	MaxBodyBytes int64
+	Now          func() time.Time // default time.Now
+}
+
+// Mount adds the session routes under /api: every route answers errors in
+// the session envelope, the tests behind the session token, the admin tools
+// behind x-api-key.
+func (a *API) Mount(r gin.IRouter) {
+	if a.Now == nil {
+		a.Now = time.Now
+	}
+	max := a.MaxBodyBytes
+	if max <= 0 {
+		max = api.DefaultMaxBody
+	}
+	g := r.Group("/api", api.UseSurface(api.SurfaceSession), api.LimitBody(max))
+	s := g.Group("", a.authenticate())
+	a.testRoutes(s)
+	a.createRoutes(s)
+	a.adminRoutes(g.Group("", a.requireAdminKey()))
+}
+
+// handle adapts a handler whose errors are in the domain's vocabulary to
+// the session surface, whose part 7 knows 400, 401, 404 and 500.
+func handle(fn api.HandlerFunc) gin.HandlerFunc {
+	return api.Handle(func(c *gin.Context) error { return sessionError(fn(c)) })
+}
+
+// sessionError re-kinds the domain's answers the session document has no
+// status for: a refused state change (409) or plan entitlement (403) is a
+// request the panel cannot make (400); a thing this service does not do
+// (501) is a feature that is off (404). Validation findings (422) are
+// already 400 on this surface; internal errors stay internal.
+func sessionError(err error) error {
+	e, ok := experiment.AsError(err)
+	if !ok {
+		return err
+	}
+	switch e.Kind {
+	case experiment.KindConflict, experiment.KindForbidden:
+		return experiment.Errorf(experiment.KindInvalidRequest, e.Code, "%s", e.Message).WithParam(e.Param)
+	case experiment.KindNotImplemented:
+		return experiment.Errorf(experiment.KindNotFound, e.Code, "%s", e.Message).WithParam(e.Param)
+	}
+	return err
+}
+
+// success answers an action: the JSON string "success".
+func success(c *gin.Context) {
+	c.JSON(http.StatusOK, "success")
+}
+
+// data answers a read in the success envelope.
+func data(c *gin.Context, v any) {
+	c.JSON(http.StatusOK, gin.H{"status": "success", "data": v})
+}
+
+func badRequest(format string, args ...any) error {
+	return experiment.Errorf(experiment.KindInvalidRequest, "invalid_request", format, args...)
+}
+
+const shopKey = "lift.session.shop"
+
+// shopOf is the shop the session token named.
+func shopOf(c *gin.Context) *experiment.Shop {
+	s, _ := c.Get(shopKey)
+	shop, _ := s.(*experiment.Shop)
+	return shop
+}
