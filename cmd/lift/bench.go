@@ -31,7 +31,7 @@ import (
 func init() { rootCmd.AddCommand(newBenchCmd()) }
 
 func newBenchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks that prove DESIGN §11's targets"}
+	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks of ingest throughput, API latency and results computation against their targets"}
 	var o ingestBench
 	ing := &cobra.Command{
 		Use:   "ingest",

@@ -34,8 +34,8 @@ func newAPIBenchCmd() *cobra.Command {
 		Short: "Public API reads at a fixed rate: p50/p99 of GET /v1/experiments and GET /v1/experiments/{id}",
 		Long: `Starts the real API (auth, rate limiter, scopes, handlers) in this process on the local stack,
 installs a scratch shop with a catalog and some tests, then sends reads at a fixed rate (open loop,
-so a slow answer does not slow the load) and prints latency percentiles per route. DESIGN §11
-target: p99 under 20 ms at 200 req/s. The token's read budget is raised so the limiter counts
+so a slow answer does not slow the load) and prints latency percentiles per route.
+Target: p99 under 20 ms at 200 req/s. The token's read budget is raised so the limiter counts
 every request without refusing any.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}

@@ -44,7 +44,7 @@ times, --rounds times each, the snapshot computation (whole-run metrics per grou
 breakdown, custom events and the statistics of all nine compared metrics) and a custom query's
 warehouse work with a 2-dimension breakdown (device × country), and prints min and median. After
 loading it merges the tables' parts (OPTIMIZE … FINAL), as a real test's days-old rows are.
-DESIGN §11 targets: snapshot under 2 s, 2-dimension breakdown under 3 s. The database is dropped
+Targets: snapshot under 2 s, 2-dimension breakdown under 3 s. The database is dropped
 at the end unless --keep.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}

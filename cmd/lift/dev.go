@@ -49,6 +49,9 @@ func runDev(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	cfg.Role = "all"
+	if cfg.Log.Format == "" {
+		cfg.Log.Format = "text" // a person reads dev's logs; servers log JSON for machines
+	}
 	if cfg.SigningSecret == "" {
 		if cfg.SigningSecret, err = devSigningSecret(cfg.DataDir); err != nil {
 			return err
