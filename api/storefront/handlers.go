@@ -97,7 +97,7 @@ func accepted(c *gin.Context) {
 // GET /api/get-session → {"sessionId": "<uuid>"}.
 func (h *Handler) getSession(c *gin.Context) error {
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, gin.H{"sessionId": ingest.NewID()})
+	c.JSON(http.StatusOK, gin.H{"sessionId": experiment.NewID("")})
 	return nil
 }
 

@@ -268,22 +268,13 @@ func benchBodies(n int) [][]byte {
 	types := []string{"page_viewed", "product_viewed", "product_viewed", "product_added_to_cart", "checkout_started"}
 	out := make([][]byte, n)
 	for i := range out {
-		session := newUUID()
+		session := experiment.NewID("")
 		out[i] = fmt.Appendf(nil, `{"sessionId":%q,"visitorId":"visitor-%d","eventType":%q,"source":"webpixel",`+
 			`"createdAt":%d,"experimentIds":["%d"],"pagePath":"/products/item-%d",`+
 			`"payload":{"pageType":"product","productIds":["gid://shopify/Product/%d"],"variantIds":["%d"],"quantity":1}}`,
 			session, i, types[i%len(types)], time.Now().UnixMilli(), 100+i%3, i%50, 7000+i%50, 9000+i%50)
 	}
 	return out
-}
-
-func newUUID() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func randomHex(n int) string {
