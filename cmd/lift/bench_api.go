@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ type apiBench struct {
 	rate     float64
 	duration time.Duration
 	tests    int
+	progress io.Writer // a terminal gets a progress line
 }
 
 func newAPIBenchCmd() *cobra.Command {
@@ -76,6 +78,7 @@ func (o *apiBench) run(cmd *cobra.Command) error {
 	}
 	defer srv.Close()
 	out := cmd.OutOrStdout()
+	o.progress = out
 	fmt.Fprintf(out, "API reads, open loop at %.0f req/s for %s (%d tests in the shop)\n", o.rate, o.duration, len(ids))
 	routes := []string{"/v1/experiments?limit=20", "/v1/experiments/" + ids[0]}
 	lat := o.load("http://"+srv.Addr, token, routes)
@@ -102,7 +105,11 @@ func (o *apiBench) load(base, token string, routes []string) []routeLatency {
 	var wg sync.WaitGroup
 	interval := time.Duration(float64(time.Second) / o.rate)
 	start := time.Now()
+	var sent atomic.Int64
+	stop := startProgress(o.progress, "bench api", "requests", 0, start.Add(o.duration), sent.Load)
+	defer stop()
 	for i := 0; time.Since(start) < o.duration; i++ {
+		sent.Add(1)
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 		wg.Add(1)
 		go func(k int) {

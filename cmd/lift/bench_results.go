@@ -30,6 +30,7 @@ type resultsBench struct {
 	keep           bool
 	database       string
 	insertParallel int
+	progress       io.Writer // a terminal gets a progress line
 }
 
 func newResultsBenchCmd() *cobra.Command {
@@ -67,6 +68,7 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	}
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
+	o.progress = out
 	cfg, err := localConfig(cmd, false)
 	if err != nil {
 		return err
@@ -192,8 +194,9 @@ func (o *resultsBench) report(ctx context.Context, out io.Writer, wh *warehouse.
 // converts 10% better; devices, countries, sources and sessions vary.
 func (o *resultsBench) load(ctx context.Context, wh *warehouse.Warehouse, start time.Time) (int64, error) {
 	const chunk = 10_000
-	var rows atomic.Int64
-	var next atomic.Int64
+	var rows, next, visitors atomic.Int64
+	stop := startProgress(o.progress, "loading", "visitors", int64(o.visitors), time.Time{}, visitors.Load)
+	defer stop()
 	var wg sync.WaitGroup
 	errs := make([]error, o.insertParallel)
 	for w := range o.insertParallel {
@@ -211,6 +214,7 @@ func (o *resultsBench) load(ctx context.Context, wh *warehouse.Warehouse, start 
 					return
 				}
 				rows.Add(int64(b.Len()))
+				visitors.Add(int64(min(first+chunk, o.visitors) - first))
 			}
 		})
 	}
