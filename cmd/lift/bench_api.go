@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -59,6 +60,8 @@ func (o *apiBench) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	// Errors only: an access-log line per request would bury the report.
+	a.Log = slog.New(benchLogHandler{slog.NewTextHandler(cmd.ErrOrStderr(), nil)})
 	defer a.Close()
 	if err := a.migrate(ctx); err != nil {
 		return err

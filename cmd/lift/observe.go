@@ -16,6 +16,7 @@ import (
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/metrics"
 )
 
 // newLogger is the process's one logger: log/slog, JSON or text by
@@ -30,18 +31,27 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
+// metrics is the process's metrics; an App not made by openApp (tests,
+// benches) gets its own on first use.
+func (a *App) metrics() *metrics.Metrics {
+	if a.Metrics == nil {
+		a.Metrics = metrics.New()
+	}
+	return a.Metrics
+}
+
 // observe puts the request middleware on r, outermost first: the request
 // id, then metrics and the access log (they see the final status, a
 // recovered panic's 500 included), then recovery. gin's own logger is not
 // used: the access log replaces it, in the process's log format.
 func (a *App) observe(r *gin.Engine) {
-	r.Use(api.RequestIDs(), api.ObserveRequests(a.Metrics.ObserveRequest), api.AccessLog(a.Log),
+	r.Use(api.RequestIDs(), api.ObserveRequests(a.metrics().ObserveRequest), api.AccessLog(a.Log),
 		gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
 			a.Log.Error("panic serving a request", "request_id", api.RequestID(c), "route", c.FullPath(),
 				"err", fmt.Sprint(err), "stack", string(debug.Stack()))
 			c.AbortWithStatus(http.StatusInternalServerError)
 		}))
-	api.MountMetrics(r, a.Metrics.Handler())
+	api.MountMetrics(r, a.metrics().Handler())
 }
 
 // watchQueues exports the job queues' depths (read at each scrape) once
@@ -51,7 +61,7 @@ func (a *App) watchQueues() {
 		return
 	}
 	a.inspector = jobs.NewInspector(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB})
-	a.Metrics.WatchQueues(a.inspector.Depths)
+	a.metrics().WatchQueues(a.inspector.Depths)
 }
 
 // serveWorkerMetrics serves /metrics of a worker process on addr until ctx
@@ -62,7 +72,7 @@ func (a *App) serveWorkerMetrics(ctx context.Context, addr string) error {
 		return fmt.Errorf("worker metrics: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", a.Metrics.Handler())
+	mux.Handle("GET /metrics", a.metrics().Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()

@@ -108,11 +108,11 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	}
 	if role == "ingest" || role == "all" {
 		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
-			Now: a.Now, Logger: a.Log, Observer: a.Metrics.Ingest()}, a.Warehouse)
+			Now: a.Now, Logger: a.Log, Observer: a.metrics().Ingest()}, a.Warehouse)
 		if err != nil {
 			return nil, nil, err
 		}
-		a.Metrics.WatchWAL(func() (int64, int64) { st := in.Stats(); return st.WALBytes, st.WALSegments })
+		a.metrics().WatchWAL(func() (int64, int64) { st := in.Stats(); return st.WALBytes, st.WALSegments })
 		raiseGOMAXPROCS()
 		geo, err := storefront.OpenGeoIP(a.geoIPPath()) // nil when absent: countryCode null unless a CDN header says it
 		if err != nil {

@@ -66,7 +66,7 @@ func (a *App) startWorker(ctx context.Context, interval time.Duration) (stop fun
 	if err := a.requireSigningSecret(); err != nil {
 		return nil, err
 	}
-	w := jobs.NewWorker(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB}, jobs.WorkerConfig{Logger: a.Log, Observe: a.Metrics.ObserveJob})
+	w := jobs.NewWorker(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB}, jobs.WorkerConfig{Logger: a.Log, Observe: a.metrics().ObserveJob})
 	a.watchQueues()
 	var sources []jobs.Source
 	for _, kind := range jobKinds {
