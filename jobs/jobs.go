@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -147,13 +148,17 @@ func (i *Inspector) Close() error { return i.in.Close() }
 // nothing was ever enqueued on does not exist in Redis yet and reads as
 // empty.
 func (i *Inspector) Depths() (map[string]map[string]int, error) {
+	known, err := i.in.Queues()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: queues: %w", err)
+	}
 	out := make(map[string]map[string]int, len(Queues))
 	for q := range Queues {
-		info, err := i.in.GetQueueInfo(q)
-		if errors.Is(err, asynq.ErrQueueNotFound) {
+		if !slices.Contains(known, q) {
 			out[q] = map[string]int{"pending": 0, "active": 0, "scheduled": 0, "retry": 0, "archived": 0}
 			continue
 		}
+		info, err := i.in.GetQueueInfo(q)
 		if err != nil {
 			return nil, fmt.Errorf("jobs: queue %s: %w", q, err)
 		}

@@ -76,7 +76,7 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	}
 	// A missing country database only costs the GeoIP fallback; say so and go on.
 	if err := devstack.EnsureGeoIP(ctx, app.geoIPPath(), cmd.ErrOrStderr()); err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), err)
+		app.Log.Warn("no country database; get-country-code answers from CDN headers only", "err", err)
 	}
 	seedCtx := experiment.WithActor(ctx, experiment.Actor{Name: "cli"})
 	tokens, err := app.seedDemoShop(seedCtx)

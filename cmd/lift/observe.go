@@ -65,11 +65,12 @@ func (a *App) watchQueues() {
 }
 
 // serveWorkerMetrics serves /metrics of a worker process on addr until ctx
-// ends; the worker has no other HTTP server to carry it.
-func (a *App) serveWorkerMetrics(ctx context.Context, addr string) error {
+// ends; the worker has no other HTTP server to carry it. It returns the
+// address it listens on.
+func (a *App) serveWorkerMetrics(ctx context.Context, addr string) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("worker metrics: %w", err)
+		return "", fmt.Errorf("worker metrics: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics().Handler())
@@ -84,5 +85,5 @@ func (a *App) serveWorkerMetrics(ctx context.Context, addr string) error {
 			a.Log.Error("worker metrics server stopped", "err", err)
 		}
 	}()
-	return nil
+	return ln.Addr().String(), nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/lifttest"
 )
 
 // syncBuffer is a log destination the handlers may write concurrently.
@@ -126,5 +131,51 @@ func TestAccessLog(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), read) || strings.Contains(line, "limit=5") {
 		t.Errorf("the log holds the token or the query string:\n%s", logs.String())
+	}
+}
+
+// TestWorkerMetrics: a worker serves /metrics on its own port, with the
+// queue depths read from Redis at the scrape.
+func TestWorkerMetrics(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
+	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	a.watchQueues()
+	t.Cleanup(func() { a.inspector.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := a.serveWorkerMetrics(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jc := jobs.NewClient(jobs.Redis{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB})
+	t.Cleanup(func() { jc.Close() })
+	if err := jc.Enqueue(ctx, jobs.Job{Type: "test:nothing", Payload: struct{}{}, Queue: jobs.QueueLow}); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, url: "http://" + addr}
+	f := scrape(t, s)
+	var low float64
+	for _, m := range f["lift_jobs_queue_depth"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["queue"] == jobs.QueueLow && l["state"] == "pending" {
+			low = m.GetGauge().GetValue()
+		}
+	}
+	if low != 1 {
+		t.Errorf("pending tasks of queue low = %v, want 1", low)
+	}
+	if up := f["lift_jobs_queue_up"]; up == nil || up.GetMetric()[0].GetGauge().GetValue() != 1 {
+		t.Fatalf("lift_jobs_queue_up = %v, want 1", up)
+	}
+	if len(f["lift_jobs_queue_depth"].GetMetric()) != 15 { // 3 queues × 5 states
+		t.Errorf("queue depth series = %d, want 15", len(f["lift_jobs_queue_depth"].GetMetric()))
 	}
 }

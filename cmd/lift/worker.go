@@ -42,7 +42,7 @@ func newWorkerCmd() *cobra.Command {
 					return err
 				}
 				if addr := a.Config.Worker.MetricsAddr; addr != "" {
-					if err := a.serveWorkerMetrics(ctx, addr); err != nil {
+					if _, err := a.serveWorkerMetrics(ctx, addr); err != nil {
 						stopWorker()
 						return err
 					}
