@@ -40,7 +40,15 @@ func AccessLog(log *slog.Logger) gin.HandlerFunc {
 		}
 		if shop := Shop(c); shop != nil {
 			attrs = append(attrs, slog.String("shop", shop.Domain))
+		} else if domain := c.GetString(logShopKey); domain != "" {
+			attrs = append(attrs, slog.String("shop", domain))
 		}
 		log.LogAttrs(context.Background(), level, "request", attrs...)
 	}
 }
+
+const logShopKey = "lift.log_shop"
+
+// NoteShop names the shop of a request that is not authenticated as one
+// (storefront tracking names it by domain) for the access log.
+func NoteShop(c *gin.Context, domain string) { c.Set(logShopKey, domain) }

@@ -97,40 +97,60 @@ func TestMetrics(t *testing.T) {
 }
 
 // TestAccessLog: a v1 request with a bearer token logs one line with its
-// route, status and request id, and never the token.
+// route, status, request id and shop, and never the token or the query
+// string; a tracking request names its shop too.
 func TestAccessLog(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	logs := &syncBuffer{}
-	s.app.Log = slog.New(slog.NewJSONHandler(logs, nil))
-	r, stop, err := s.app.router("api")
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stop(context.Background()) })
+	cfg.Postgres.URL = lifttest.PostgresURL(t)
+	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
+	cfg.ClickHouse.Addr, cfg.ClickHouse.Database = lifttest.ClickHouse(t)
+	cfg.DataDir = t.TempDir()
+	app, err := openApp(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	logs := &syncBuffer{}
+	app.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	r, stop, err := app.router("all")
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	s.url = srv.URL
+	t.Cleanup(func() { srv.Close(); stop(context.Background()) })
+	s := &server{t: t, app: app, url: srv.URL, cfg: cfg}
 	shop, read, _ := s.shop(true)
 	if res := s.do("GET", "/v1/experiments?limit=5", read, "", "X-Correlation-Id", "corr-123"); res.status != 200 {
 		t.Fatalf("GET /v1/experiments = %d %s", res.status, res.raw)
 	}
-	var line string
-	for _, l := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(l, `"msg":"request"`) && strings.Contains(l, `"route":"/v1/experiments"`) {
-			line = l
+	event := `{"sessionId":"6f1c2a8e-4b7d-4e21-9a0b-3c5d7e9f1a2b","visitorId":"v1","eventType":"page_viewed","source":"script","createdAt":"2026-11-21T12:00:00Z","experimentIds":[]}`
+	if res := s.do("POST", "/api/track/event?shop="+shop.Domain, "", event, "Content-Type", "application/json"); res.status != 202 {
+		t.Fatalf("POST /api/track/event = %d %s", res.status, res.raw)
+	}
+	line := func(route string) string {
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, `"msg":"request"`) && strings.Contains(l, `"route":"`+route+`"`) {
+				return l
+			}
 		}
+		t.Fatalf("no access-log line for %s in:\n%s", route, logs.String())
+		return ""
 	}
-	if line == "" {
-		t.Fatalf("no access-log line for /v1/experiments in:\n%s", logs.String())
-	}
+	v1Line := line("/v1/experiments")
 	for _, want := range []string{`"status":200`, `"request_id":"corr-123"`, `"method":"GET"`, `"shop":"` + shop.Domain + `"`, `"latency_ms":`} {
-		if !strings.Contains(line, want) {
-			t.Errorf("access-log line lacks %s: %s", want, line)
+		if !strings.Contains(v1Line, want) {
+			t.Errorf("access-log line lacks %s: %s", want, v1Line)
 		}
 	}
-	if strings.Contains(logs.String(), read) || strings.Contains(line, "limit=5") {
-		t.Errorf("the log holds the token or the query string:\n%s", logs.String())
+	if trackLine := line("/api/track/event"); !strings.Contains(trackLine, `"status":202`) || !strings.Contains(trackLine, `"shop":"`+shop.Domain+`"`) {
+		t.Errorf("tracking line lacks its status or shop: %s", trackLine)
+	}
+	if strings.Contains(logs.String(), read) || strings.Contains(logs.String(), "limit=5") {
+		t.Errorf("the log holds the token or a query string:\n%s", logs.String())
 	}
 }
 
