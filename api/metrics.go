@@ -18,8 +18,19 @@ func ObserveRequests(observe RequestObserver) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		observe(routeOf(c), c.Request.Method, c.Writer.Status(), time.Since(start))
+		observe(routeOf(c), methodOf(c), c.Writer.Status(), time.Since(start))
 	}
+}
+
+// methodOf is the request's method, or "other" for one HTTP does not define:
+// a client must not mint a series per made-up method.
+func methodOf(c *gin.Context) string {
+	switch m := c.Request.Method; m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // MountMetrics serves the Prometheus scrape endpoint GET /metrics.

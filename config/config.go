@@ -143,9 +143,9 @@ var keys = []key{
 }
 
 // shownFlags are the keys whose flags every command's --help lists; the
-// others are accepted but hidden, so a help page stays short. `lift config`
-// lists them all.
-var shownFlags = map[string]bool{"data_dir": true, "http.addr": true, "role": true}
+// others are accepted but hidden (a command names the few it cares about),
+// so a help page stays short. `lift config` lists them all.
+var shownFlags = map[string]bool{"data_dir": true}
 
 // Keys lists every key with its default and help, for documentation.
 func Keys() [][3]string {

@@ -37,7 +37,7 @@ func newDevCmd() *cobra.Command {
 		RunE: runDev,
 	}
 	cmd.Flags().Int("demo-visitors", 3000, "simulated visitors lift loadgen sends to a new demo shop's first test (0: none)")
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), "http.addr", "log.level")
 	return cmd
 }
 

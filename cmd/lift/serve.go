@@ -34,7 +34,7 @@ func newServeCmd() *cobra.Command {
 			return withApp(cmd, "system", func(ctx context.Context, a *App) error { return a.serve(ctx, nil) })
 		},
 	}
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), "role", "http.addr", "log.format", "log.level")
 	return cmd
 }
 

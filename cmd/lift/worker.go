@@ -54,7 +54,7 @@ func newWorkerCmd() *cobra.Command {
 			})
 		},
 	}
-	config.BindFlags(cmd.Flags(), "worker.metrics_addr")
+	config.BindFlags(cmd.Flags(), "worker.metrics_addr", "log.format", "log.level")
 	cmd.Flags().DurationVar(&interval, "scheduler-interval", 15*time.Second, "how often the scheduler looks for due work")
 	return cmd
 }
