@@ -2,8 +2,6 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,14 +18,6 @@ import (
 
 const requestIDKey = "lift.request_id"
 
-// NewID returns a random identifier with a prefix, e.g. "req_3f9a…". It is
-// the one generator of opaque ids (request ids, query ids, export ids).
-func NewID(prefix string) string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
-
 // RequestIDs gives every request an id: the caller's x-correlation-id when it
 // sent one, so a 5xx can be traced with the caller's own id, else a new one.
 func RequestIDs() gin.HandlerFunc {
@@ -35,7 +25,7 @@ func RequestIDs() gin.HandlerFunc {
 		id := strings.TrimSpace(c.GetHeader("X-Correlation-Id"))
 		// The id is logged and stored with the audit record: text only.
 		if id == "" || len(id) > 200 || !ValidText(id) {
-			id = NewID("req_")
+			id = experiment.NewID("req_")
 		}
 		c.Set(requestIDKey, id)
 		c.Next()
@@ -47,7 +37,7 @@ func RequestID(c *gin.Context) string {
 	if id := c.GetString(requestIDKey); id != "" {
 		return id
 	}
-	id := NewID("req_")
+	id := experiment.NewID("req_")
 	c.Set(requestIDKey, id)
 	return id
 }

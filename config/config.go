@@ -1,14 +1,16 @@
 // Package config loads Lift's configuration with viper, in this order of
 // precedence: defaults < lift.yaml < LIFT_* environment < command-line flags.
 // Every key is declared once, in keys, with its default and its help text, so
-// `lift serve --help` and the README cannot drift from the code.
+// `lift config` and the README cannot drift from the code.
 package config
 
 import (
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +93,18 @@ type Config struct {
 		StaleAfter time.Duration `mapstructure:"stale_after"`
 		Retention  time.Duration `mapstructure:"retention"`
 	} `mapstructure:"idempotency"`
+
+	Log struct {
+		// Format is json, text, or empty: text in lift dev, json elsewhere.
+		Format string `mapstructure:"format"`
+		Level  string `mapstructure:"level"`
+	} `mapstructure:"log"`
+
+	Worker struct {
+		// MetricsAddr is where a worker process serves /metrics; the
+		// servers serve it on their HTTP port.
+		MetricsAddr string `mapstructure:"metrics_addr"`
+	} `mapstructure:"worker"`
 }
 
 // key is one configuration entry: its dotted name, default and help text.
@@ -102,7 +116,7 @@ type key struct {
 
 // keys is the single list of every configuration key.
 var keys = []key{
-	{"role", "all", "which surfaces `serve` runs: api (merchant API and admin), ingest (storefront tracking), or all"},
+	{"role", "all", "which surfaces lift serve runs: api (merchant API and admin), ingest (storefront tracking), or all"},
 	{"data_dir", ".lift", "directory for local state: the dev stack, the ingest WAL, exports"},
 	{"http.addr", ":8080", "address the HTTP server listens on"},
 	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
@@ -136,7 +150,15 @@ var keys = []key{
 	{"results.first_snapshot_after", 15 * time.Minute, "how long after its launch a running test gets its first results snapshot (then one about every 6 hours)"},
 	{"idempotency.stale_after", 90 * time.Second, "after this an unfinished Idempotency-Key claim may be taken again"},
 	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},
+	{"log.format", "", "log format: json (one object per line) or text; empty means text under lift dev and json everywhere else"},
+	{"log.level", "info", "lowest level logged: debug, info, warn or error"},
+	{"worker.metrics_addr", ":9091", "address lift worker serves Prometheus /metrics on (servers serve it on http.addr); empty serves none"},
 }
+
+// shownFlags are the keys whose flags every command's --help lists; the
+// others are accepted but hidden (a command names the few it cares about),
+// so a help page stays short. `lift config` lists them all.
+var shownFlags = map[string]bool{"data_dir": true}
 
 // Keys lists every key with its default and help, for documentation.
 func Keys() [][3]string {
@@ -153,11 +175,20 @@ func EnvName(name string) string {
 	return "LIFT_" + strings.ToUpper(strings.ReplaceAll(name, ".", "_"))
 }
 
-// BindFlags declares one flag per key on fs (named like the key, with dots
-// as dashes) so every command can override any setting.
-func BindFlags(fs *pflag.FlagSet) {
+// FlagName is the command-line flag that sets a key: the key in kebab case,
+// dots and underscores as dashes (http.max_body_bytes → http-max-body-bytes).
+// Keys and LIFT_* names keep their underscores; flags follow the CLI's one
+// spelling.
+func FlagName(name string) string {
+	return strings.NewReplacer(".", "-", "_", "-").Replace(name)
+}
+
+// BindFlags declares one flag per key on fs (named by FlagName) so every
+// command can override any setting. Only a few are listed by --help (the
+// shownFlags and the keys in show); the rest are hidden but work.
+func BindFlags(fs *pflag.FlagSet, show ...string) {
 	for _, k := range keys {
-		flag := strings.ReplaceAll(k.name, ".", "-")
+		flag := FlagName(k.name)
 		if fs.Lookup(flag) != nil {
 			continue
 		}
@@ -178,6 +209,9 @@ func BindFlags(fs *pflag.FlagSet) {
 		default:
 			panic(fmt.Sprintf("config: key %s has unsupported default type %T", k.name, d))
 		}
+		if !shownFlags[k.name] && !slices.Contains(show, k.name) {
+			_ = fs.MarkHidden(flag) // the flag was just declared: cannot fail
+		}
 	}
 }
 
@@ -197,7 +231,7 @@ func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 	}
 	if fs != nil {
 		for _, k := range keys {
-			if f := fs.Lookup(strings.ReplaceAll(k.name, ".", "-")); f != nil && f.Changed {
+			if f := fs.Lookup(FlagName(k.name)); f != nil && f.Changed {
 				if err := v.BindPFlag(k.name, f); err != nil {
 					return nil, fmt.Errorf("config: bind flag %s: %w", k.name, err)
 				}
@@ -248,6 +282,9 @@ func (c *Config) validate() error {
 	if c.HTTP.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: http.max_body_bytes must be positive")
 	}
+	if err := c.validateLog(); err != nil {
+		return err
+	}
 	return c.cleanTrustedProxies()
 }
 
@@ -270,5 +307,20 @@ func (c *Config) cleanTrustedProxies() error {
 		out = append(out, p)
 	}
 	c.HTTP.TrustedProxies = out
+	return nil
+}
+
+// validateLog refuses a log format or level slog does not know, so a typo
+// does not silently log at another level.
+func (c *Config) validateLog() error {
+	switch c.Log.Format {
+	case "", "json", "text":
+	default:
+		return fmt.Errorf("config: log.format must be json or text, not %q", c.Log.Format)
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		return fmt.Errorf("config: log.level must be debug, info, warn or error, not %q", c.Log.Level)
+	}
 	return nil
 }

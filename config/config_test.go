@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +88,57 @@ func TestTrustedProxies(t *testing.T) {
 			}
 			if err == nil && fmt.Sprint(c.HTTP.TrustedProxies) != fmt.Sprint(tc.want) {
 				t.Fatalf("trusted proxies %q, want %q", c.HTTP.TrustedProxies, tc.want)
+			}
+		})
+	}
+}
+
+// TestKebabFlags: every key's flag is kebab case and sets the key; the key
+// and its environment name keep their underscores.
+func TestKebabFlags(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	BindFlags(fs)
+	err := fs.Parse([]string{"--data-dir=/tmp/x", "--http-max-body-bytes=1234", "--http-trusted-proxies=10.0.0.0/8", "--log-level=debug"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load("", fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/tmp/x" || c.HTTP.MaxBodyBytes != 1234 || fmt.Sprint(c.HTTP.TrustedProxies) != "[10.0.0.0/8]" || c.Log.Level != "debug" {
+		t.Fatalf("flags did not set their keys: %+v", c)
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if strings.Contains(f.Name, "_") || strings.Contains(f.Name, ".") {
+			t.Errorf("flag --%s is not kebab case", f.Name)
+		}
+	})
+	if got := EnvName("http.max_body_bytes"); got != "LIFT_HTTP_MAX_BODY_BYTES" {
+		t.Errorf("EnvName = %q", got)
+	}
+	if fs.Lookup("data-dir").Hidden || !fs.Lookup("http-max-body-bytes").Hidden {
+		t.Errorf("want --data-dir shown and --http-max-body-bytes hidden in --help")
+	}
+}
+
+func TestLogSettings(t *testing.T) {
+	tests := []struct {
+		format, level string
+		ok            bool
+	}{
+		{"", "info", true},
+		{"json", "debug", true},
+		{"text", "WARN", true},
+		{"logfmt", "info", false},
+		{"json", "verbose", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format+"/"+tc.level, func(t *testing.T) {
+			t.Setenv("LIFT_LOG_FORMAT", tc.format)
+			t.Setenv("LIFT_LOG_LEVEL", tc.level)
+			if _, err := Load("", nil); (err == nil) != tc.ok {
+				t.Fatalf("Load: %v, want ok %v", err, tc.ok)
 			}
 		})
 	}

@@ -40,7 +40,26 @@ type Config struct {
 	InsertTimeout  time.Duration // one insert attempt; default 30 s
 	Now            func() time.Time
 	Logger         *slog.Logger
+	Observer       Observer // told of every row accepted or refused and every flush; default: none
 }
+
+// Observer is told what the ingester does, for metrics. Its methods are
+// called on the request and flush paths, so they must be cheap and must not
+// block. kind is the row kind: event, assignment, session, page_view or
+// legacy; reason is the refusal's error code.
+type Observer interface {
+	Accepted(kind string, rows int)
+	Rejected(kind, reason string)
+	Flushed(rows int)
+	FlushFailed()
+}
+
+type noObserver struct{}
+
+func (noObserver) Accepted(string, int)    {}
+func (noObserver) Rejected(string, string) {}
+func (noObserver) Flushed(int)             {}
+func (noObserver) FlushFailed()            {}
 
 func (c Config) withDefaults() Config {
 	c.SegmentBytes = cmp.Or(c.SegmentBytes, 16<<20)
@@ -56,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Observer == nil {
+		c.Observer = noObserver{}
 	}
 	return c
 }
@@ -84,6 +106,7 @@ type Stats struct {
 	Inserted    int64         // rows accepted by ClickHouse (replays included)
 	FailedFlush int64         // insert attempts that failed
 	WALBytes    int64         // bytes held in the WAL
+	WALSegments int64         // segment files of the WAL
 	Commits     int64         // group commits (one fsync each)
 	FsyncTime   time.Duration // summed over commits
 	MaxFsync    time.Duration
@@ -177,8 +200,9 @@ func (in *Ingester) Close(ctx context.Context) error {
 func (in *Ingester) Stats() Stats {
 	in.wal.mu.Lock()
 	walBytes := in.wal.diskBytes
+	segments := int64(len(in.wal.sizes))
 	in.wal.mu.Unlock()
-	return Stats{Appended: in.appended.Load(), Inserted: in.inserted.Load(), FailedFlush: in.failed.Load(), WALBytes: walBytes,
+	return Stats{Appended: in.appended.Load(), Inserted: in.inserted.Load(), FailedFlush: in.failed.Load(), WALBytes: walBytes, WALSegments: segments,
 		Commits: in.wal.commits.Load(), FsyncTime: time.Duration(in.wal.syncNanos.Load()),
 		MaxFsync: time.Duration(in.wal.maxSyncNanos.Load())}
 }
@@ -189,7 +213,9 @@ func (in *Ingester) Now() time.Time { return in.cfg.Now() }
 // TrackEvent records a behavioral event (POST /api/track/event). It returns
 // a KindInvalidRequest error naming the field, or KindUnavailable when the
 // WAL is full or closed; nil means the event is durably logged.
-func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequest, m Meta) error {
+func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequest, m Meta) (rerr error) {
+	n := 0
+	defer func() { in.observe("event", n, rerr) }()
 	var arr [2]Event // most events carry one or two experiment ids
 	rows, err := validEvent(arr[:0], req, shopID, m)
 	if err != nil {
@@ -209,6 +235,7 @@ func (in *Ingester) TrackEvent(ctx context.Context, shopID int64, req *EventRequ
 		recs = append(recs, record{kind: kindEvent, body: buf[start:len(buf):len(buf)]})
 	}
 	*bp = buf
+	n = len(recs)
 	return in.append(recs...) // the WAL copies the bodies before returning
 }
 
@@ -218,7 +245,8 @@ var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); retu
 // TrackAssignment records an assignment (POST /api/track/assignment) and
 // returns its id, which is the same for every call of that visitor and test:
 // only the first stands.
-func (in *Ingester) TrackAssignment(ctx context.Context, shopID int64, req *AssignmentRequest, m Meta) (string, error) {
+func (in *Ingester) TrackAssignment(ctx context.Context, shopID int64, req *AssignmentRequest, m Meta) (_ string, rerr error) {
+	defer func() { in.observe("assignment", 1, rerr) }()
 	row, err := validAssignment(req, shopID, m)
 	if err != nil {
 		return "", err
@@ -234,7 +262,8 @@ func (in *Ingester) TrackAssignment(ctx context.Context, shopID int64, req *Assi
 }
 
 // ObserveSession records a page load of a session (GET /api/observe/session).
-func (in *Ingester) ObserveSession(ctx context.Context, shopID int64, req *SessionRequest, m Meta) error {
+func (in *Ingester) ObserveSession(ctx context.Context, shopID int64, req *SessionRequest, m Meta) (rerr error) {
+	defer func() { in.observe("session", 1, rerr) }()
 	row, err := validSession(req, shopID, m)
 	if err != nil {
 		return err
@@ -247,7 +276,8 @@ func (in *Ingester) ObserveSession(ctx context.Context, shopID int64, req *Sessi
 }
 
 // ObserveProduct records a product page view (GET /api/observe).
-func (in *Ingester) ObserveProduct(ctx context.Context, shopID int64, req *ObserveRequest, m Meta) error {
+func (in *Ingester) ObserveProduct(ctx context.Context, shopID int64, req *ObserveRequest, m Meta) (rerr error) {
+	defer func() { in.observe("page_view", 1, rerr) }()
 	row, err := validPageView(req, shopID, m)
 	if err != nil {
 		return err
@@ -260,7 +290,8 @@ func (in *Ingester) ObserveProduct(ctx context.Context, shopID int64, req *Obser
 }
 
 // TrackLegacy records one of the legacy analytics calls.
-func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int64, req *LegacyRequest, m Meta) error {
+func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int64, req *LegacyRequest, m Meta) (rerr error) {
+	defer func() { in.observe("legacy", 1, rerr) }()
 	ev, order, err := validLegacy(kind, req, shopID, m)
 	if err != nil {
 		return err
@@ -276,6 +307,29 @@ func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int
 		return ferr
 	}
 	return in.append(rec)
+}
+
+// observe tells the Observer how a request ended: rows accepted, or refused
+// with the error's code (internal for errors that carry none).
+func (in *Ingester) observe(kind string, rows int, err error) {
+	o := in.observer()
+	if err == nil {
+		o.Accepted(kind, rows)
+		return
+	}
+	reason := "internal"
+	if e, ok := experiment.AsError(err); ok && e != nil {
+		reason = e.Code
+	}
+	o.Rejected(kind, reason)
+}
+
+// observer is the configured Observer; an Ingester not made by New has none.
+func (in *Ingester) observer() Observer {
+	if in.cfg.Observer == nil {
+		return noObserver{}
+	}
+	return in.cfg.Observer
 }
 
 // append logs records as one unit and translates the WAL's refusals.

@@ -1,12 +1,14 @@
 package ingest
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"strconv"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/liftab/lift/experiment"
 )
 
 // Meta is what the HTTP adapter knows about a request beyond its body.
@@ -55,29 +57,9 @@ func containsFold(s, lowerSub string) bool {
 	return false
 }
 
-// NewID returns a random (version 4) UUID string. Rows get their id on
-// receipt, before the WAL, so every replay carries the same id.
-func NewID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return formatUUID(b)
-}
-
-func formatUUID(b [16]byte) string {
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
-}
+// newRowID is a row's random id. Rows get their id on receipt, before the
+// WAL, so every replay carries the same id.
+func newRowID() string { return experiment.NewID("") }
 
 // AssignmentID is the id of a visitor's assignment to a test: the same for
 // every assignment call of that visitor and test, since only the first stands
@@ -93,7 +75,7 @@ func AssignmentID(shopID int64, experimentID, visitorID string) string {
 	copy(b[:], h.Sum(nil))
 	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
-	return formatUUID(b)
+	return uuid.UUID(b).String()
 }
 
 func asType[T error](err error, target *T) bool { return errors.As(err, target) }

@@ -103,7 +103,7 @@ func validEvent(dst []Event, req *EventRequest, shopID int64, m Meta) ([]Event, 
 		return nil, err
 	}
 	if ev.EventID == "" {
-		ev.EventID = NewID()
+		ev.EventID = newRowID()
 	}
 	if len(req.ExperimentIDs) == 0 {
 		return append(dst, ev), nil
@@ -274,7 +274,7 @@ func validSession(req *SessionRequest, shopID int64, m Meta) (Session, *experime
 		}
 	}
 	return Session{
-		ShopID: shopID, ExperimentID: req.ExperimentID, SessionID: sessionID, RecordID: NewID(),
+		ShopID: shopID, ExperimentID: req.ExperimentID, SessionID: sessionID, RecordID: newRowID(),
 		VisitorID: req.VisitorID, SeenAt: m.ReceivedAt, PagePath: req.PagePath, Referrer: req.Referrer,
 		Device: req.Device, Country: country, VisitorType: req.VisitorType, UTMSource: req.UTMSource,
 		UTMMedium: req.UTMMedium, UTMCampaign: req.UTMCampaign, IsBot: m.IsBot() || req.Device == "bot",
@@ -301,7 +301,7 @@ func validPageView(req *ObserveRequest, shopID int64, m Meta) (PageView, *experi
 		return v, err
 	}
 	return PageView{
-		ShopID: shopID, ExperimentID: req.ExperimentID, ProductID: product, ViewID: NewID(),
+		ShopID: shopID, ExperimentID: req.ExperimentID, ProductID: product, ViewID: newRowID(),
 		SessionID: sessionID, VisitorID: req.VisitorID, ViewedAt: m.ReceivedAt, IsBot: m.IsBot(),
 	}, nil
 }
@@ -358,7 +358,7 @@ func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*Ev
 		return nil, nil, err
 	}
 	ev := &Event{
-		ShopID: shopID, ExperimentID: string(req.ExperimentID), EventID: NewID(), ReceivedAt: m.ReceivedAt,
+		ShopID: shopID, ExperimentID: string(req.ExperimentID), EventID: newRowID(), ReceivedAt: m.ReceivedAt,
 		CreatedAt: m.ReceivedAt, SessionID: sessionID, VisitorID: req.VisitorID, Source: "legacy",
 		Revenue: revenue, TestGroup: &group, IsBot: m.IsBot(),
 	}

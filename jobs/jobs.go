@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -101,6 +102,9 @@ type Worker struct {
 type WorkerConfig struct {
 	Concurrency int // default 10
 	Logger      *slog.Logger
+	// Observe, when set, is told of every task run: its type, how long it
+	// ran and its error (metrics.Metrics' ObserveJob is one).
+	Observe func(taskType string, took time.Duration, err error)
 }
 
 // NewWorker prepares a worker; register handlers with Handle, then Start.
@@ -117,7 +121,51 @@ func NewWorker(r Redis, cfg WorkerConfig) *Worker {
 		Logger:      asynqLogger{cfg.Logger},
 		LogLevel:    asynq.WarnLevel,
 	})
-	return &Worker{srv: srv, mux: asynq.NewServeMux()}
+	mux := asynq.NewServeMux()
+	if cfg.Observe != nil {
+		mux.Use(func(next asynq.Handler) asynq.Handler {
+			return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+				start := time.Now()
+				err := next.ProcessTask(ctx, t)
+				cfg.Observe(t.Type(), time.Since(start), err)
+				return err
+			})
+		})
+	}
+	return &Worker{srv: srv, mux: mux}
+}
+
+// Inspector reads the queues' depths for metrics.
+type Inspector struct{ in *asynq.Inspector }
+
+// NewInspector connects to Redis lazily; Close releases it.
+func NewInspector(r Redis) *Inspector { return &Inspector{in: asynq.NewInspector(r.opt())} }
+
+// Close releases the connection.
+func (i *Inspector) Close() error { return i.in.Close() }
+
+// Depths reports, for each of Lift's queues, its tasks by state. A queue
+// nothing was ever enqueued on does not exist in Redis yet and reads as
+// empty.
+func (i *Inspector) Depths() (map[string]map[string]int, error) {
+	known, err := i.in.Queues()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: queues: %w", err)
+	}
+	out := make(map[string]map[string]int, len(Queues))
+	for q := range Queues {
+		if !slices.Contains(known, q) {
+			out[q] = map[string]int{"pending": 0, "active": 0, "scheduled": 0, "retry": 0, "archived": 0}
+			continue
+		}
+		info, err := i.in.GetQueueInfo(q)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: queue %s: %w", q, err)
+		}
+		out[q] = map[string]int{"pending": info.Pending, "active": info.Active, "scheduled": info.Scheduled,
+			"retry": info.Retry, "archived": info.Archived}
+	}
+	return out, nil
 }
 
 // Handle registers the handler of a task type. The payload is decoded into a

@@ -57,7 +57,7 @@ func (s *Service) CreateExport(ctx context.Context, shop *experiment.Shop, testI
 		return 0, nil, experiment.Refuse("export_not_available", "",
 			"This test has not run yet (status %s), so it has no orders to export.", t.Status)
 	}
-	x := &Export{ID: newID("export_"), ShopID: shop.ID, ExperimentID: t.ID}
+	x := &Export{ID: experiment.NewID("export_"), ShopID: shop.ID, ExperimentID: t.ID}
 	res, err := s.cfg.Repo.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "export.create", ResourceType: "export"},
 		func(ctx context.Context, tx Tx) (experiment.WriteResult, error) {
 			if err := tx.CreateExport(ctx, x); err != nil {

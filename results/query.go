@@ -2,8 +2,6 @@ package results
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -61,7 +59,7 @@ func (s *Service) CreateQuery(ctx context.Context, shop *experiment.Shop, testID
 	if err != nil {
 		return nil, err
 	}
-	q := &ResultQuery{ID: newID("rq_"), ShopID: shop.ID, TestID: t.ID, Spec: raw, SpecKey: string(raw),
+	q := &ResultQuery{ID: experiment.NewID("rq_"), ShopID: shop.ID, TestID: t.ID, Spec: raw, SpecKey: string(raw),
 		Status: QueryPending, CreatedAt: now}
 	_, err = s.cfg.Repo.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "results.query", ResourceType: "results_query"},
 		func(ctx context.Context, tx Tx) (experiment.WriteResult, error) {
@@ -74,13 +72,6 @@ func (s *Service) CreateQuery(ctx context.Context, shop *experiment.Shop, testID
 		return nil, fmt.Errorf("results.CreateQuery: %w", err)
 	}
 	return q, nil
-}
-
-// newID is a random opaque id with a prefix naming its kind.
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }
 
 // QueryDoc is the result part of a completed query (§2.9); the API adds

@@ -97,13 +97,23 @@ func accepted(c *gin.Context) {
 // GET /api/get-session → {"sessionId": "<uuid>"}.
 func (h *Handler) getSession(c *gin.Context) error {
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, gin.H{"sessionId": ingest.NewID()})
+	c.JSON(http.StatusOK, gin.H{"sessionId": experiment.NewID("")})
 	return nil
+}
+
+// findShop is the installed shop the request names, also noted for the
+// access log.
+func (h *Handler) findShop(c *gin.Context, domain string) (*experiment.Shop, error) {
+	shop, err := h.shops.find(c, "shop", domain)
+	if err == nil {
+		api.NoteShop(c, shop.Domain)
+	}
+	return shop, err
 }
 
 // GET /api/observe?shop&productId&experimentId → 202.
 func (h *Handler) observe(c *gin.Context) error {
-	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	shop, err := h.findShop(c, c.Query("shop"))
 	if err != nil {
 		return err
 	}
@@ -120,7 +130,7 @@ func (h *Handler) observe(c *gin.Context) error {
 
 // GET /api/observe/session?shop&sessionId&experimentId → 202.
 func (h *Handler) observeSession(c *gin.Context) error {
-	shop, err := h.shops.find(c, "shop", c.Query("shop"))
+	shop, err := h.findShop(c, c.Query("shop"))
 	if err != nil {
 		return err
 	}
@@ -156,7 +166,7 @@ func shopParam(c *gin.Context) string {
 
 // POST /api/track/event?shop → 202 {"accepted":true}.
 func (h *Handler) trackEvent(c *gin.Context) error {
-	shop, err := h.shops.find(c, "shop", shopParam(c))
+	shop, err := h.findShop(c, shopParam(c))
 	if err != nil {
 		return err
 	}
@@ -178,7 +188,7 @@ type assignmentResponse struct {
 
 // POST /api/track/assignment?shop → {"success":true,"assignmentId":…}.
 func (h *Handler) trackAssignment(c *gin.Context) error {
-	shop, err := h.shops.find(c, "shop", shopParam(c))
+	shop, err := h.findShop(c, shopParam(c))
 	if err != nil {
 		return err
 	}
@@ -206,7 +216,7 @@ func (h *Handler) legacy(kind ingest.LegacyKind) func(*gin.Context) error {
 		if domain == "" {
 			domain = c.Query("shop")
 		}
-		shop, err := h.shops.find(c, "shop", domain)
+		shop, err := h.findShop(c, domain)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 
-	"github.com/liftab/lift/api"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
@@ -288,7 +287,7 @@ func TestExportJobWaitsForItsRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &results.Export{ID: api.NewID("export_"), ShopID: s.shop.ID, ExperimentID: ran}
+	x := &results.Export{ID: experiment.NewID("export_"), ShopID: s.shop.ID, ExperimentID: ran}
 	done := make(chan error, 1)
 	_, err = e.db.Write(ctx, experiment.WriteMeta{ShopID: s.shop.ID, Action: "export.create", ResourceType: "export"},
 		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {

@@ -21,6 +21,7 @@ import (
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/metrics"
 	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
@@ -88,8 +89,10 @@ type App struct {
 	SigningSecret []byte
 	Now           func() time.Time
 	Log           *slog.Logger
+	Metrics       *metrics.Metrics
 
 	fakePlatform *http.Server
+	inspector    *jobs.Inspector // reads queue depths for Metrics (watchQueues)
 }
 
 // openPlatform connects to the commerce platform's admin API, or, when no
@@ -195,7 +198,8 @@ func devSigningSecret(dataDir string) (string, error) {
 // being down is not fatal to a server (readyz reports it, ingest buffers in
 // its WAL); Postgres is required.
 func openApp(ctx context.Context, cfg *config.Config) (*App, error) {
-	a := &App{Config: cfg, Now: func() time.Time { return time.Now().UTC() }, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	a := &App{Config: cfg, Now: func() time.Time { return time.Now().UTC() }, Log: newLogger(cfg, os.Stderr),
+		Metrics: metrics.New()}
 	var err error
 	a.DB, err = store.Open(ctx, store.Config{URL: cfg.Postgres.URL, MaxConns: cfg.Postgres.MaxConns, Now: a.Now, WriteTimeout: cfg.HTTP.WriteTimeout})
 	if err != nil {
@@ -238,6 +242,9 @@ func (a *App) Close() error {
 	}
 	if a.fakePlatform != nil {
 		errs = append(errs, a.fakePlatform.Close())
+	}
+	if a.inspector != nil {
+		errs = append(errs, a.inspector.Close())
 	}
 	if a.DB != nil {
 		a.DB.Close()

@@ -31,7 +31,7 @@ import (
 func init() { rootCmd.AddCommand(newBenchCmd()) }
 
 func newBenchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks that prove DESIGN §11's targets"}
+	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks of ingest throughput, API latency and results computation against their targets"}
 	var o ingestBench
 	ing := &cobra.Command{
 		Use:   "ingest",
@@ -148,8 +148,8 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), o.duration)
 
 	// Warm both up so connection setup and first allocations are not measured.
-	closedLoop(bareURL, bodies, o.workers[0], time.Second, o.maxEvents)
-	warm := closedLoop(realURL, bodies, o.workers[0], time.Second, o.maxEvents)
+	closedLoop(nil, bareURL, bodies, o.workers[0], time.Second, o.maxEvents)
+	warm := closedLoop(nil, realURL, bodies, o.workers[0], time.Second, o.maxEvents)
 	acked := warm.ok
 
 	// The same closed-loop load on both, at each concurrency: storefront
@@ -157,7 +157,7 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	// concurrency into throughput, so one level alone would say little.
 	var bestBare, bestReal loadResult
 	for _, workers := range o.workers {
-		bareRes := closedLoop(bareURL, bodies, workers, o.duration, o.maxEvents)
+		bareRes := closedLoop(out, bareURL, bodies, workers, o.duration, o.maxEvents)
 		fmt.Fprintf(out, "%4d conns  bare 202 handler  %s\n", workers, bareRes)
 		if o.cpuProfile != "" && workers == o.workers[len(o.workers)-1] {
 			f, err := os.Create(o.cpuProfile)
@@ -166,7 +166,7 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 			}
 			pprof.StartCPUProfile(f)
 		}
-		realRes := closedLoop(realURL, bodies, workers, o.duration, o.maxEvents)
+		realRes := closedLoop(out, realURL, bodies, workers, o.duration, o.maxEvents)
 		pprof.StopCPUProfile()
 		acked += realRes.ok
 		fmt.Fprintf(out, "%4d conns  lift ingest       %s  ratio %.2f\n", workers, realRes, realRes.rate()/bareRes.rate())
@@ -185,7 +185,7 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 		return fmt.Errorf("bench: the ingest server accepted nothing")
 	}
 	fmt.Fprintf(out, "half-rate phase: %.0f events/s open loop for %s (memory sampled every second)\n", half, o.sustain)
-	openRes, samples := openLoop(realURL, bodies, half, o.sustain, o.maxEvents)
+	openRes, samples := openLoop(out, realURL, bodies, half, o.sustain, o.maxEvents)
 	for _, s := range samples {
 		fmt.Fprintf(out, "  t=%3.0fs  rss %6.1f MiB  live heap %6.1f MiB  goroutines %d\n", s.at.Seconds(), s.rssMiB, s.heapMiB, s.goroutines)
 	}
@@ -268,22 +268,13 @@ func benchBodies(n int) [][]byte {
 	types := []string{"page_viewed", "product_viewed", "product_viewed", "product_added_to_cart", "checkout_started"}
 	out := make([][]byte, n)
 	for i := range out {
-		session := newUUID()
+		session := experiment.NewID("")
 		out[i] = fmt.Appendf(nil, `{"sessionId":%q,"visitorId":"visitor-%d","eventType":%q,"source":"webpixel",`+
 			`"createdAt":%d,"experimentIds":["%d"],"pagePath":"/products/item-%d",`+
 			`"payload":{"pageType":"product","productIds":["gid://shopify/Product/%d"],"variantIds":["%d"],"quantity":1}}`,
 			session, i, types[i%len(types)], time.Now().UnixMilli(), 100+i%3, i%50, 7000+i%50, 9000+i%50)
 	}
 	return out
-}
-
-func newUUID() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func randomHex(n int) string {
@@ -336,14 +327,17 @@ func post(c *http.Client, url string, body []byte) bool {
 }
 
 // closedLoop runs workers that each send the next request as soon as the
-// previous one is answered: the peak rate the server sustains.
-func closedLoop(url string, bodies [][]byte, workers int, d time.Duration, maxEvents int64) loadResult {
+// previous one is answered: the peak rate the server sustains. A terminal
+// out gets a progress line.
+func closedLoop(out io.Writer, url string, bodies [][]byte, workers int, d time.Duration, maxEvents int64) loadResult {
 	c := benchClient(workers)
 	defer c.CloseIdleConnections()
 	var ok, failed, sent atomic.Int64
 	lats := make([][]time.Duration, workers)
 	start := time.Now()
 	deadline := start.Add(d)
+	stop := startProgress(out, "closed loop", "requests", 0, deadline, func() int64 { return ok.Load() + failed.Load() })
+	defer stop()
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -372,8 +366,8 @@ type memSample struct {
 
 // openLoop sends requests at a fixed rate whatever the answers' latency, and
 // measures each from its scheduled start (no coordinated omission). It
-// samples memory every second.
-func openLoop(url string, bodies [][]byte, rate float64, d time.Duration, maxEvents int64) (loadResult, []memSample) {
+// samples memory every second. A terminal out gets a progress line.
+func openLoop(out io.Writer, url string, bodies [][]byte, rate float64, d time.Duration, maxEvents int64) (loadResult, []memSample) {
 	const conns = 256
 	c := benchClient(conns)
 	defer c.CloseIdleConnections()
@@ -403,6 +397,8 @@ func openLoop(url string, bodies [][]byte, rate float64, d time.Duration, maxEve
 	}
 	var samples []memSample
 	start := time.Now()
+	stop := startProgress(out, "open loop", "requests", 0, start.Add(d), func() int64 { return ok.Load() + failed.Load() })
+	defer stop()
 	nextSample := start
 	var n int64
 	for due := start; due.Sub(start) < d && n < maxEvents; due = due.Add(interval) {

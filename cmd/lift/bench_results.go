@@ -30,6 +30,7 @@ type resultsBench struct {
 	keep           bool
 	database       string
 	insertParallel int
+	progress       io.Writer // a terminal gets a progress line
 }
 
 func newResultsBenchCmd() *cobra.Command {
@@ -44,7 +45,7 @@ times, --rounds times each, the snapshot computation (whole-run metrics per grou
 breakdown, custom events and the statistics of all nine compared metrics) and a custom query's
 warehouse work with a 2-dimension breakdown (device × country), and prints min and median. After
 loading it merges the tables' parts (OPTIMIZE … FINAL), as a real test's days-old rows are.
-DESIGN §11 targets: snapshot under 2 s, 2-dimension breakdown under 3 s. The database is dropped
+Targets: snapshot under 2 s, 2-dimension breakdown under 3 s. The database is dropped
 at the end unless --keep.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -67,6 +68,7 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	}
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
+	o.progress = out
 	cfg, err := localConfig(cmd, false)
 	if err != nil {
 		return err
@@ -192,8 +194,9 @@ func (o *resultsBench) report(ctx context.Context, out io.Writer, wh *warehouse.
 // converts 10% better; devices, countries, sources and sessions vary.
 func (o *resultsBench) load(ctx context.Context, wh *warehouse.Warehouse, start time.Time) (int64, error) {
 	const chunk = 10_000
-	var rows atomic.Int64
-	var next atomic.Int64
+	var rows, next, visitors atomic.Int64
+	stop := startProgress(o.progress, "loading", "visitors", int64(o.visitors), time.Time{}, visitors.Load)
+	defer stop()
 	var wg sync.WaitGroup
 	errs := make([]error, o.insertParallel)
 	for w := range o.insertParallel {
@@ -211,6 +214,7 @@ func (o *resultsBench) load(ctx context.Context, wh *warehouse.Warehouse, start 
 					return
 				}
 				rows.Add(int64(b.Len()))
+				visitors.Add(int64(min(first+chunk, o.visitors) - first))
 			}
 		})
 	}

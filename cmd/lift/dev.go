@@ -38,7 +38,7 @@ func newDevCmd() *cobra.Command {
 		RunE: runDev,
 	}
 	cmd.Flags().Int("demo-visitors", 3000, "simulated visitors lift loadgen sends to a new demo shop's first test (0: none)")
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), "http.addr", "log.level")
 	return cmd
 }
 
@@ -50,6 +50,9 @@ func runDev(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	cfg.Role = "all"
+	if cfg.Log.Format == "" {
+		cfg.Log.Format = "text" // a person reads dev's logs; servers log JSON for machines
+	}
 	if cfg.SigningSecret == "" {
 		if cfg.SigningSecret, err = devSigningSecret(cfg.DataDir); err != nil {
 			return err
@@ -74,7 +77,7 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	}
 	// A missing country database only costs the GeoIP fallback; say so and go on.
 	if err := devstack.EnsureGeoIP(ctx, app.geoIPPath(), cmd.ErrOrStderr()); err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), err)
+		app.Log.Warn("no country database; get-country-code answers from CDN headers only", "err", err)
 	}
 	seedCtx := experiment.WithActor(ctx, experiment.Actor{Name: "cli"})
 	tokens, err := app.seedDemoShop(seedCtx)

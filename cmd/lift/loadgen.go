@@ -42,6 +42,7 @@ what it sent per group, so results computed from the warehouse can be checked ag
 Per-group flags take one value per group, control first: --split 50,50 --conversion 0.03,0.036
 --add-to-cart 0.10,0.12 --aov 80,88.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.progress = cmd.OutOrStdout()
 			res, err := o.run()
 			if err != nil {
 				return err
@@ -77,6 +78,7 @@ type loadgen struct {
 	botShare                     float64
 	seed                         uint64
 	webhookSecret                string
+	progress                     io.Writer // a terminal gets a progress line; nil: none
 
 	client   *http.Client
 	run_     string
@@ -154,6 +156,8 @@ func (o *loadgen) run() (*loadgenResult, error) {
 	start := time.Now()
 	deadline := start.Add(o.duration)
 	o.deadline = deadline
+	stop := startProgress(o.progress, "loadgen", "visitors", int64(o.visitors), deadline, res.visitorsStarted)
+	defer stop()
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range o.concurrency {
@@ -369,6 +373,15 @@ func (o *loadgen) do(res *loadgenResult, req *http.Request, ua string, into any)
 		json.Unmarshal(body, into)
 	}
 	return true
+}
+
+// visitorsStarted counts the visitors sent so far, bots included.
+func (r *loadgenResult) visitorsStarted() int64 {
+	var n int64
+	for _, g := range r.groups {
+		n += g.visitors.Load()
+	}
+	return n
 }
 
 func (r *loadgenResult) print(w io.Writer) {

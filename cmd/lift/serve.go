@@ -36,18 +36,15 @@ func newServeCmd() *cobra.Command {
 			return withApp(cmd, "system", func(ctx context.Context, a *App) error { return a.serve(ctx, nil) })
 		},
 	}
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), "role", "http.addr", "log.format", "log.level")
 	return cmd
 }
 
-// configHelp lists every configuration key with its environment variable.
+// configHelp is the note every command that reads configuration ends its
+// help with; the keys themselves are listed once, by `lift config`.
 func configHelp() string {
-	var b strings.Builder
-	b.WriteString("Configuration (defaults < lift.yaml < LIFT_* environment < flags):\n")
-	for _, k := range config.Keys() {
-		fmt.Fprintf(&b, "  %-26s %-30s default %q\n      %s\n", k[0], config.EnvName(k[0]), k[1], k[2])
-	}
-	return b.String()
+	return "Every configuration key is also a LIFT_* variable and a flag (http.max_body_bytes:\n" +
+		"LIFT_HTTP_MAX_BODY_BYTES, --http-max-body-bytes); `lift config` lists them all."
 }
 
 // serve runs the HTTP server for the configured role until ctx ends, then
@@ -95,7 +92,7 @@ func (a *App) serve(ctx context.Context, ready chan<- string) error {
 func (a *App) router(role string) (*gin.Engine, func(context.Context) error, error) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(gin.Recovery(), api.RequestIDs())
+	a.observe(r) // cmd/lift/observe.go: request ids, metrics, access log, recovery; GET /metrics
 	// Before any route: forwarded headers (client address, host, CDN
 	// country) count only from the proxies the operator named.
 	if err := api.TrustProxies(r, a.Config.HTTP.TrustedProxies); err != nil {
@@ -106,6 +103,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	stop := func(context.Context) error { return nil }
 
 	if role == "api" || role == "all" {
+		a.watchQueues()
 		a.v1().Mount(r)
 		a.sessionAPI().Mount(r)       // the admin panel's /api/experiments…
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
@@ -113,10 +111,11 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	}
 	if role == "ingest" || role == "all" {
 		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
-			Now: a.Now, Logger: a.Log}, a.Warehouse)
+			Now: a.Now, Logger: a.Log, Observer: a.metrics().Ingest()}, a.Warehouse)
 		if err != nil {
 			return nil, nil, err
 		}
+		a.metrics().WatchWAL(func() (int64, int64) { st := in.Stats(); return st.WALBytes, st.WALSegments })
 		raiseGOMAXPROCS()
 		geo, err := storefront.OpenGeoIP(a.geoIPPath()) // nil when absent: countryCode null unless a CDN header says it
 		if err != nil {

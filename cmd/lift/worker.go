@@ -41,6 +41,12 @@ func newWorkerCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if addr := a.Config.Worker.MetricsAddr; addr != "" {
+					if _, err := a.serveWorkerMetrics(ctx, addr); err != nil {
+						stopWorker()
+						return err
+					}
+				}
 				a.Log.Info("worker running", "redis", a.Config.Redis.Addr, "scheduler_interval", interval)
 				<-ctx.Done()
 				stopWorker()
@@ -48,7 +54,7 @@ func newWorkerCmd() *cobra.Command {
 			})
 		},
 	}
-	config.BindFlags(cmd.Flags())
+	config.BindFlags(cmd.Flags(), "worker.metrics_addr", "log.format", "log.level")
 	cmd.Flags().DurationVar(&interval, "scheduler-interval", 15*time.Second, "how often the scheduler looks for due work")
 	return cmd
 }
@@ -60,7 +66,8 @@ func (a *App) startWorker(ctx context.Context, interval time.Duration) (stop fun
 	if err := a.requireSigningSecret(); err != nil {
 		return nil, err
 	}
-	w := jobs.NewWorker(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB}, jobs.WorkerConfig{Logger: a.Log})
+	w := jobs.NewWorker(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB}, jobs.WorkerConfig{Logger: a.Log, Observe: a.metrics().ObserveJob})
+	a.watchQueues()
 	var sources []jobs.Source
 	for _, kind := range jobKinds {
 		sources = append(sources, kind(a, w)...)

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/metrics"
+)
+
+// newLogger is the process's one logger: log/slog, JSON or text by
+// log.format (empty: json; lift dev asks for text), at log.level.
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Log.Level)) // config.Load validated it
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Log.Format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// metrics is the process's metrics; an App not made by openApp (tests,
+// benches) gets its own on first use.
+func (a *App) metrics() *metrics.Metrics {
+	if a.Metrics == nil {
+		a.Metrics = metrics.New()
+	}
+	return a.Metrics
+}
+
+// observe puts the request middleware on r, outermost first: the request
+// id, then metrics and the access log (they see the final status, a
+// recovered panic's 500 included), then recovery. gin's own logger is not
+// used: the access log replaces it, in the process's log format.
+func (a *App) observe(r *gin.Engine) {
+	r.Use(api.RequestIDs(), api.ObserveRequests(a.metrics().ObserveRequest), api.AccessLog(a.Log),
+		gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
+			a.Log.Error("panic serving a request", "request_id", api.RequestID(c), "route", c.FullPath(),
+				"err", fmt.Sprint(err), "stack", string(debug.Stack()))
+			c.AbortWithStatus(http.StatusInternalServerError)
+		}))
+	api.MountMetrics(r, a.metrics().Handler())
+}
+
+// watchQueues exports the job queues' depths (read at each scrape) once
+// per process: `lift dev` runs the API and the worker on one registry.
+func (a *App) watchQueues() {
+	if a.inspector != nil {
+		return
+	}
+	a.inspector = jobs.NewInspector(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB})
+	a.metrics().WatchQueues(a.inspector.Depths)
+}
+
+// serveWorkerMetrics serves /metrics of a worker process on addr until ctx
+// ends; the worker has no other HTTP server to carry it. It returns the
+// address it listens on.
+func (a *App) serveWorkerMetrics(ctx context.Context, addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("worker metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics().Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	a.Log.Info("serving worker metrics", "addr", ln.Addr().String())
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Error("worker metrics server stopped", "err", err)
+		}
+	}()
+	return ln.Addr().String(), nil
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/lifttest"
+)
+
+// syncBuffer is a log destination the handlers may write concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// scrape reads /metrics and parses it as Prometheus text.
+func scrape(t *testing.T, s *server) map[string]*dto.MetricFamily {
+	t.Helper()
+	r := s.do("GET", "/metrics", "", "")
+	if r.status != 200 {
+		t.Fatalf("/metrics = %d %s", r.status, r.raw)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(r.raw))
+	if err != nil {
+		t.Fatalf("/metrics is not Prometheus text: %v\n%s", err, r.raw)
+	}
+	return families
+}
+
+// requests is lift_http_requests_total of one route, method and status.
+func requests(families map[string]*dto.MetricFamily, route, method, status string) float64 {
+	f := families["lift_http_requests_total"]
+	if f == nil {
+		return 0
+	}
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["route"] == route && labels["method"] == method && labels["status"] == status {
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// TestMetrics: /metrics parses as Prometheus text, carries the runtime,
+// queue and ingest families, and one request adds exactly one to its
+// route's counter, labelled by the pattern, not the URL.
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	_, read, _ := s.shop(true)
+	before := scrape(t, s)
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "lift_jobs_queue_up", "lift_ingest_wal_bytes", "lift_ingest_wal_segments"} {
+		if before[name] == nil {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+	route := "/v1/experiments/:id"
+	was := requests(before, route, "GET", "404")
+	if r := s.do("GET", "/v1/experiments/00000000-0000-4000-8000-000000000000", read, ""); r.status != 404 {
+		t.Fatalf("GET unknown test = %d %s", r.status, r.raw)
+	}
+	after := scrape(t, s)
+	if got := requests(after, route, "GET", "404"); got != was+1 {
+		t.Errorf("%s 404 counter went %v → %v, want +1", route, was, got)
+	}
+	for _, m := range after["lift_http_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "route" && strings.Contains(l.GetValue(), "00000000") {
+				t.Errorf("a route label holds the raw URL: %q", l.GetValue())
+			}
+		}
+	}
+}
+
+// TestAccessLog: a v1 request with a bearer token logs one line with its
+// route, status, request id and shop, and never the token or the query
+// string; a tracking request names its shop too.
+func TestAccessLog(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Postgres.URL = lifttest.PostgresURL(t)
+	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
+	cfg.ClickHouse.Addr, cfg.ClickHouse.Database = lifttest.ClickHouse(t)
+	cfg.DataDir = t.TempDir()
+	app, err := openApp(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	logs := &syncBuffer{}
+	app.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	r, stop, err := app.router("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r)
+	t.Cleanup(func() { srv.Close(); stop(context.Background()) })
+	s := &server{t: t, app: app, url: srv.URL, cfg: cfg}
+	shop, read, _ := s.shop(true)
+	if res := s.do("GET", "/v1/experiments?limit=5", read, "", "X-Correlation-Id", "corr-123"); res.status != 200 {
+		t.Fatalf("GET /v1/experiments = %d %s", res.status, res.raw)
+	}
+	event := `{"sessionId":"6f1c2a8e-4b7d-4e21-9a0b-3c5d7e9f1a2b","visitorId":"v1","eventType":"page_viewed","source":"script","createdAt":"2026-11-21T12:00:00Z","experimentIds":[]}`
+	if res := s.do("POST", "/api/track/event?shop="+shop.Domain, "", event, "Content-Type", "application/json"); res.status != 202 {
+		t.Fatalf("POST /api/track/event = %d %s", res.status, res.raw)
+	}
+	line := func(route string) string {
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, `"msg":"request"`) && strings.Contains(l, `"route":"`+route+`"`) {
+				return l
+			}
+		}
+		t.Fatalf("no access-log line for %s in:\n%s", route, logs.String())
+		return ""
+	}
+	v1Line := line("/v1/experiments")
+	for _, want := range []string{`"status":200`, `"request_id":"corr-123"`, `"method":"GET"`, `"shop":"` + shop.Domain + `"`, `"latency_ms":`} {
+		if !strings.Contains(v1Line, want) {
+			t.Errorf("access-log line lacks %s: %s", want, v1Line)
+		}
+	}
+	if trackLine := line("/api/track/event"); !strings.Contains(trackLine, `"status":202`) || !strings.Contains(trackLine, `"shop":"`+shop.Domain+`"`) {
+		t.Errorf("tracking line lacks its status or shop: %s", trackLine)
+	}
+	if strings.Contains(logs.String(), read) || strings.Contains(logs.String(), "limit=5") {
+		t.Errorf("the log holds the token or a query string:\n%s", logs.String())
+	}
+}
+
+// TestWorkerMetrics: a worker serves /metrics on its own port, with the
+// queue depths read from Redis at the scrape.
+func TestWorkerMetrics(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
+	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	a.watchQueues()
+	t.Cleanup(func() { a.inspector.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := a.serveWorkerMetrics(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jc := jobs.NewClient(jobs.Redis{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB})
+	t.Cleanup(func() { jc.Close() })
+	if err := jc.Enqueue(ctx, jobs.Job{Type: "test:nothing", Payload: struct{}{}, Queue: jobs.QueueLow}); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, url: "http://" + addr}
+	f := scrape(t, s)
+	var low float64
+	for _, m := range f["lift_jobs_queue_depth"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["queue"] == jobs.QueueLow && l["state"] == "pending" {
+			low = m.GetGauge().GetValue()
+		}
+	}
+	if low != 1 {
+		t.Errorf("pending tasks of queue low = %v, want 1", low)
+	}
+	if up := f["lift_jobs_queue_up"]; up == nil || up.GetMetric()[0].GetGauge().GetValue() != 1 {
+		t.Fatalf("lift_jobs_queue_up = %v, want 1", up)
+	}
+	if len(f["lift_jobs_queue_depth"].GetMetric()) != 15 { // 3 queues × 5 states
+		t.Errorf("queue depth series = %d, want 15", len(f["lift_jobs_queue_depth"].GetMetric()))
+	}
+}

@@ -1,0 +1,105 @@
+package metrics
+
+import (
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// scrape serves m's handler once and parses the Prometheus text.
+func scrape(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	f, err := p.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
+	if err != nil {
+		t.Fatalf("not Prometheus text: %v\n%s", err, rec.Body)
+	}
+	return f
+}
+
+// value is the one sample of family name whose labels include want.
+func value(f map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	for _, m := range f[name].GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			match = match && got[k] == v
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+func TestMetricsReport(t *testing.T) {
+	t.Parallel()
+	queuesDown := false
+	m := New()
+	m.WatchWAL(func() (int64, int64) { return 4096, 2 })
+	m.WatchQueues(func() (map[string]map[string]int, error) {
+		if queuesDown {
+			return nil, errors.New("redis down")
+		}
+		return map[string]map[string]int{"critical": {"pending": 3, "active": 1}}, nil
+	})
+	in := m.Ingest()
+	in.Accepted("event", 2)
+	in.Accepted("event", 1)
+	in.Rejected("event", "invalid_field")
+	in.Flushed(3)
+	in.FlushFailed()
+	m.ObserveJob("results:snapshot", 1e9, nil)
+	m.ObserveJob("results:query", 1e9, errors.New("x"))
+
+	f := scrape(t, m)
+	cases := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"lift_ingest_rows_accepted_total", map[string]string{"kind": "event"}, 3},
+		{"lift_ingest_requests_rejected_total", map[string]string{"kind": "event", "reason": "invalid_field"}, 1},
+		{"lift_ingest_flush_rows_total", nil, 3},
+		{"lift_ingest_flush_failures_total", nil, 1},
+		{"lift_ingest_wal_bytes", nil, 4096},
+		{"lift_ingest_wal_segments", nil, 2},
+		{"lift_jobs_queue_up", nil, 1},
+		{"lift_jobs_queue_depth", map[string]string{"queue": "critical", "state": "pending"}, 3},
+		{"lift_job_duration_seconds", map[string]string{"type": "results:snapshot", "outcome": "ok"}, 1},
+		{"lift_job_duration_seconds", map[string]string{"type": "results:query", "outcome": "error"}, 1},
+	}
+	for _, c := range cases {
+		if got, ok := value(f, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (found %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	if f["go_goroutines"] == nil || f["process_cpu_seconds_total"] == nil {
+		t.Error("the Go and process collectors are missing")
+	}
+
+	// Redis down: the scrape still answers, saying so.
+	queuesDown = true
+	f = scrape(t, m)
+	if up, _ := value(f, "lift_jobs_queue_up", nil); up != 0 || f["lift_jobs_queue_depth"] != nil {
+		t.Errorf("queues down: up %v, depth family %v; want 0 and none", up, f["lift_jobs_queue_depth"])
+	}
+}
