@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -13,15 +14,20 @@ import (
 // shop's domain. It logs the route pattern, never the URL: query strings
 // carry link signatures and storefront identifiers, and headers carry
 // tokens, so neither is logged. Probes and scrapes (/healthz, /readyz,
-// /metrics) log at debug level so they do not drown the rest.
+// /metrics) log at debug level so they do not drown the rest, and so do
+// accepted storefront tracking calls: an ingest node answers tens of
+// thousands a second, and an unbuffered line each would cost more than the
+// request (the ingest metrics count them instead); refused ones still log.
 func AccessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
 		route := routeOf(c)
 		level := slog.LevelInfo
-		switch route {
-		case "/healthz", "/readyz", "/metrics":
+		switch {
+		case route == "/healthz", route == "/readyz", route == "/metrics":
+			level = slog.LevelDebug
+		case c.Writer.Status() < 400 && isTracking(route):
 			level = slog.LevelDebug
 		}
 		if c.Writer.Status() >= 500 {
@@ -52,3 +58,13 @@ const logShopKey = "lift.log_shop"
 // NoteShop names the shop of a request that is not authenticated as one
 // (storefront tracking names it by domain) for the access log.
 func NoteShop(c *gin.Context, domain string) { c.Set(logShopKey, domain) }
+
+// isTracking reports the storefront's high-volume tracking routes.
+func isTracking(route string) bool {
+	for _, p := range []string{"/api/track/", "/api/observe", "/api/analytics/", "/api/get-session"} {
+		if strings.HasPrefix(route, p) {
+			return true
+		}
+	}
+	return false
+}

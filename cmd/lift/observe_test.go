@@ -98,7 +98,8 @@ func TestMetrics(t *testing.T) {
 
 // TestAccessLog: a v1 request with a bearer token logs one line with its
 // route, status, request id and shop, and never the token or the query
-// string; a tracking request names its shop too.
+// string; an accepted tracking call logs at debug level only (an ingest node
+// takes tens of thousands a second), a refused one at info with its shop.
 func TestAccessLog(t *testing.T) {
 	t.Parallel()
 	cfg, err := config.Load("", nil)
@@ -115,7 +116,7 @@ func TestAccessLog(t *testing.T) {
 	}
 	t.Cleanup(func() { app.Close() })
 	logs := &syncBuffer{}
-	app.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	app.Log = slog.New(slog.NewJSONHandler(logs, nil)) // info: what production logs
 	r, stop, err := app.router("all")
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +147,14 @@ func TestAccessLog(t *testing.T) {
 			t.Errorf("access-log line lacks %s: %s", want, v1Line)
 		}
 	}
-	if trackLine := line("/api/track/event"); !strings.Contains(trackLine, `"status":202`) || !strings.Contains(trackLine, `"shop":"`+shop.Domain+`"`) {
-		t.Errorf("tracking line lacks its status or shop: %s", trackLine)
+	if strings.Contains(logs.String(), `"status":202`) {
+		t.Errorf("an accepted tracking call was logged at info level:\n%s", logs.String())
+	}
+	if res := s.do("POST", "/api/track/event?shop="+shop.Domain, "", `{"visitorId":"v1"}`, "Content-Type", "application/json"); res.status != 400 {
+		t.Fatalf("POST /api/track/event without a session = %d %s", res.status, res.raw)
+	}
+	if trackLine := line("/api/track/event"); !strings.Contains(trackLine, `"status":400`) || !strings.Contains(trackLine, `"shop":"`+shop.Domain+`"`) {
+		t.Errorf("refused tracking line lacks its status or shop: %s", trackLine)
 	}
 	if strings.Contains(logs.String(), read) || strings.Contains(logs.String(), "limit=5") {
 		t.Errorf("the log holds the token or a query string:\n%s", logs.String())
