@@ -72,9 +72,9 @@ func TestTokens(t *testing.T) {
 		if _, err := db.RevokeToken(ctx, tok.ID); err != nil {
 			t.Fatal(err)
 		}
-		got, _, _ = db.FindTokenBySecret(ctx, secret)
-		if got.RevokedAt == nil {
-			t.Fatal("token not revoked")
+		got, _, err = db.FindTokenBySecret(ctx, secret)
+		if err != nil || got.RevokedAt == nil {
+			t.Fatalf("token not revoked: %+v, %v", got, err)
 		}
 		_, _, err = db.FindTokenBySecret(ctx, secret+"x")
 		wantCode(t, err, "token_not_found")
