@@ -20,8 +20,7 @@ import (
 
 // contractCodes is the error-code table of part 7 of the contract
 // (seeds/000): each status with its codes, and under 422 the codes that are
-// not finding rules and those of a custom result query. The create families'
-// finding codes are TestCreate422's table.
+// not finding rules, those of a custom result query and the create families.
 var contractCodes = map[int][]string{
 	400: {"malformed_json", "unknown_parameter", "invalid_cursor", "invalid_include", "invalid_idempotency_key", "invalid_request"},
 	401: {"missing_token", "invalid_token", "token_revoked"},
@@ -31,7 +30,13 @@ var contractCodes = map[int][]string{
 	413: {"request_too_large"},
 	422: {"invalid_request", "invalid_type", "invalid_configuration", "launch_blocked", "preview_unsupported", "export_not_available", "results_not_available",
 		"invalid_breakdown_dimension", "breakdown_too_many_dimensions", "duplicate_breakdown_dimension", "invalid_date_range",
-		"date_range_out_of_bounds", "sample_basis_unsupported", "product_group_not_found", "product_id_requires_product_group"},
+		"date_range_out_of_bounds", "sample_basis_unsupported", "product_group_not_found", "product_id_requires_product_group",
+		// create, by family
+		"product_not_found", "collection_not_found", "theme_not_found", "template_not_found", "zone_not_found", "rate_not_found",
+		"template_required", "destination_required", "change_required", "rate_required", "offer_required",
+		"duplicate_change", "duplicate_group_name", "duplicate_rule_key", "rule_key_not_found", "zone_not_declared", "control_group_invalid", "split_sum_invalid",
+		"currency_mismatch", "control_offers_rates", "match_type_unsupported", "max_discount_amount_not_allowed", "discount_combination_invalid",
+		"condition_range_invalid", "product_limit_exceeded", "market_pricing_incomplete"},
 	429: {"rate_limited"},
 	500: {"internal_error"},
 	501: {"not_implemented"},
@@ -69,6 +74,9 @@ func TestEveryContractCode(t *testing.T) {
 	c.running = e.started(t, c.s, "Running")
 	c.injectFaults(t)
 	rows := c.rows()
+	for _, tc := range createFindingCases() { // the create families, as TestCreate422 sends them
+		rows = append(rows, codeRow{422, "validation_error", tc.code, tc.param, c.call("POST", "/v1/experiments", tc.body), nil, "create " + tc.name})
+	}
 
 	covered := map[string]bool{}
 	for _, r := range rows {
@@ -259,6 +267,9 @@ func (c *codes) rows() []codeRow {
 		{422, "validation_error", "results_not_available", "id", func(t *testing.T) resp {
 			return s.do(t, "GET", "/v1/experiments/"+c.draft(t, "No results")+"/results", "")
 		}, nil, "draft snapshot"},
+		{422, "validation_error", "rule_key_not_found", "test_groups[0].content.offers[0].key", func(t *testing.T) resp {
+			return s.patch(t, id(s.create(t, offerBody)), `{"test_groups":[{"index":1,"content":{"offers":[{"key":"nope","remove":true}]}}]}`)
+		}, nil, "patch removes an offer the group lacks"},
 		// 422 codes of a custom result query
 		{422, "validation_error", "invalid_breakdown_dimension", "breakdown[0]", query(`{"breakdown":["os"]}`), nil, ""},
 		{422, "validation_error", "breakdown_too_many_dimensions", "breakdown", query(`{"breakdown":["device","country","date","utm_source"]}`), nil, ""},
