@@ -21,14 +21,16 @@ type TokenFinder interface {
 
 // Authenticate is the one auth path of the public API. It answers 401
 // missing_token, invalid_token (malformed, unknown, or a shop Lift can no
-// longer act for) or token_revoked, and 403 api_access_disabled; otherwise it
+// longer act for) or token_revoked, and 403 api_access_disabled (each 429
+// instead once the address's budget of refusals is spent, when
+// LimitUnauthenticated runs before it); otherwise it
 // puts the token and its shop on the request, and the audit actor on its
 // context.
 func Authenticate(tokens TokenFinder) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		tok, shop, err := authenticate(c, tokens)
 		if err != nil {
-			WriteError(c, err)
+			refuseAuthentication(c, err) // through the address's budget (ratelimit.go)
 			return
 		}
 		c.Set(tokenKey, tok)

@@ -233,33 +233,59 @@ func RateLimit(l *RateLimiter, p Policy) gin.HandlerFunc {
 	}
 }
 
-// LimitUnauthenticated goes before Authenticate: requests that
-// authentication refuses spend their client address's unauthenticated
-// budget (the address gin derives, so behind a proxy only with
-// http.trusted_proxies set) and carry its X-RateLimit-* headers; an address
-// that spent it is answered 429 until the window resets, before any token
-// lookup. Requests that authenticate carry their token's headers instead
-// (RateLimit overwrites these). Redis unreachable: nothing is counted.
+// LimitUnauthenticated goes before Authenticate and gives each client
+// address (the one gin derives, so behind a proxy only with
+// http.trusted_proxies set) a budget of refused authentications (401, 403
+// api_access_disabled). It only throttles failures: a request whose token
+// authenticates always goes on to its token's own budget, so one client
+// spending an address's budget (on a shared NAT, or behind a load balancer
+// Lift does not trust) locks nobody else out. A failure carries the
+// address's X-RateLimit-* headers; one over budget is answered 429
+// rate_limited with Retry-After instead. Redis unreachable: the failure is
+// answered as it is, uncounted. Slowing guessing is not the point (a secret
+// has 256 random bits); keeping refused clients cheap and visible is.
 func LimitUnauthenticated(l *RateLimiter) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if l.limits[ClassUnauthenticated] <= 0 {
-			c.Next()
-			return
+		if l.limits[ClassUnauthenticated] > 0 {
+			c.Set(authBudgetKey, l)
 		}
-		ip := "ip:" + c.ClientIP()
-		a, err := l.peek(c.Request.Context(), ip, ClassUnauthenticated)
-		if err == nil && !a.Allowed {
-			setLimitHeaders(c, a)
-			l.refuseOverBudget(c, a, "unauthenticated requests from this address")
-			return
-		}
-		if err == nil {
-			a.Remaining = max(0, a.Remaining-1) // as it stands if this request is refused
-		}
-		setLimitHeaders(c, a)
 		c.Next()
-		if err == nil && Token(c) == nil && (c.Writer.Status() == 401 || c.Writer.Status() == 403) {
-			l.take(context.WithoutCancel(c.Request.Context()), ip, ClassUnauthenticated)
-		}
 	}
+}
+
+const authBudgetKey = "lift.authBudget"
+
+// refuseAuthentication answers a request Authenticate refused with err,
+// through the address's budget when LimitUnauthenticated installed one.
+func refuseAuthentication(c *gin.Context, err error) {
+	v, _ := c.Get(authBudgetKey)
+	l, _ := v.(*RateLimiter)
+	if l == nil {
+		WriteError(c, err)
+		return
+	}
+	subject := "ip:" + c.ClientIP()
+	ctx := c.Request.Context()
+	if !refusedCredential(err) {
+		// A fault of ours (the token lookup failed) spends nothing; the
+		// response still reports the budget as it stands.
+		a, _ := l.peek(ctx, subject, ClassUnauthenticated)
+		setLimitHeaders(c, a)
+		WriteError(c, err)
+		return
+	}
+	a, lerr := l.take(ctx, subject, ClassUnauthenticated)
+	setLimitHeaders(c, a)
+	if lerr == nil && !a.Allowed {
+		l.refuseOverBudget(c, a, "failed authentications from this address")
+		return
+	}
+	WriteError(c, err)
+}
+
+// refusedCredential reports whether err refuses the request's credential
+// (401, 403 api_access_disabled), the failures the budget counts.
+func refusedCredential(err error) bool {
+	e, ok := experiment.AsError(err)
+	return ok && (e.Kind == experiment.KindUnauthenticated || e.Code == "api_access_disabled")
 }

@@ -57,8 +57,9 @@ type Tx interface {
 type Platform interface {
 	// PrepareLaunch makes the storefront able to show every group of t. It
 	// returns a *PlatformError when the platform refused or could not be
-	// reached: the launch then ends in `failed`. Any other error is a fault
-	// of ours and rolls the launch back.
+	// reached: a refusal (PlatformError.Refused) blocks the launch with
+	// nothing changed, any other such failure ends it in `failed`. Any other
+	// error is a fault of ours and rolls the launch back.
 	PrepareLaunch(ctx context.Context, shop *Shop, t *Test) error
 }
 
@@ -70,6 +71,14 @@ type PlatformError struct {
 	Op      string // e.g. "register cart transform"
 	Status  int    // HTTP status, 0 when the platform could not be reached
 	Message string
+}
+
+// Refused reports whether the platform answered that it will not do it as
+// things stand (a 4xx other than 408 timeout or 429 throttling): a failed
+// check the merchant must fix, where anything else is a failure worth
+// retrying.
+func (e *PlatformError) Refused() bool {
+	return e.Status >= 400 && e.Status < 500 && e.Status != 408 && e.Status != 429
 }
 
 func (e *PlatformError) Error() string {

@@ -11,9 +11,12 @@ import (
 // id of shop. It answers 404 experiment_not_found, 409 checks_pending /
 // invalid_status_transition (details: current_status, allowed_actions), 403
 // entitlement codes (never for pause, end, archive) and 422 findings when a
-// start finds the test invalid. An action whose target is the current status
-// answers the test unchanged. A start the platform refuses is saved as
-// `failed` with failure_reason and is not an error. Use Preview for preview
+// start finds the test invalid: invalid_configuration for a stored field the
+// schema refuses (an end_at passed since), launch_blocked when the platform
+// refuses a launch check (a 4xx). An action whose target is the current
+// status answers the test unchanged. A start whose platform side effects
+// fail (unreachable, 5xx, throttled) is saved as `failed` with
+// failure_reason and is not an error. Use Preview for preview
 // links.
 func (s *Service) Apply(ctx context.Context, shop *Shop, id int64, action Action, reply Reply) (*Outcome, error) {
 	if action == ActionPreview {
@@ -89,7 +92,7 @@ func (s *Service) apply(ctx context.Context, tx Tx, shop *Shop, t *Test, action 
 func (s *Service) launch(ctx context.Context, tx Tx, shop *Shop, t *Test, now time.Time) (failed bool, err error) {
 	// Launch runs the same validation as create, against today's catalog.
 	if _, err := Validate(ctx, shop, t, tx.Catalog(), ValidateFull, now); err != nil {
-		return false, err
+		return false, asConfiguration(err)
 	}
 	if s.platform == nil {
 		return false, errors.New("experiment.Service: no Platform to launch with")
@@ -104,11 +107,45 @@ func (s *Service) launch(ctx context.Context, tx Tx, shop *Shop, t *Test, now ti
 	if !errors.As(err, &pe) {
 		return false, fmt.Errorf("experiment: launch %d: %w", t.ID, err)
 	}
+	if pe.Refused() {
+		// The platform answered that it will not host this test as the shop
+		// stands: a launch check failed, and no field of the test is at
+		// fault. Nothing changes; the merchant fixes the shop and retries.
+		return false, Refuse("launch_blocked", "",
+			"A launch check failed: %s. Nothing was launched; fix this on the shop, then start the test again.", pe)
+	}
 	Fail(t, "The platform refused the launch: "+pe.Error(), now)
 	if err := tx.SaveTest(ctx, t); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// asConfiguration turns the schema findings of a launch into
+// invalid_configuration: a start sends no body, so what they refuse is the
+// test as stored (most often a schedule.end_at that has passed since it was
+// saved), and the message says how to fix it. Findings with a code of their
+// own (a product deleted since, say) keep it.
+func asConfiguration(err error) error {
+	e, ok := AsError(err)
+	if !ok || e.Kind != KindValidation {
+		return err
+	}
+	out := *e
+	out.Findings = make([]Finding, len(e.Findings))
+	first := true
+	for i, f := range e.Findings {
+		if f.Severity == SeverityError && f.Code == "invalid_request" {
+			f.Code = "invalid_configuration"
+			f.Message = fmt.Sprintf("The stored test cannot start: %s Update %s, then start the test again.", f.Message, f.Param)
+		}
+		if f.Severity == SeverityError && first {
+			// The top level repeats the first blocking finding (part 7).
+			out.Code, out.Message, out.Param, first = f.Code, f.Message, f.Param, false
+		}
+		out.Findings[i] = f
+	}
+	return &out
 }
 
 // RunScheduled applies a scheduled start or end if the test's schedule still

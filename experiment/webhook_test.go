@@ -181,7 +181,9 @@ func TestWebhookReceive(t *testing.T) {
 		if len(f.enqueued) != 2 {
 			t.Fatalf("an unprocessed redelivery queues again (the queue dedupes): %v", f.enqueued)
 		}
-		_ = f.MarkDeliveryProcessed(context.Background(), 1, "d1", "done")
+		if err := f.MarkDeliveryProcessed(context.Background(), 1, "d1", "done"); err != nil {
+			t.Fatal(err)
+		}
 		if err := svc.Receive(context.Background(), ok); err != nil || len(f.enqueued) != 2 {
 			t.Fatalf("a processed redelivery was queued: %v %v", err, f.enqueued)
 		}
@@ -216,14 +218,19 @@ func TestWebhookProcessBoundedTries(t *testing.T) {
 			f.renameErr = errors.New("the store refuses it")
 			svc := f.service()
 			svc.MaxTries = c.maxTries
-			_, _, _ = f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "p", Topic: experiment.TopicShopUpdate, Body: []byte(`{"name":"x"}`)})
+			if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "p", Topic: experiment.TopicShopUpdate, Body: []byte(`{"name":"x"}`)}); err != nil {
+				t.Fatal(err)
+			}
 			errs := 0
 			for _, a := range c.attempts {
 				if err := svc.Process(ctx, 1, "p", a); err != nil {
 					errs++
 				}
 			}
-			d, _ := f.FindDelivery(ctx, 1, "p")
+			d, err := f.FindDelivery(ctx, 1, "p")
+			if err != nil {
+				t.Fatal(err)
+			}
 			last := c.attempts[len(c.attempts)-1].Try
 			if errs != c.wantErrs || len(f.dead) != 1 || f.dead[0].Tries != last || !strings.Contains(f.dead[0].LastError, "the store refuses it") ||
 				d.ProcessedAt == nil || !strings.HasPrefix(d.Outcome, "dead-lettered: ") {
@@ -257,11 +264,16 @@ func TestWebhookProcessOrders(t *testing.T) {
 			t.Parallel()
 			f := newWebhookFakes()
 			f.live, f.signed = live, c.signed
-			_, _, _ = f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "o", Topic: c.topic, Body: []byte(c.body)})
+			if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "o", Topic: c.topic, Body: []byte(c.body)}); err != nil {
+				t.Fatal(err)
+			}
 			if err := f.service().Process(ctx, 1, "o", experiment.WebhookAttempt{Try: 1}); err != nil {
 				t.Fatal(err)
 			}
-			d, _ := f.FindDelivery(ctx, 1, "o")
+			d, err := f.FindDelivery(ctx, 1, "o")
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !strings.HasPrefix(d.Outcome, c.wantOutcome) {
 				t.Fatalf("outcome = %q, want %q", d.Outcome, c.wantOutcome)
 			}

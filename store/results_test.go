@@ -143,11 +143,11 @@ func TestResultQueries(t *testing.T) {
 			}
 		})
 	}
-	if r, _ := db.FindReusableQuery(ctx, tt.ID, q.SpecKey, done.Add(time.Second)); r != nil {
-		t.Fatalf("an older computation was reused: %+v", r)
+	if r, err := db.FindReusableQuery(ctx, tt.ID, q.SpecKey, done.Add(time.Second)); r != nil || err != nil {
+		t.Fatalf("an older computation was reused: %+v, %v", r, err)
 	}
-	if r, _ := db.FindReusableQuery(ctx, tt.ID, `{"a":2}`, base); r != nil {
-		t.Fatalf("another query's computation was reused: %+v", r)
+	if r, err := db.FindReusableQuery(ctx, tt.ID, `{"a":2}`, base); r != nil || err != nil {
+		t.Fatalf("another query's computation was reused: %+v, %v", r, err)
 	}
 	for name, c := range map[string]struct {
 		shop, test int64

@@ -72,9 +72,9 @@ func TestTokens(t *testing.T) {
 		if _, err := db.RevokeToken(ctx, tok.ID); err != nil {
 			t.Fatal(err)
 		}
-		got, _, _ = db.FindTokenBySecret(ctx, secret)
-		if got.RevokedAt == nil {
-			t.Fatal("token not revoked")
+		got, _, err = db.FindTokenBySecret(ctx, secret)
+		if err != nil || got.RevokedAt == nil {
+			t.Fatalf("token not revoked: %+v, %v", got, err)
 		}
 		_, _, err = db.FindTokenBySecret(ctx, secret+"x")
 		wantCode(t, err, "token_not_found")
@@ -158,11 +158,27 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 		if !errors.Is(err, boom) {
 			t.Fatalf("err = %v", err)
 		}
-		entries, _ := db.FindAuditEntries(context.Background(), s.ID, 10)
+		// A committed write after it proves the lookup sees entries: an empty
+		// list must not pass for a rolled-back one.
+		if _, err := db.Write(ctx, experiment.WriteMeta{ShopID: s.ID, Action: "thing.after", ResourceType: "thing"},
+			func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{ResourceID: "43"}, nil
+			}); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := db.FindAuditEntries(context.Background(), s.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := false
 		for _, e := range entries {
 			if e.Action == "thing.fail" {
 				t.Fatal("audit entry of a failed write")
 			}
+			after = after || e.Action == "thing.after"
+		}
+		if !after {
+			t.Fatalf("the committed write's audit entry is missing: %+v", entries)
 		}
 	})
 }

@@ -232,9 +232,17 @@ func TestCrashUnderLoad(t *testing.T) {
 		}
 		landed[id] = n
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	rows.Close()
 	var raw uint64
-	wh.Conn().QueryRow(ctx, "SELECT count() FROM events").Scan(&raw)
+	if err := wh.Conn().QueryRow(ctx, "SELECT count() FROM events").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw < uint64(len(landed)) {
+		t.Fatalf("%d raw rows hold %d distinct ids", raw, len(landed))
+	}
 	missing, doubled := 0, 0
 	for _, id := range acked {
 		switch landed[id] {

@@ -139,7 +139,12 @@ func TestClickHouseOutageUnderLoad(t *testing.T) {
 	b.count(t, want, "SELECT uniqExact(event_id) FROM events WHERE shop_id = ?", b.shop.ID)
 	b.count(t, want, "SELECT count() FROM events FINAL WHERE shop_id = ?", b.shop.ID)
 	var raw uint64
-	b.wh.Conn().QueryRow(context.Background(), "SELECT count() FROM events").Scan(&raw)
+	if err := b.wh.Conn().QueryRow(context.Background(), "SELECT count() FROM events").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw < want {
+		t.Fatalf("%d raw rows hold %d acknowledged events", raw, want)
+	}
 	t.Logf("acknowledged %d (%d during the outage), %d failed flushes, %d raw rows before dedupe",
 		want, duringOutage, b.in.Stats().FailedFlush, raw)
 }

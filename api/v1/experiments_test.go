@@ -99,76 +99,8 @@ func TestCreate422(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	s := e.newShop(store.ShopUpdate{})
-	g := func(content string) string { return fmt.Sprintf(twoGroups, content) }
-	price := func(shared, content string) string {
-		return fmt.Sprintf(`{"type":"price","name":"p","shared":{"price":%s},"test_groups":%s}`, shared, g(content))
-	}
-	teeShared := fmt.Sprintf(`{"product_ids":[%q]}`, tee)
-	priceOf := func(variant, money string) string {
-		return fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s}]}`, variant, money)
-	}
-	ship := func(content string) string {
-		return fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":%s}`, domestic, g(content))
-	}
-	rate := func(zone, rateID string) string {
-		return fmt.Sprintf(`{"rates":[{"zone_id":%q,"rate_id":%q,"name":"Standard","price":{"amount":"4.95","currency":"USD"}}]}`, zone, rateID)
-	}
-	offer := func(o string) string {
-		return fmt.Sprintf(`{"type":"offer","name":"o","test_groups":%s}`, g(`{"offers":[`+o+`]}`))
-	}
-	template := func(theme, content string) string {
-		return fmt.Sprintf(`{"type":"template","name":"t","shared":{"template":{"theme_id":%q}},"test_groups":%s}`, theme, g(content))
-	}
-	redirect := func(shared, content string) string {
-		return fmt.Sprintf(`{"type":"url_redirect","name":"r","shared":{"url_redirect":%s},"test_groups":%s}`, shared, g(content))
-	}
-	manyProducts := func(n int) string {
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = fmt.Sprintf("%q", fmt.Sprintf("gid://shopify/Product/%d", 90000+i))
-		}
-		return `{"product_ids":[` + strings.Join(ids, ",") + `]}`
-	}
-
-	for _, tc := range []struct {
-		name, body, code, param string
-	}{
-		// Resource this shop does not have.
-		{"ProductNotFound", price(`{"product_ids":["gid://shopify/Product/1"]}`, `{}`), "product_not_found", "shared.price.product_ids[0]"},
-		{"CollectionNotFound", offer(`{"key":"k","title":"10% off","discount":{"type":"percentage","value":"10"},"conditions":{"collection_ids":["gid://shopify/Collection/9"]}}`), "collection_not_found", "test_groups[1].content.offers[0].conditions.collection_ids[0]"},
-		{"ThemeNotFound", template("gid://shopify/OnlineStoreTheme/9", `{"template":"product.alternate"}`), "theme_not_found", "shared.template.theme_id"},
-		{"TemplateNotFound", template(dawn, `{"template":"product.nope"}`), "template_not_found", "test_groups[1].content.template"},
-		{"ZoneNotFound", strings.Replace(ship(rate(domestic, standard)), `"zone_ids":["`+domestic, `"zone_ids":["gid://shopify/DeliveryZone/9`, 1), "zone_not_found", "shared.shipping.zone_ids[0]"},
-		{"RateNotFound", ship(rate(domestic, "gid://shopify/DeliveryRate/9")), "rate_not_found", "test_groups[1].content.rates[0].rate_id"},
-		// Group with nothing to test.
-		{"TemplateRequired", template(dawn, `{}`), "template_required", "test_groups[1].content.template"},
-		{"DestinationRequired", redirect(`{"source_path":"/"}`, `{}`), "destination_required", "test_groups[1].content.destination"},
-		{"ChangeRequired", price(teeShared, `{"prices":[]}`), "change_required", "test_groups[1].content.prices"},
-		{"RateRequired", ship(`{}`), "rate_required", "test_groups[1].content.rates"},
-		{"OfferRequired", fmt.Sprintf(`{"type":"offer","name":"o","test_groups":%s}`, g(`{}`)), "offer_required", "test_groups[1].content.offers"},
-		// Parts of the request disagree.
-		{"DuplicateChange", price(teeShared, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s},{"product_variant_id":%q,"price":%s}]}`, teeS, usd19, teeS, usd19)), "duplicate_change", "test_groups[1].content.prices[1].product_variant_id"},
-		{"DuplicateGroupName", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `"name":"Variant"`, `"name":"control"`, 1), "duplicate_group_name", "test_groups[1].name"},
-		{"DuplicateRuleKey", offer(`{"key":"k","title":"A","discount":{"type":"free_shipping"}},{"key":"k","title":"B","discount":{"type":"free_shipping"}}`), "duplicate_rule_key", "test_groups[1].content.offers[1].key"},
-		{"ZoneNotDeclared", ship(rate(intl, "")), "zone_not_declared", "test_groups[1].content.rates[0].zone_id"},
-		{"ControlGroupInvalid", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `"name":"Control","split":50}`, `"name":"Control","split":50,"content":`+priceOf(teeM, usd19)+`}`, 1), "control_group_invalid", "test_groups[0].content"},
-		{"SplitSumInvalid", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `"split":50}`, `"split":40}`, 1), "split_sum_invalid", "test_groups"},
-		// Values the API will not write.
-		{"CurrencyMismatch", price(teeShared, priceOf(teeS, `{"amount":"19.00","currency":"EUR"}`)), "currency_mismatch", "test_groups[1].content.prices[0].price.currency"},
-		{"ControlOffersRates", strings.Replace(ship(rate(domestic, standard)), `"name":"Control","split":50}`, `"name":"Control","split":50,"content":`+rate(domestic, standard)+`}`, 1), "control_offers_rates", "test_groups[0].content.rates"},
-		{"MatchTypeUnsupported", redirect(`{"source_path":"/collections","match_type":"regex"}`, `{"destination":"/pages/sale"}`), "match_type_unsupported", "shared.url_redirect.match_type"},
-		{"MaxDiscountAmountNotAllowed", offer(`{"key":"k","title":"T","discount":{"type":"percentage","value":"20","max_discount_amount":{"amount":"10.00","currency":"USD"}}}`), "max_discount_amount_not_allowed", "test_groups[1].content.offers[0].discount.max_discount_amount"},
-		{"DiscountCombinationInvalid", offer(`{"key":"k","title":"T","discount":{"type":"percentage","value":"20"},"combines_with":["everything"]}`), "discount_combination_invalid", "test_groups[1].content.offers[0].combines_with[0]"},
-		{"ConditionRangeInvalid", offer(`{"key":"k","title":"T","discount":{"type":"percentage","value":"20"},"conditions":{"min_subtotal":{"amount":"100.00","currency":"USD"},"max_subtotal":{"amount":"50.00","currency":"USD"}}}`), "condition_range_invalid", "test_groups[1].content.offers[0].conditions.max_subtotal"},
-		{"ProductLimitExceeded", price(manyProducts(101), `{}`), "product_limit_exceeded", "shared.price.product_ids"},
-		{"MarketPricingIncomplete", price(fmt.Sprintf(`{"product_ids":[%q],"markets":[{"id":%q,"countries":["DE"]}]}`, tee, euMarket), priceOf(teeS, usd19)), "market_pricing_incomplete", "test_groups[1].content.prices[0].country_prices"},
-		{"CountryNotInMarket", price(teeShared, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s,"country_prices":[{"country":"DE","price":{"amount":"18.00","currency":"EUR"}}]}]}`, teeS, usd19)), "market_pricing_incomplete", "test_groups[1].content.prices[0].country_prices[0].country"},
-		// Codes that are not finding rules.
-		{"InvalidType", `{"type":"popup","name":"x"}`, "invalid_type", "type"},
-		{"SchemaRefusesField", `{"type":"theme","name":"x","colour":"red"}`, "invalid_request", "colour"},
-		{"SchemaRefusesKind", `{"type":"theme","name":"x","traffic_allocation":"all"}`, "invalid_request", "traffic_allocation"},
-		{"AllocationRange", fmt.Sprintf(`{"type":"theme","name":"x","traffic_allocation":0,"test_groups":%s}`, g(fmt.Sprintf(`{"theme_id":%q}`, holiday))), "invalid_request", "traffic_allocation"},
-	} {
+	price := priceBody
+	for _, tc := range createFindingCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			wantError(t, s.do(t, "POST", "/v1/experiments", tc.body), 422, "validation_error", tc.code, tc.param)
@@ -317,3 +249,84 @@ func TestGetAndList(t *testing.T) {
 }
 
 func timeMinutes(n int) time.Duration { return time.Duration(n) * time.Minute }
+
+// createCase is a create body refused with one 422 code and its param.
+type createCase struct{ name, body, code, param string }
+
+// createFindingCases covers every 422 code of the create families, and the
+// create codes that are not finding rules.
+func createFindingCases() []createCase {
+	g := func(content string) string { return fmt.Sprintf(twoGroups, content) }
+	price := priceBody
+	teeShared := fmt.Sprintf(`{"product_ids":[%q]}`, tee)
+	priceOf := func(variant, money string) string {
+		return fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s}]}`, variant, money)
+	}
+	ship := func(content string) string {
+		return fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":%s}`, domestic, g(content))
+	}
+	rate := func(zone, rateID string) string {
+		return fmt.Sprintf(`{"rates":[{"zone_id":%q,"rate_id":%q,"name":"Standard","price":{"amount":"4.95","currency":"USD"}}]}`, zone, rateID)
+	}
+	offer := func(o string) string {
+		return fmt.Sprintf(`{"type":"offer","name":"o","test_groups":%s}`, g(`{"offers":[`+o+`]}`))
+	}
+	template := func(theme, content string) string {
+		return fmt.Sprintf(`{"type":"template","name":"t","shared":{"template":{"theme_id":%q}},"test_groups":%s}`, theme, g(content))
+	}
+	redirect := func(shared, content string) string {
+		return fmt.Sprintf(`{"type":"url_redirect","name":"r","shared":{"url_redirect":%s},"test_groups":%s}`, shared, g(content))
+	}
+
+	return []createCase{
+		// Resource this shop does not have.
+		{"ProductNotFound", price(`{"product_ids":["gid://shopify/Product/1"]}`, `{}`), "product_not_found", "shared.price.product_ids[0]"},
+		{"CollectionNotFound", offer(`{"key":"k","title":"10% off","discount":{"type":"percentage","value":"10"},"conditions":{"collection_ids":["gid://shopify/Collection/9"]}}`), "collection_not_found", "test_groups[1].content.offers[0].conditions.collection_ids[0]"},
+		{"ThemeNotFound", template("gid://shopify/OnlineStoreTheme/9", `{"template":"product.alternate"}`), "theme_not_found", "shared.template.theme_id"},
+		{"TemplateNotFound", template(dawn, `{"template":"product.nope"}`), "template_not_found", "test_groups[1].content.template"},
+		{"ZoneNotFound", strings.Replace(ship(rate(domestic, standard)), `"zone_ids":["`+domestic, `"zone_ids":["gid://shopify/DeliveryZone/9`, 1), "zone_not_found", "shared.shipping.zone_ids[0]"},
+		{"RateNotFound", ship(rate(domestic, "gid://shopify/DeliveryRate/9")), "rate_not_found", "test_groups[1].content.rates[0].rate_id"},
+		// Group with nothing to test.
+		{"TemplateRequired", template(dawn, `{}`), "template_required", "test_groups[1].content.template"},
+		{"DestinationRequired", redirect(`{"source_path":"/"}`, `{}`), "destination_required", "test_groups[1].content.destination"},
+		{"ChangeRequired", price(teeShared, `{"prices":[]}`), "change_required", "test_groups[1].content.prices"},
+		{"RateRequired", ship(`{}`), "rate_required", "test_groups[1].content.rates"},
+		{"OfferRequired", fmt.Sprintf(`{"type":"offer","name":"o","test_groups":%s}`, g(`{}`)), "offer_required", "test_groups[1].content.offers"},
+		// Parts of the request disagree.
+		{"DuplicateChange", price(teeShared, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s},{"product_variant_id":%q,"price":%s}]}`, teeS, usd19, teeS, usd19)), "duplicate_change", "test_groups[1].content.prices[1].product_variant_id"},
+		{"DuplicateGroupName", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `"name":"Variant"`, `"name":"control"`, 1), "duplicate_group_name", "test_groups[1].name"},
+		{"DuplicateRuleKey", offer(`{"key":"k","title":"A","discount":{"type":"free_shipping"}},{"key":"k","title":"B","discount":{"type":"free_shipping"}}`), "duplicate_rule_key", "test_groups[1].content.offers[1].key"},
+		{"ZoneNotDeclared", ship(rate(intl, "")), "zone_not_declared", "test_groups[1].content.rates[0].zone_id"},
+		{"ControlGroupInvalid", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `"name":"Control","split":50}`, `"name":"Control","split":50,"content":`+priceOf(teeM, usd19)+`}`, 1), "control_group_invalid", "test_groups[0].content"},
+		{"SplitSumInvalid", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `"split":50}`, `"split":40}`, 1), "split_sum_invalid", "test_groups"},
+		// Values the API will not write.
+		{"CurrencyMismatch", price(teeShared, priceOf(teeS, `{"amount":"19.00","currency":"EUR"}`)), "currency_mismatch", "test_groups[1].content.prices[0].price.currency"},
+		{"ControlOffersRates", strings.Replace(ship(rate(domestic, standard)), `"name":"Control","split":50}`, `"name":"Control","split":50,"content":`+rate(domestic, standard)+`}`, 1), "control_offers_rates", "test_groups[0].content.rates"},
+		{"MatchTypeUnsupported", redirect(`{"source_path":"/collections","match_type":"regex"}`, `{"destination":"/pages/sale"}`), "match_type_unsupported", "shared.url_redirect.match_type"},
+		{"MaxDiscountAmountNotAllowed", offer(`{"key":"k","title":"T","discount":{"type":"percentage","value":"20","max_discount_amount":{"amount":"10.00","currency":"USD"}}}`), "max_discount_amount_not_allowed", "test_groups[1].content.offers[0].discount.max_discount_amount"},
+		{"DiscountCombinationInvalid", offer(`{"key":"k","title":"T","discount":{"type":"percentage","value":"20"},"combines_with":["everything"]}`), "discount_combination_invalid", "test_groups[1].content.offers[0].combines_with[0]"},
+		{"ConditionRangeInvalid", offer(`{"key":"k","title":"T","discount":{"type":"percentage","value":"20"},"conditions":{"min_subtotal":{"amount":"100.00","currency":"USD"},"max_subtotal":{"amount":"50.00","currency":"USD"}}}`), "condition_range_invalid", "test_groups[1].content.offers[0].conditions.max_subtotal"},
+		{"ProductLimitExceeded", price(manyProducts(101), `{}`), "product_limit_exceeded", "shared.price.product_ids"},
+		{"MarketPricingIncomplete", price(fmt.Sprintf(`{"product_ids":[%q],"markets":[{"id":%q,"countries":["DE"]}]}`, tee, euMarket), priceOf(teeS, usd19)), "market_pricing_incomplete", "test_groups[1].content.prices[0].country_prices"},
+		{"CountryNotInMarket", price(teeShared, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s,"country_prices":[{"country":"DE","price":{"amount":"18.00","currency":"EUR"}}]}]}`, teeS, usd19)), "market_pricing_incomplete", "test_groups[1].content.prices[0].country_prices[0].country"},
+		// Codes that are not finding rules.
+		{"InvalidType", `{"type":"popup","name":"x"}`, "invalid_type", "type"},
+		{"SchemaRefusesField", `{"type":"theme","name":"x","colour":"red"}`, "invalid_request", "colour"},
+		{"SchemaRefusesKind", `{"type":"theme","name":"x","traffic_allocation":"all"}`, "invalid_request", "traffic_allocation"},
+		{"AllocationRange", fmt.Sprintf(`{"type":"theme","name":"x","traffic_allocation":0,"test_groups":%s}`, g(fmt.Sprintf(`{"theme_id":%q}`, holiday))), "invalid_request", "traffic_allocation"},
+	}
+}
+
+// priceBody is a price test of shared with content in its variant group.
+func priceBody(shared, content string) string {
+	return fmt.Sprintf(`{"type":"price","name":"p","shared":{"price":%s},"test_groups":%s}`, shared, fmt.Sprintf(twoGroups, content))
+}
+
+// manyProducts is a price shared block of n products the catalog lacks.
+func manyProducts(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("gid://shopify/Product/%d", 90000+i))
+	}
+	return `{"product_ids":[` + strings.Join(ids, ",") + `]}`
+}

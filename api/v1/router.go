@@ -26,8 +26,9 @@ type API struct {
 }
 
 // Mount adds the /v1 routes to r. Every route passes, in order: body limit
-// (413), the client address's budget for refused authentications (429;
-// headers on 401), bearer auth (401, 403 api_access_disabled), rate limit (429, 503;
+// (413), the client address's budget for refused authentications (headers on
+// 401; a failure once it is spent is 429; a valid token is never held by
+// it), bearer auth (401, 403 api_access_disabled), rate limit (429, 503;
 // headers on every response), scope (403 insufficient_scope), then per route
 // its query-parameter allowlist (400) and, on creates, Idempotency-Key.
 func (a *API) Mount(r gin.IRouter) {

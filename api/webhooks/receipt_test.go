@@ -136,8 +136,8 @@ func TestPoisonDeliveryDeadLettered(t *testing.T) {
 		if err := b.svc.Process(ctx, shop.ID, "poison-1", experiment.WebhookAttempt{Try: try}); err == nil {
 			t.Fatalf("try %d succeeded", try)
 		}
-		if d, _ := b.db.FindDelivery(ctx, shop.ID, "poison-1"); d.ProcessedAt != nil || len(deadLetters(t)) != 0 {
-			t.Fatalf("try %d: processed %v, dead letters %d", try, d.ProcessedAt, len(deadLetters(t)))
+		if d, err := b.db.FindDelivery(ctx, shop.ID, "poison-1"); err != nil || d.ProcessedAt != nil || len(deadLetters(t)) != 0 {
+			t.Fatalf("try %d: delivery %+v (%v), dead letters %d", try, d, err, len(deadLetters(t)))
 		}
 	}
 	last := experiment.WebhookAttempt{Try: experiment.DefaultWebhookMaxTries}
@@ -153,8 +153,8 @@ func TestPoisonDeliveryDeadLettered(t *testing.T) {
 	if err != nil || d.ProcessedAt == nil || !strings.HasPrefix(d.Outcome, "dead-lettered: ") {
 		t.Fatalf("delivery = %+v, %v", d, err)
 	}
-	if got, _ := b.db.FindShopByID(ctx, shop.ID); got.Name != "Before" {
-		t.Errorf("shop name = %q, want it unchanged", got.Name)
+	if got, err := b.db.FindShopByID(ctx, shop.ID); err != nil || got.Name != "Before" {
+		t.Errorf("shop = %+v (%v), want its name unchanged", got, err)
 	}
 
 	t.Run("never tried again", func(t *testing.T) {
@@ -162,7 +162,10 @@ func TestPoisonDeliveryDeadLettered(t *testing.T) {
 			t.Fatal(err)
 		}
 		status, _ := b.deliver(t, shop, experiment.TopicShopUpdate, "poison-1", `{"id":1,"name":"x"}`, "")
-		again, _ := b.db.FindDelivery(ctx, shop.ID, "poison-1")
+		again, err := b.db.FindDelivery(ctx, shop.ID, "poison-1")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if status != http.StatusOK || !again.ProcessedAt.Equal(*d.ProcessedAt) || len(deadLetters(t)) != 1 {
 			t.Fatalf("redelivery %d, processed %v (first %v), dead letters %d", status, again.ProcessedAt, d.ProcessedAt, len(deadLetters(t)))
 		}

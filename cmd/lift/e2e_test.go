@@ -99,8 +99,12 @@ func (s *server) shop(apiEnabled bool) (shop *experiment.Shop, read, write strin
 	if _, err := s.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &on}); err != nil {
 		s.t.Fatal(err)
 	}
-	_, read, _ = s.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeRead)
-	_, write, _ = s.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite)
+	if _, read, err = s.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeRead); err != nil {
+		s.t.Fatal(err)
+	}
+	if _, write, err = s.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite); err != nil {
+		s.t.Fatal(err)
+	}
 	if !apiEnabled {
 		off := false
 		if _, err := s.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &off}); err != nil {

@@ -218,7 +218,8 @@ func TestForwardedHeadersNeedATrustedProxy(t *testing.T) {
 }
 
 // TestUnauthenticatedBudget: 401s carry the client address's budget for
-// refused authentications; once spent the address gets 429. A forged
+// refused authentications; once spent the address's failures get 429, while
+// a valid token from it still proceeds on its own budget. A forged
 // X-Forwarded-For does not buy a fresh budget unless the peer is a trusted
 // proxy.
 func TestUnauthenticatedBudget(t *testing.T) {
@@ -237,9 +238,22 @@ func TestUnauthenticatedBudget(t *testing.T) {
 				t.Fatalf("refusal %d: %d with limits %s, want 401 with 3/%d", i+1, r.status, limits(r), 2-i)
 			}
 		}
-		r := s.do("GET", "/v1/experiments", read, "", "X-Forwarded-For", "198.51.100.3")
-		if r.status != 429 || r.errField("code") != "rate_limited" || r.header.Get("Retry-After") == "" || limits(r) != "3/0" {
-			t.Fatalf("after the budget: %d %s limits %s, want 429 rate_limited with Retry-After", r.status, r.raw, limits(r))
+		for _, token := range []string{"", "lift_" + strings.Repeat("x", 43)} { // missing, then unknown
+			r := s.do("GET", "/v1/experiments", token, "", "X-Forwarded-For", "198.51.100.3")
+			if r.status != 429 || r.errField("code") != "rate_limited" || r.errField("type") != "rate_limit_error" ||
+				r.header.Get("Retry-After") == "" || limits(r) != "3/0" {
+				t.Fatalf("a failure after the budget: %d %s limits %s, want 429 rate_limited with Retry-After and 3/0",
+					r.status, r.raw, limits(r))
+			}
+		}
+		// The address's spent budget throttles only failures: a valid token
+		// from the same address (another client behind the same NAT) goes
+		// on to its own budget.
+		for i := range 2 {
+			r := s.do("GET", "/v1/experiments", read, "", "X-Forwarded-For", "198.51.100.3")
+			if r.status != 200 || limits(r) != fmt.Sprintf("600/%d", 599-i) || r.header.Get("Retry-After") != "" {
+				t.Fatalf("a valid token after the budget: %d %s limits %s, want 200 with the token's 600/%d", r.status, r.raw, limits(r), 599-i)
+			}
 		}
 	})
 	t.Run("TrustedProxy", func(t *testing.T) {

@@ -40,7 +40,7 @@ func TestSeedShop(t *testing.T) {
 	if len(v.Products) != 1 || v.Variants["gid://shopify/ProductVariant/2"].Cost != "3.10" {
 		t.Fatalf("catalog after reseed = %+v", v)
 	}
-	if s, _ := db.FindShopByDomain(ctx, "seeded.myshopify.com"); s.Currency != "EUR" {
-		t.Fatalf("shop currency = %s", s.Currency)
+	if s, err := db.FindShopByDomain(ctx, "seeded.myshopify.com"); err != nil || s.Currency != "EUR" {
+		t.Fatalf("shop = %+v, %v; want currency EUR", s, err)
 	}
 }

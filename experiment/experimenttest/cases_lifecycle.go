@@ -156,6 +156,53 @@ func testLaunch(t *testing.T, nb NewBackend) {
 			t.Fatalf("a rolled-back launch was audited (%d → %d)", audit, n)
 		}
 	})
+	t.Run("PlatformCheckRefusalBlocksTheLaunch", func(t *testing.T) {
+		// A 4xx is the platform saying no as the shop stands: a failed launch
+		// check, answered launch_blocked with nothing changed.
+		x := b.Create(t, PriceTest("Refused"))
+		audit := len(b.ExperimentAudit(t))
+		b.Platform.Fail(&experiment.PlatformError{Op: "register cart transform", Status: 422, Message: "Cart transform limit reached"})
+		_, err := b.act(x.ID, experiment.ActionStart)
+		b.Platform.Fail(nil)
+		e, ok := experiment.AsError(err)
+		if !ok || e.Kind != experiment.KindValidation || e.Code != "launch_blocked" || e.Param != "" ||
+			len(e.Findings) != 1 || e.Findings[0].Code != "launch_blocked" || !strings.Contains(e.Message, "Cart transform limit reached") {
+			t.Fatalf("refused launch check = %#v", err)
+		}
+		if got := b.Get(t, x.ID); got.Status != experiment.StatusDraft || got.FailureReason != "" || got.StartedAt != nil {
+			t.Fatalf("after a refused launch check = %+v", got)
+		}
+		if n := len(b.ExperimentAudit(t)); n != audit {
+			t.Fatalf("a blocked launch was audited (%d → %d)", audit, n)
+		}
+		for _, status := range []int{408, 429} { // timeouts and throttling are failures, not refusals
+			y := b.Create(t, PriceTest(fmt.Sprint("Throttled ", status)))
+			b.Platform.Fail(&experiment.PlatformError{Op: "register cart transform", Status: status, Message: "later"})
+			out := b.Act(t, y.ID, experiment.ActionStart)
+			b.Platform.Fail(nil)
+			if out.Test.Status != experiment.StatusFailed {
+				t.Fatalf("launch answered %d = %+v, want failed", status, out.Test)
+			}
+		}
+	})
+	t.Run("StaleStoredWindowIsInvalidConfiguration", func(t *testing.T) {
+		// The end_at was in the future when saved; by the start it has
+		// passed. The start sends no body, so the stored test is at fault.
+		end := Epoch.Add(time.Hour)
+		x := b.Create(t, strings.Replace(PriceTest("Window closed"), "{", fmt.Sprintf(`{"schedule":{"end_at":%q},`, end.Format(time.RFC3339)), 1))
+		b.Clock.Set(end.Add(time.Minute))
+		defer b.Clock.Set(Epoch)
+		_, err := b.act(x.ID, experiment.ActionStart)
+		e, ok := experiment.AsError(err)
+		if !ok || e.Kind != experiment.KindValidation || e.Code != "invalid_configuration" || e.Param != "schedule.end_at" ||
+			len(e.Findings) != 1 || e.Findings[0].Code != "invalid_configuration" || e.Findings[0].Param != "schedule.end_at" ||
+			!strings.Contains(e.Message, "Update schedule.end_at") {
+			t.Fatalf("start of a stale window = %#v", err)
+		}
+		if got := b.Get(t, x.ID); got.Status != experiment.StatusDraft {
+			t.Fatalf("after a refused start = %+v", got)
+		}
+	})
 	t.Run("HungPlatformEndsInFailed", func(t *testing.T) {
 		x := b.Create(t, PriceTest("Hung"))
 		b.Platform.Hang()
