@@ -13,7 +13,11 @@ import (
 // for a test is refused, duplicated variants get new ids) and lets a test
 // make any endpoint fail. Serve it with httptest.NewServer or any listener.
 type Fake struct {
-	Token string // when set, requests must carry it
+	Token string // when set, requests must carry it (or a token issued by OAuth)
+	// APIKey and APISecret are the app's OAuth credentials: authorize
+	// checks the client id, signs its redirect with the secret, and
+	// access_token checks both (fake_install.go).
+	APIKey, APISecret string
 
 	mux      *http.ServeMux
 	mu       sync.Mutex
@@ -28,6 +32,7 @@ type fakeShop struct {
 	CarrierServices   []string
 	AppBlocks         map[string]bool // theme id
 	DiscountFunctions map[string]string
+	install           *fakeInstall
 }
 
 // Fake endpoint names for Fail.
@@ -48,6 +53,7 @@ func NewFake() *Fake {
 	f.mux.HandleFunc("POST /admin/shops/{shop}/carrier_services", f.handle(OpCarrierServices, f.createCarrier))
 	f.mux.HandleFunc("POST /admin/shops/{shop}/themes/{theme}/app_blocks", f.handle(OpAppBlocks, f.appBlock))
 	f.mux.HandleFunc("POST /admin/shops/{shop}/discount_functions", f.handle(OpDiscountFunctions, f.discount))
+	f.mountInstall()
 	return f
 }
 
@@ -92,7 +98,7 @@ func (f *Fake) shop(domain string) *fakeShop {
 	s, ok := f.shops[domain]
 	if !ok {
 		s = &fakeShop{CartTransforms: map[string]string{}, DuplicateVariants: map[string][]string{},
-			AppBlocks: map[string]bool{}, DiscountFunctions: map[string]string{}}
+			AppBlocks: map[string]bool{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain)}
 		f.shops[domain] = s
 	}
 	return s

@@ -33,6 +33,20 @@ type Client struct {
 	BaseURL string // e.g. https://admin.platform.example or the fake's URL
 	Token   string // app credential sent as X-Platform-Access-Token
 	HTTP    *http.Client
+
+	// The app's OAuth credentials (platform.api_key, platform.api_secret),
+	// for the install's code exchange (install.go).
+	APIKey, APISecret string
+	// Retry bounds retries of GraphQL calls on throttling and 5xx.
+	Retry Retry
+	// ProductInterval spaces a shop's product queries (part 8: one per
+	// second). Default 1 s.
+	ProductInterval time.Duration
+	// Sleep and Now replace the clock in tests; nil uses the real one.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+
+	throttle throttle
 }
 
 // NewClient returns a Client whose calls give up after 4 s: a launch runs
