@@ -84,6 +84,9 @@ type App struct {
 	Warehouse *warehouse.Warehouse
 	Jobs      *jobs.Client
 	Platform  platform.Admin
+	// PlatformClient is Platform's client, which also runs the install
+	// lifecycle's calls (cmd/lift/install.go).
+	PlatformClient *platform.Client
 	// SigningSecret signs preview and export-download links.
 	SigningSecret []byte
 	Now           func() time.Time
@@ -97,15 +100,23 @@ type App struct {
 // can launch tests end to end.
 func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	if cfg.Platform.URL != "" {
-		return platform.NewClient(cfg.Platform.URL, cfg.Platform.Token), nil
+		a.PlatformClient = platform.NewClient(cfg.Platform.URL, cfg.Platform.Token)
+		a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
+		return a.PlatformClient, nil
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("fake platform: %w", err)
 	}
-	a.fakePlatform = &http.Server{Handler: platform.NewFake(), ReadHeaderTimeout: 5 * time.Second}
+	fake, err := fakeOAuth(cfg) // cmd/lift/install.go
+	if err != nil {
+		return nil, err
+	}
+	a.fakePlatform = &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}
 	go a.fakePlatform.Serve(ln)
-	return platform.NewClient("http://"+ln.Addr().String(), ""), nil
+	a.PlatformClient = platform.NewClient("http://"+ln.Addr().String(), "")
+	a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
+	return a.PlatformClient, nil
 }
 
 // experiments is the tests' one service over this process's connections;

@@ -106,6 +106,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	if role == "api" || role == "all" {
 		a.v1().Mount(r)
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
+		a.installAPI().Mount(r)       // cmd/lift/install.go
 		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
 	}
 	if role == "ingest" || role == "all" {
