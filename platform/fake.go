@@ -18,6 +18,9 @@ type Fake struct {
 	// checks the client id, signs its redirect with the secret, and
 	// access_token checks both (fake_install.go).
 	APIKey, APISecret string
+	// BulkPolls is how many polls a bulk operation answers RUNNING before
+	// it completes.
+	BulkPolls int
 
 	mux      *http.ServeMux
 	mu       sync.Mutex

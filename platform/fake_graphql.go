@@ -25,6 +25,8 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 			}
 		}
 		return map[string]any{"webhookSubscriptionDelete": map[string]any{"deletedWebhookSubscriptionId": str("id"), "userErrors": []any{}}}, ""
+	case "ProductsCount", "BulkOperationRunQuery", "CurrentBulkOperation":
+		return f.bulkOperation(s, req), ""
 	case "Products":
 		in.products = append(in.products, time.Now())
 		return productsPage(in, str("after")), ""

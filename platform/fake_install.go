@@ -35,6 +35,7 @@ type fakeInstall struct {
 	throttled  int               // next requests answered THROTTLED
 	products   []time.Time       // when each Products query arrived
 	oauth      bool              // a token was issued: only issued tokens count from then on
+	bulk       *fakeBulk         // the shop's current bulk operation
 }
 
 type fakeSub struct{ ID, URL string }
@@ -52,6 +53,7 @@ func (f *Fake) mountInstall() {
 	f.mux.HandleFunc("GET /admin/shops/{shop}/oauth/authorize", f.authorize)
 	f.mux.HandleFunc("POST /admin/shops/{shop}/oauth/access_token", f.accessToken)
 	f.mux.HandleFunc("POST /admin/shops/{shop}/api/{version}/graphql.json", f.graphQL)
+	f.mountBulk()
 }
 
 // SetShop sets what the platform says about a shop and its catalog.
@@ -198,6 +200,7 @@ type gqlRequest struct {
 	Query         string         `json:"query"`
 	Variables     map[string]any `json:"variables"`
 	OperationName string         `json:"operationName"`
+	host, domain  string         // where the request came in, for URLs the fake hands out
 }
 
 const fakeBucketMax, fakeRestore, fakeCost = 1000.0, 50.0, 10.0
@@ -210,6 +213,7 @@ func (f *Fake) graphQL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	domain := r.PathValue("shop")
+	req.host, req.domain = r.Host, domain
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.shop(domain)

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -157,14 +158,26 @@ type productPage struct {
 // most one per ProductInterval (part 8), then collections and themes.
 func (c *Client) FetchCatalog(ctx context.Context, domain, token string) (*experiment.CatalogSnapshot, error) {
 	snap := &experiment.CatalogSnapshot{}
+	if err := c.productWait(ctx, domain); err != nil {
+		return nil, err
+	}
+	n, err := c.productCount(ctx, domain, token)
+	if err != nil {
+		return nil, err
+	}
+	if n > cmp.Or(c.BulkThreshold, DefaultBulkThreshold) {
+		if err := c.productWait(ctx, domain); err != nil {
+			return nil, err
+		}
+		if snap.Products, err = c.bulkProducts(ctx, domain, token); err != nil {
+			return nil, err
+		}
+		return snap, c.fetchCollectionsAndThemes(ctx, domain, token, snap)
+	}
 	var after any
 	for {
-		every := c.ProductInterval
-		if every <= 0 {
-			every = time.Second
-		}
-		if err := c.sleep(ctx, c.throttle.productSlot(domain, every, c.now())); err != nil {
-			return nil, &Error{Op: "Products", Message: err.Error()}
+		if err := c.productWait(ctx, domain); err != nil {
+			return nil, err
 		}
 		var page productPage
 		if err := c.graphQL(ctx, domain, token, "Products", productsQuery, map[string]any{"after": after}, &page); err != nil {
@@ -187,6 +200,19 @@ func (c *Client) FetchCatalog(ctx context.Context, domain, token string) (*exper
 		after = page.Products.PageInfo.EndCursor
 	}
 	return snap, c.fetchCollectionsAndThemes(ctx, domain, token, snap)
+}
+
+// productWait takes the shop's next product-query slot (part 8: one per
+// ProductInterval, default 1 s).
+func (c *Client) productWait(ctx context.Context, domain string) error {
+	every := c.ProductInterval
+	if every <= 0 {
+		every = time.Second
+	}
+	if err := c.sleep(ctx, c.throttle.productSlot(domain, every, c.now())); err != nil {
+		return &Error{Op: "Products", Message: err.Error()}
+	}
+	return nil
 }
 
 func (c *Client) fetchCollectionsAndThemes(ctx context.Context, domain, token string, snap *experiment.CatalogSnapshot) error {

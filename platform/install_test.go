@@ -186,3 +186,42 @@ func TestCleanupRemovesLiftResources(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+func TestFetchCatalogInBulkWaitsItsTurn(t *testing.T) {
+	t.Parallel()
+	fake, c, rec := newInstallClient(t)
+	c.BulkThreshold, c.BulkPollInterval, c.ProductInterval = 2, 5*time.Millisecond, time.Millisecond
+	fake.BulkPolls = 2
+	var products []experiment.CatalogProduct
+	for _, id := range []string{"1", "2", "3"} {
+		products = append(products, experiment.CatalogProduct{Product: experiment.Product{ID: "gid://shopify/Product/" + id, Title: "P" + id},
+			Variants: []experiment.Variant{{ID: "gid://shopify/ProductVariant/" + id, Price: "9.50", Cost: "3.25"},
+				{ID: "gid://shopify/ProductVariant/" + id + "0", Price: "12.00"}}})
+	}
+	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{Products: products})
+	fake.StartForeignBulk(shopDomain, 3) // someone else's export is running: Lift's must queue behind it
+	snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Products) != 3 || len(snap.Products[2].Variants) != 2 || snap.Products[2].Variants[0].Cost != "3.25" ||
+		snap.Products[2].Variants[1].Cost != "" || snap.Products[2].Variants[0].ProductID != "gid://shopify/Product/3" {
+		t.Fatalf("bulk snapshot %+v", snap.Products)
+	}
+	if fake.Calls(shopDomain, "Products") != 0 || fake.Calls(shopDomain, "BulkOperationRunQuery") != 1 {
+		t.Fatalf("pages %d, bulk runs %d", fake.Calls(shopDomain, "Products"), fake.Calls(shopDomain, "BulkOperationRunQuery"))
+	}
+	// 4 polls until the foreign operation is done, then 3 until ours is.
+	if got := fake.Calls(shopDomain, "CurrentBulkOperation"); got != 4+3 {
+		t.Fatalf("%d polls of the current bulk operation, want 7", got)
+	}
+	polls := 0
+	for _, w := range rec.waits {
+		if w == 5*time.Millisecond {
+			polls++
+		}
+	}
+	if polls != 6 { // a wait after each RUNNING answer
+		t.Fatalf("%d poll waits (%v), want 6", polls, rec.waits)
+	}
+}

@@ -42,11 +42,18 @@ type Client struct {
 	// ProductInterval spaces a shop's product queries (part 8: one per
 	// second). Default 1 s.
 	ProductInterval time.Duration
+	// BulkThreshold: a catalog of more products is read with one bulk
+	// operation (bulk.go) instead of pages. Default DefaultBulkThreshold.
+	BulkThreshold int
+	// BulkPollInterval spaces the polls of a running bulk operation.
+	// Default 2 s.
+	BulkPollInterval time.Duration
 	// Sleep and Now replace the clock in tests; nil uses the real one.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
 
 	throttle throttle
+	bulk     bulkQueue
 }
 
 // NewClient returns a Client whose calls give up after 4 s: a launch runs
