@@ -11,6 +11,9 @@ import (
 func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 	in := s.install
 	v := req.Variables
+	if data, ok := f.launchOperation(s, req.OperationName, v); ok {
+		return data, ""
+	}
 	str := func(k string) string { x, _ := v[k].(string); return x }
 	switch req.OperationName {
 	case "Shop":

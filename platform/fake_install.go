@@ -232,6 +232,12 @@ func (f *Fake) graphQL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if status, ok := f.failures[domain+" "+req.OperationName]; ok {
+		if status == StatusHang {
+			f.mu.Unlock()
+			<-r.Context().Done() // the body was read: the server notices the caller hanging up
+			f.mu.Lock()
+			return
+		}
 		writeFake(w, status, map[string]string{"errors": "injected failure of " + req.OperationName})
 		return
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,14 +30,14 @@ const APIVersion = "2025-01"
 
 // Retry bounds the retries of one call.
 type Retry struct {
-	Attempts int           // tries in all; default 5
+	Attempts int           // tries in all; default 4 (waits 0.25 + 0.5 + 1 s: a launch runs inside a 10 s write)
 	Base     time.Duration // first backoff; default 250 ms, doubling
 	Max      time.Duration // longest single wait; default 10 s
 }
 
 func (r Retry) attempts() int {
 	if r.Attempts <= 0 {
-		return 5
+		return 4
 	}
 	return r.Attempts
 }
@@ -165,6 +167,10 @@ func (c *Client) graphQL(ctx context.Context, domain, token, op, query string, v
 		status, hdr, raw, err := c.post(ctx, u, token, body)
 		wait := c.Retry.backoff(n)
 		switch {
+		case err != nil && (ctx.Err() != nil || isTimeout(err)):
+			// A platform that does not answer in time will not answer a
+			// retry sooner: give up at once, inside the caller's budget.
+			return &Error{Op: op, Message: "platform unreachable: " + err.Error()}
 		case err != nil:
 			last = &Error{Op: op, Message: "platform unreachable: " + err.Error()}
 		case status == http.StatusTooManyRequests || status >= 500:
@@ -265,4 +271,9 @@ func (c *Client) now() time.Time {
 		return c.Now()
 	}
 	return time.Now()
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

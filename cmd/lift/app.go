@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -93,6 +94,8 @@ type App struct {
 	Log           *slog.Logger
 
 	fakePlatform *http.Server
+	sealer       *lazySealer // the token sealer, built once (cmd/lift/install.go)
+	sealerOnce   sync.Once
 }
 
 // openPlatform connects to the commerce platform's admin API, or, when no
@@ -102,6 +105,7 @@ func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	if cfg.Platform.URL != "" {
 		a.PlatformClient = platform.NewClient(cfg.Platform.URL, cfg.Platform.Token)
 		a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
+		a.PlatformClient.Tokens = a.shopToken // cmd/lift/install.go
 		return a.PlatformClient, nil
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -116,6 +120,7 @@ func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	go a.fakePlatform.Serve(ln)
 	a.PlatformClient = platform.NewClient("http://"+ln.Addr().String(), "")
 	a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
+	a.PlatformClient.Tokens = a.shopToken
 	return a.PlatformClient, nil
 }
 

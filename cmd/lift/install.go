@@ -27,7 +27,8 @@ import (
 // platform client. Its token sealer's key is platform.token_key, or the
 // key kept in <data_dir>/token-key (generated once).
 func (a *App) installService() (*experiment.InstallService, error) {
-	sealer := &lazySealer{cfg: a.Config}
+	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
+	sealer := a.sealer
 	public := strings.TrimSuffix(a.Config.HTTP.PublicURL, "/")
 	if public == "" {
 		public = "http://localhost" + a.Config.HTTP.Addr
@@ -96,6 +97,22 @@ func (l *lazySealer) Open(p []byte) ([]byte, error) {
 		return nil, err
 	}
 	return s.Open(p)
+}
+
+// shopToken is the platform access token the shop's install stored,
+// opened; "" when it has none (a shop made before the install lifecycle,
+// or uninstalled), so the client falls back to platform.token.
+func (a *App) shopToken(ctx context.Context, shop *experiment.Shop) (string, error) {
+	sealed, err := store.InstallRepo{DB: a.DB}.FindAccessToken(ctx, shop.ID)
+	if experiment.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
+	tok, err := a.sealer.Open(sealed)
+	return string(tok), err
 }
 
 type brokenInstaller struct{ err error }
