@@ -41,6 +41,10 @@ func (a *App) installService() (*experiment.InstallService, error) {
 // installAPI is the install surface. A process whose token key cannot be
 // read still serves: every install request then answers 500 and logs why.
 func (a *App) installAPI() *install.Handler {
+	if a.Config.Platform.TokenKey == "" {
+		a.Log.Warn("platform.token_key is not set: shops' platform tokens are sealed with the key in <data_dir>/token-key; set the same key on every node",
+			"env", config.EnvName("platform.token_key"))
+	}
 	svc, err := a.installService()
 	if err != nil {
 		a.Log.Error("install surface disabled", "err", err)
