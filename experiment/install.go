@@ -209,8 +209,8 @@ func (s *InstallService) cleanup(ctx context.Context, shop *Shop, sealed []byte)
 	if err != nil {
 		return "platform cleanup failed: " + err.Error()
 	}
-	return fmt.Sprintf("removed %d script tags, %d metafields, %d duplicate variants, %d functions",
-		rep.ScriptTags, rep.Metafields, rep.DuplicateVariants, rep.Functions)
+	return fmt.Sprintf("removed %d script tags, %d webhook subscriptions, %d metafields, %d duplicate variants, %d functions",
+		rep.ScriptTags, rep.Webhooks, rep.Metafields, rep.DuplicateVariants, rep.Functions)
 }
 
 // platformFailure turns a refused platform call into a 503 the merchant

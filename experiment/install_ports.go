@@ -59,6 +59,7 @@ type WebhookSubscription struct {
 // CleanupReport says what uninstall removed from the platform.
 type CleanupReport struct {
 	ScriptTags        int
+	Webhooks          int // subscriptions
 	Metafields        int
 	DuplicateVariants int
 	Functions         int // cart transforms, delivery and payment customizations, discounts
@@ -133,8 +134,9 @@ type InstallPlatform interface {
 	// FetchCatalog reads products (variants, prices, costs), collections
 	// and themes, within the platform's throttles.
 	FetchCatalog(ctx context.Context, domain, token string) (*CatalogSnapshot, error)
-	// Cleanup removes what Lift put on the shop: script tags, its
-	// metafields, duplicated variants and deployed functions.
+	// Cleanup removes what Lift put on the shop: script tags, webhook
+	// subscriptions, its metafields, duplicated variants and deployed
+	// functions.
 	Cleanup(ctx context.Context, domain, token string) (CleanupReport, error)
 }
 

@@ -7,10 +7,11 @@ import (
 )
 
 // liftResources is what Lift put on a shop, as one query reads it: script
-// tags, metafields in Lift's app namespace, variants Lift duplicated for
+// tags, webhook subscriptions, metafields in Lift's app namespace, variants Lift duplicated for
 // price tests (tagged lift-duplicate), and the functions it deployed.
 type liftResources struct {
 	ScriptTags nodes `json:"scriptTags"`
+	Webhooks   nodes `json:"webhookSubscriptions"`
 	App        struct {
 		Metafields struct {
 			Nodes []struct {
@@ -42,6 +43,7 @@ type nodes struct {
 
 const liftResourcesQuery = `query LiftResources {
   scriptTags(first: 250) { nodes { id } }
+  webhookSubscriptions(first: 100) { nodes { id } }
   appInstallation { metafields(namespace: "$app:lift", first: 250) { nodes { ownerId namespace key } } }
   productVariants(first: 250, query: "tag:lift-duplicate") { nodes { id product { id } } }
   cartTransforms(first: 250) { nodes { id } }
@@ -51,7 +53,8 @@ const liftResourcesQuery = `query LiftResources {
 }`
 
 // Cleanup implements experiment.InstallPlatform: it reads what Lift put on
-// the shop and deletes each, one mutation per kind (or per resource where
+// the shop (the webhook subscriptions too: the platform drops them at
+// uninstall, but a reinstall starts from none either way) and deletes each, one mutation per kind (or per resource where
 // the API deletes one at a time). The first refusal stops it; running it
 // again deletes what is left.
 func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.CleanupReport, error) {
@@ -80,6 +83,13 @@ func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.
 			return rep, err
 		}
 		rep.Metafields = len(ids)
+	}
+	for _, n := range res.Webhooks.Nodes {
+		if err := del("WebhookSubscriptionDelete", `mutation WebhookSubscriptionDelete($id: ID!) { webhookSubscriptionDelete(id: $id) { deletedWebhookSubscriptionId userErrors { message } } }`,
+			map[string]any{"id": n.ID}); err != nil {
+			return rep, err
+		}
+		rep.Webhooks++
 	}
 	byProduct := map[string][]string{}
 	for _, v := range res.Variants.Nodes {

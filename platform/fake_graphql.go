@@ -146,8 +146,13 @@ func liftResourcesOf(s *fakeShop) any {
 			variants = append(variants, map[string]any{"id": id, "product": map[string]string{"id": "gid://shopify/Product/0"}})
 		}
 	}
+	var subs []string
+	for _, sub := range s.install.Webhooks {
+		subs = append(subs, sub.ID)
+	}
 	return map[string]any{
 		"scriptTags":             ids(s.install.ScriptTags),
+		"webhookSubscriptions":   ids(subs),
 		"appInstallation":        map[string]any{"metafields": map[string]any{"nodes": mfs}},
 		"productVariants":        map[string]any{"nodes": variants},
 		"cartTransforms":         ids(values(s.CartTransforms)),

@@ -233,8 +233,11 @@ func TestInstallLifecycle(t *testing.T) {
 	if got, err := h.app.DB.FindTestByID(ctx, shop.ID, live.ID); err != nil || got.Status != experiment.StatusEnded {
 		t.Fatalf("live test after uninstall: %+v %v", got, err)
 	}
-	if n := h.fake.LiftResources(h.domain); n != 0 {
-		t.Fatalf("%d Lift resources left on the platform", n)
+	if n, hooks := h.fake.LiftResources(h.domain), h.fake.Webhooks(h.domain); n != 0 || len(hooks) != 0 {
+		t.Fatalf("%d Lift resources and webhooks %v left on the platform", n, hooks)
+	}
+	if n := h.fake.Calls(h.domain, "WebhookSubscriptionDelete"); n != len(experiment.WebhookTopics) {
+		t.Fatalf("%d webhook subscriptions deleted, want %d", n, len(experiment.WebhookTopics))
 	}
 	for _, op := range []string{"ScriptTagDelete", "MetafieldsDelete", "ProductVariantsBulkDelete", "CartTransformDelete",
 		"DeliveryCustomizationDelete", "PaymentCustomizationDelete"} {
@@ -263,6 +266,9 @@ func TestInstallLifecycle(t *testing.T) {
 		t.Fatalf("reinstall kept the revoked platform token")
 	}
 	h.wantCatalog(shop.ID, 3)
+	if hooks := h.fake.Webhooks(h.domain); len(hooks) != len(experiment.WebhookTopics) {
+		t.Fatalf("webhooks after reinstall: %v", hooks)
+	}
 }
 
 // uninstall delivers APP_UNINSTALLED over HTTP and processes it as the
