@@ -69,11 +69,7 @@ func newShopsCmd() *cobra.Command {
 			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				// The install's own path, minus OAuth: the configured app
 				// token stands in for the one a merchant's approval grants.
-				svc, err := a.installService()
-				if err != nil {
-					return err
-				}
-				s, err := svc.Install(ctx, experiment.InstallRequest{Domain: args[0],
+				s, err := a.installService().Install(ctx, experiment.InstallRequest{Domain: args[0],
 					Grant: experiment.AccessGrant{AccessToken: a.Config.Platform.Token, Scopes: splitList(a.Config.Platform.Scopes)},
 					Name:  name, Timezone: tz, Currency: currency, Features: features, RaisedProductLimit: raised, RefuseInstalled: true})
 				if e, ok := experiment.AsError(err); ok && e.Code == "shop_exists" {

@@ -26,7 +26,7 @@ import (
 // installService is the install lifecycle over this process's stores and
 // platform client. Its token sealer's key is platform.token_key, or the
 // key kept in <data_dir>/token-key (generated once).
-func (a *App) installService() (*experiment.InstallService, error) {
+func (a *App) installService() *experiment.InstallService {
 	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
 	sealer := a.sealer
 	public := strings.TrimSuffix(a.Config.HTTP.PublicURL, "/")
@@ -35,22 +35,17 @@ func (a *App) installService() (*experiment.InstallService, error) {
 	}
 	return &experiment.InstallService{Repo: store.InstallRepo{DB: a.DB}, Platform: a.PlatformClient, Sealer: sealer,
 		APISecret: []byte(a.Config.Platform.APISecret), Scopes: splitList(a.Config.Platform.Scopes),
-		RedirectURI: public + "/api/auth/callback", WebhookURL: public + "/api/webhooks", Now: a.Now, Logger: a.Log}, nil
+		RedirectURI: public + "/api/auth/callback", WebhookURL: public + "/api/webhooks", Now: a.Now, Logger: a.Log}
 }
 
-// installAPI is the install surface. A process whose token key cannot be
-// read still serves: every install request then answers 500 and logs why.
+// installAPI is the install surface. A token key that cannot be read
+// fails each install that needs it (500, logged), not the server.
 func (a *App) installAPI() *install.Handler {
 	if a.Config.Platform.TokenKey == "" {
 		a.Log.Warn("platform.token_key is not set: shops' platform tokens are sealed with the key in <data_dir>/token-key; set the same key on every node",
 			"env", config.EnvName("platform.token_key"))
 	}
-	svc, err := a.installService()
-	if err != nil {
-		a.Log.Error("install surface disabled", "err", err)
-		return &install.Handler{Service: brokenInstaller{err}}
-	}
-	return &install.Handler{Service: svc, AppURL: func(shop *experiment.Shop) string {
+	return &install.Handler{Service: a.installService(), AppURL: func(shop *experiment.Shop) string {
 		return strings.TrimSuffix(a.Config.HTTP.PublicURL, "/") + "/app/?shop=" + url.QueryEscape(shop.Domain)
 	}}
 }
@@ -58,11 +53,7 @@ func (a *App) installAPI() *install.Handler {
 // uninstallHook is APP_UNINSTALLED's platform side.
 func (a *App) uninstallHook() func(ctx context.Context, shop *experiment.Shop) (string, error) {
 	return func(ctx context.Context, shop *experiment.Shop) (string, error) {
-		svc, err := a.installService()
-		if err != nil {
-			return "", err
-		}
-		return svc.Uninstall(ctx, shop)
+		return a.installService().Uninstall(ctx, shop)
 	}
 }
 
@@ -117,13 +108,6 @@ func (a *App) shopToken(ctx context.Context, shop *experiment.Shop) (string, err
 	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
 	tok, err := a.sealer.Open(sealed)
 	return string(tok), err
-}
-
-type brokenInstaller struct{ err error }
-
-func (b brokenInstaller) Begin(context.Context, string) (string, error) { return "", b.err }
-func (b brokenInstaller) Complete(context.Context, url.Values) (*experiment.Shop, error) {
-	return nil, b.err
 }
 
 func splitList(s string) []string {
