@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,8 +31,12 @@ func (a *App) installService() *experiment.InstallService {
 	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
 	sealer := a.sealer
 	public := strings.TrimSuffix(a.Config.HTTP.PublicURL, "/")
-	if public == "" {
-		public = "http://localhost" + a.Config.HTTP.Addr
+	if public == "" { // development: where this process listens
+		host, port, _ := net.SplitHostPort(a.Config.HTTP.Addr)
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		public = "http://" + net.JoinHostPort(host, port)
 	}
 	return &experiment.InstallService{Repo: store.InstallRepo{DB: a.DB}, Platform: a.PlatformClient, Sealer: sealer,
 		APISecret: []byte(a.Config.Platform.APISecret), Scopes: splitList(a.Config.Platform.Scopes),
