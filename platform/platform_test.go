@@ -15,9 +15,7 @@ import (
 func TestPrepareLaunch(t *testing.T) {
 	t.Parallel()
 	shop := &experiment.Shop{Domain: "a.myshopify.com"}
-	price := &experiment.Test{ID: 7, Type: experiment.TypePrice, Groups: []experiment.Group{
-		{Index: 0, Content: json.RawMessage(`{}`)},
-		{Index: 1, Content: json.RawMessage(`{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/1"}]}`)}}}
+	price := priceTest()
 	theme := &experiment.Test{ID: 8, Type: experiment.TypeTheme, Groups: []experiment.Group{
 		{Index: 1, Content: json.RawMessage(`{"theme_id":"gid://shopify/OnlineStoreTheme/2"}`)}}}
 	ship := &experiment.Test{ID: 9, Type: experiment.TypeShipping}
@@ -69,4 +67,10 @@ func TestPrepareLaunch(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+func priceTest() *experiment.Test {
+	return &experiment.Test{ID: 7, Type: experiment.TypePrice, Groups: []experiment.Group{
+		{Index: 0, Content: json.RawMessage(`{}`)},
+		{Index: 1, Content: json.RawMessage(`{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/1"}]}`)}}}
 }

@@ -63,12 +63,15 @@ func newShopsCmd() *cobra.Command {
 	var raised bool
 	create := &cobra.Command{
 		Use:   "create DOMAIN",
-		Short: "Install a shop",
+		Short: "Install a shop through the install lifecycle minus OAuth (webhooks subscribed, catalog synced with the configured platform token)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
-				s, err := a.DB.CreateShop(ctx, experiment.Shop{Domain: args[0], Name: name, Timezone: tz, Currency: currency,
-					Features: features, RaisedProductLimit: raised})
+				// The install's own path, minus OAuth: the configured app
+				// token stands in for the one a merchant's approval grants.
+				s, err := a.installService().Install(ctx, experiment.InstallRequest{Domain: args[0],
+					Grant: experiment.AccessGrant{AccessToken: a.Config.Platform.Token, Scopes: splitList(a.Config.Platform.Scopes)},
+					Name:  name, Timezone: tz, Currency: currency, Features: features, RaisedProductLimit: raised, RefuseInstalled: true})
 				if e, ok := experiment.AsError(err); ok && e.Code == "shop_exists" {
 					return existingShop(ctx, a, args[0])
 				}

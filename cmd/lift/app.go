@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -85,6 +86,9 @@ type App struct {
 	Warehouse *warehouse.Warehouse
 	Jobs      *jobs.Client
 	Platform  platform.Admin
+	// PlatformClient is Platform's client, which also runs the install
+	// lifecycle's calls (cmd/lift/install.go).
+	PlatformClient *platform.Client
 	// SigningSecret signs preview and export-download links.
 	SigningSecret []byte
 	Now           func() time.Time
@@ -93,6 +97,8 @@ type App struct {
 
 	fakePlatform *http.Server
 	inspector    *jobs.Inspector // reads queue depths for Metrics (watchQueues)
+	sealer       *lazySealer     // the token sealer, built once (cmd/lift/install.go)
+	sealerOnce   sync.Once
 }
 
 // openPlatform connects to the commerce platform's admin API, or, when no
@@ -100,15 +106,25 @@ type App struct {
 // can launch tests end to end.
 func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	if cfg.Platform.URL != "" {
-		return platform.NewClient(cfg.Platform.URL, cfg.Platform.Token), nil
+		a.PlatformClient = platform.NewClient(cfg.Platform.URL, cfg.Platform.Token)
+		a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
+		a.PlatformClient.Tokens = a.shopToken // cmd/lift/install.go
+		return a.PlatformClient, nil
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("fake platform: %w", err)
 	}
-	a.fakePlatform = &http.Server{Handler: platform.NewFake(), ReadHeaderTimeout: 5 * time.Second}
+	fake, err := fakeOAuth(cfg) // cmd/lift/install.go
+	if err != nil {
+		return nil, err
+	}
+	a.fakePlatform = &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}
 	go a.fakePlatform.Serve(ln)
-	return platform.NewClient("http://"+ln.Addr().String(), ""), nil
+	a.PlatformClient = platform.NewClient("http://"+ln.Addr().String(), "")
+	a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
+	a.PlatformClient.Tokens = a.shopToken
+	return a.PlatformClient, nil
 }
 
 // experiments is the tests' one service over this process's connections;

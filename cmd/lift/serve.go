@@ -107,6 +107,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		a.v1().Mount(r)
 		a.sessionAPI().Mount(r)       // the admin panel's /api/experiments…
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
+		a.installAPI().Mount(r)       // cmd/lift/install.go
 		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
 	}
 	if role == "ingest" || role == "all" {

@@ -24,7 +24,7 @@ func (a *App) exportsDir() string { return filepath.Join(a.Config.DataDir, "expo
 func (a *App) webhookService() *experiment.WebhookService {
 	tests := a.experiments()
 	return &experiment.WebhookService{Repo: store.WebhookRepo{DB: a.DB}, Orders: warehouse.WebhookOrders{W: a.Warehouse},
-		Queue: jobs.WebhookQueue{Jobs: a.Jobs}, Now: a.Now, Logger: a.Log,
+		Queue: jobs.WebhookQueue{Jobs: a.Jobs}, Now: a.Now, Logger: a.Log, Uninstall: a.uninstallHook(),
 		EndTest: func(ctx context.Context, shop *experiment.Shop, testID int64) error {
 			_, err := tests.Apply(ctx, shop, testID, experiment.ActionEnd, nil)
 			return err

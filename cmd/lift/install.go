@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/liftab/lift/api/install"
+	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/store"
+)
+
+// Install wiring (docs/install.md): GET /api/auth and /api/auth/callback
+// (api/install), `lift shops create` and APP_UNINSTALLED all run the one
+// experiment.InstallService.
+
+// installService is the install lifecycle over this process's stores and
+// platform client. Its token sealer's key is platform.token_key, or the
+// key kept in <data_dir>/token-key (generated once).
+func (a *App) installService() *experiment.InstallService {
+	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
+	sealer := a.sealer
+	public := strings.TrimSuffix(a.Config.HTTP.PublicURL, "/")
+	if public == "" { // development: where this process listens
+		host, port, _ := net.SplitHostPort(a.Config.HTTP.Addr)
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		public = "http://" + net.JoinHostPort(host, port)
+	}
+	return &experiment.InstallService{Repo: store.InstallRepo{DB: a.DB}, Platform: a.PlatformClient, Sealer: sealer,
+		APISecret: []byte(a.Config.Platform.APISecret), Scopes: splitList(a.Config.Platform.Scopes),
+		RedirectURI: public + "/api/auth/callback", WebhookURL: public + "/api/webhooks", Now: a.Now, Logger: a.Log}
+}
+
+// installAPI is the install surface. A token key that cannot be read
+// fails each install that needs it (500, logged), not the server.
+func (a *App) installAPI() *install.Handler {
+	if a.Config.Platform.TokenKey == "" {
+		a.Log.Warn("platform.token_key is not set: shops' platform tokens are sealed with the key in <data_dir>/token-key; set the same key on every node",
+			"env", config.EnvName("platform.token_key"))
+	}
+	return &install.Handler{Service: a.installService(), AppURL: func(shop *experiment.Shop) string {
+		return strings.TrimSuffix(a.Config.HTTP.PublicURL, "/") + "/app/?shop=" + url.QueryEscape(shop.Domain)
+	}}
+}
+
+// uninstallHook is APP_UNINSTALLED's platform side.
+func (a *App) uninstallHook() func(ctx context.Context, shop *experiment.Shop) (string, error) {
+	return func(ctx context.Context, shop *experiment.Shop) (string, error) {
+		return a.installService().Uninstall(ctx, shop)
+	}
+}
+
+// lazySealer reads (or generates) the token key on first use: commands
+// that never seal, or refuse before sealing, leave the data dir alone.
+type lazySealer struct {
+	cfg  *config.Config
+	once sync.Once
+	s    *experiment.AESSealer
+	err  error
+}
+
+func (l *lazySealer) get() (*experiment.AESSealer, error) {
+	l.once.Do(func() {
+		key, err := tokenKey(l.cfg)
+		if err != nil {
+			l.err = err
+			return
+		}
+		l.s, l.err = experiment.NewAESSealer(key)
+	})
+	return l.s, l.err
+}
+
+func (l *lazySealer) Seal(p []byte) ([]byte, error) {
+	s, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return s.Seal(p)
+}
+
+func (l *lazySealer) Open(p []byte) ([]byte, error) {
+	s, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return s.Open(p)
+}
+
+// shopToken is the platform access token the shop's install stored,
+// opened; "" when it has none (a shop made before the install lifecycle,
+// or uninstalled), so the client falls back to platform.token.
+func (a *App) shopToken(ctx context.Context, shop *experiment.Shop) (string, error) {
+	sealed, err := store.InstallRepo{DB: a.DB}.FindAccessToken(ctx, shop.ID)
+	if experiment.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
+	tok, err := a.sealer.Open(sealed)
+	return string(tok), err
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// tokenKey is platform.token_key, or the key in <data_dir>/token-key,
+// generated once and linked into place so two processes starting together
+// keep the same one.
+func tokenKey(cfg *config.Config) ([]byte, error) {
+	if cfg.Platform.TokenKey != "" {
+		return config.DecodeTokenKey(cfg.Platform.TokenKey)
+	}
+	path := filepath.Join(cfg.DataDir, "token-key")
+	if b, err := os.ReadFile(path); err == nil {
+		return config.DecodeTokenKey(string(bytes.TrimSpace(b)))
+	} else if !os.IsNotExist(err) {
+		return nil, fmt.Errorf("token key: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("token key: %w", err)
+	}
+	tmp, err := os.CreateTemp(cfg.DataDir, "token-key.*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("token key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), path)
+	}
+	if os.IsExist(err) {
+		return tokenKey(cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("token key: %w", err)
+	}
+	return key, nil
+}
+
+// fakeOAuth is the built-in fake platform with the app's OAuth
+// credentials; without configured ones it gets credentials of this process,
+// set on cfg so the install surface verifies what the fake signs.
+func fakeOAuth(cfg *config.Config) (*platform.Fake, error) {
+	fake := platform.NewFake()
+	if cfg.Platform.APIKey == "" {
+		cfg.Platform.APIKey = "lift-dev"
+	}
+	if cfg.Platform.APISecret == "" {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		cfg.Platform.APISecret = base64.RawURLEncoding.EncodeToString(b)
+	}
+	fake.APIKey, fake.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
+	return fake, nil
+}

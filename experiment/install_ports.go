@@ -1,0 +1,149 @@
+package experiment
+
+import (
+	"context"
+	"time"
+)
+
+// The install lifecycle (issue 13; session document parts 5, 6.2 and 8):
+// the types and ports InstallService needs. store implements
+// InstallRepository, platform InstallPlatform; the token sealer is
+// AESSealer (install_seal.go).
+
+// WebhookTopics are the topics Lift subscribes to at install (part 6.2).
+var WebhookTopics = []string{TopicAppUninstalled, TopicOrdersCreate, TopicOrdersEdited,
+	TopicInventoryLevelsUpdate, TopicShopUpdate, TopicThemesPublish}
+
+// InstallState is the nonce of one OAuth round trip: issued by Begin,
+// consumed once by Complete.
+type InstallState struct {
+	Nonce     string
+	Domain    string
+	ExpiresAt time.Time
+}
+
+// AccessGrant is what the platform hands over for an approved install.
+type AccessGrant struct {
+	AccessToken string
+	Scopes      []string
+}
+
+// ShopInfo is the shop as the platform describes it.
+type ShopInfo struct {
+	Name     string
+	Currency string
+	Timezone string // IANA
+}
+
+// CatalogSnapshot is the shop's catalog as read from the platform: what the
+// catalog mirror is replaced with.
+type CatalogSnapshot struct {
+	Currency    string
+	Products    []CatalogProduct
+	Collections []Collection
+	Themes      []Theme
+}
+
+// CatalogProduct is a product with its variants (prices and unit costs).
+type CatalogProduct struct {
+	Product
+	Variants []Variant
+}
+
+// WebhookSubscription is one topic Lift is subscribed to on the platform.
+type WebhookSubscription struct {
+	Topic string
+	ID    string // the platform's subscription id
+}
+
+// CleanupReport says what uninstall removed from the platform.
+type CleanupReport struct {
+	ScriptTags        int
+	Webhooks          int // subscriptions
+	Metafields        int
+	DuplicateVariants int
+	Functions         int // cart transforms, delivery and payment customizations, discounts
+}
+
+// ShopInstall is everything one install writes, in one unit of work.
+type ShopInstall struct {
+	Domain      string
+	Info        ShopInfo
+	SealedToken []byte // AES-GCM sealed access token; never the plaintext
+	Scopes      []string
+	Webhooks    []WebhookSubscription
+	// Plan attributes for a shop created by this install (development:
+	// `lift shops create`); an existing shop keeps its own.
+	Features           []string
+	RaisedProductLimit bool
+	APIEnabled         bool
+}
+
+// InstallRepository is where shops, their platform credentials and the
+// OAuth nonces live (Postgres).
+type InstallRepository interface {
+	// Write runs fn in one all-or-nothing unit of work with its audit
+	// record. Returns whatever fn returns (nothing kept).
+	Write(ctx context.Context, meta WriteMeta, fn func(ctx context.Context, tx InstallTx) (WriteResult, error)) (WriteResult, error)
+	// FindShopByDomain returns KindNotFound shop_not_found when absent.
+	FindShopByDomain(ctx context.Context, domain string) (*Shop, error)
+	// FindAccessToken returns the shop's sealed platform access token;
+	// KindNotFound access_token_not_found when none is stored (never
+	// installed through the platform, or cleared by an uninstall).
+	FindAccessToken(ctx context.Context, shopID int64) ([]byte, error)
+}
+
+// InstallTx is an install unit of work in progress.
+type InstallTx interface {
+	CatalogImporter
+	// SaveInstallState keeps a nonce until it expires or is consumed.
+	SaveInstallState(ctx context.Context, s InstallState) error
+	// ConsumeInstallState deletes the nonce issued for domain. Returns
+	// KindNotFound install_state_not_found when it was never issued, was
+	// issued for another shop, was used already or expired before now.
+	ConsumeInstallState(ctx context.Context, domain, nonce string, now time.Time) error
+	// InstallShop creates the shop or reinstalls it (uninstalled_at
+	// cleared, so its API tokens work again), storing the sealed token,
+	// scopes and webhook subscriptions, and returns it.
+	InstallShop(ctx context.Context, in ShopInstall) (*Shop, error)
+	// ClearInstall forgets the shop's platform configuration: access
+	// token, scopes, webhook subscriptions and the catalog mirror.
+	ClearInstall(ctx context.Context, shopID int64) error
+}
+
+// CatalogImporter replaces a shop's catalog mirror.
+type CatalogImporter interface {
+	// ImportCatalog replaces the shop's whole catalog mirror and currency
+	// with c.
+	ImportCatalog(ctx context.Context, shopID int64, c *CatalogSnapshot) error
+}
+
+// InstallPlatform is what the install lifecycle needs from the commerce
+// platform. Every failure of a platform call is a *PlatformError.
+type InstallPlatform interface {
+	// AuthorizeURL is where the merchant approves the install.
+	AuthorizeURL(domain string, scopes []string, redirectURI, state string) string
+	// ExchangeCode trades the authorization code for the permanent access
+	// token.
+	ExchangeCode(ctx context.Context, domain, code string) (AccessGrant, error)
+	// FetchShop reads the shop's name, currency and time zone.
+	FetchShop(ctx context.Context, domain, token string) (ShopInfo, error)
+	// SubscribeWebhook subscribes callbackURL to topic and returns the
+	// subscription id; subscribing again to a topic is not an error.
+	SubscribeWebhook(ctx context.Context, domain, token, topic, callbackURL string) (string, error)
+	// FetchCatalog reads products (variants, prices, costs), collections
+	// and themes, within the platform's throttles.
+	FetchCatalog(ctx context.Context, domain, token string) (*CatalogSnapshot, error)
+	// Cleanup removes what Lift put on the shop: script tags, webhook
+	// subscriptions, its metafields, duplicated variants and deployed
+	// functions.
+	Cleanup(ctx context.Context, domain, token string) (CleanupReport, error)
+}
+
+// TokenSealer encrypts credentials at rest.
+type TokenSealer interface {
+	Seal(plaintext []byte) ([]byte, error)
+	// Open returns the plaintext; an error when sealed was not sealed with
+	// this key or was altered.
+	Open(sealed []byte) ([]byte, error)
+}

@@ -1,0 +1,171 @@
+package platform
+
+import (
+	"slices"
+	"strconv"
+	"time"
+)
+
+// operation answers one GraphQL operation of the fake: the data, or a
+// top-level error message.
+func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
+	in := s.install
+	v := req.Variables
+	if data, ok := f.launchOperation(s, req.OperationName, v); ok {
+		return data, ""
+	}
+	str := func(k string) string { x, _ := v[k].(string); return x }
+	switch req.OperationName {
+	case "Shop":
+		return map[string]any{"shop": map[string]string{"name": in.Info.Name, "currencyCode": in.Info.Currency,
+			"ianaTimezone": in.Info.Timezone}}, ""
+	case "WebhookSubscriptionCreate":
+		return f.subscribe(in, str("topic"), v["sub"]), ""
+	case "WebhookSubscriptionDelete":
+		for t, sub := range in.Webhooks {
+			if sub.ID == str("id") {
+				delete(in.Webhooks, t)
+			}
+		}
+		return map[string]any{"webhookSubscriptionDelete": map[string]any{"deletedWebhookSubscriptionId": str("id"), "userErrors": []any{}}}, ""
+	case "ProductsCount", "BulkOperationRunQuery", "CurrentBulkOperation":
+		return f.bulkOperation(s, req), ""
+	case "Products":
+		in.products = append(in.products, time.Now())
+		return productsPage(in, str("after")), ""
+	case "CollectionsAndThemes":
+		return collectionsAndThemes(in), ""
+	case "LiftResources":
+		return liftResourcesOf(s), ""
+	case "ScriptTagDelete":
+		in.ScriptTags = slices.DeleteFunc(in.ScriptTags, func(id string) bool { return id == str("id") })
+	case "MetafieldsDelete":
+		in.Metafields = nil
+	case "ProductVariantsBulkDelete":
+		ids, _ := v["variantsIds"].([]any)
+		for exp, dup := range s.DuplicateVariants {
+			s.DuplicateVariants[exp] = slices.DeleteFunc(dup, func(id string) bool { return slices.Contains(ids, any(id)) })
+			if len(s.DuplicateVariants[exp]) == 0 {
+				delete(s.DuplicateVariants, exp)
+			}
+		}
+	case "CartTransformDelete":
+		deleteValue(s.CartTransforms, str("id"))
+	case "DiscountAutomaticDelete":
+		deleteValue(s.DiscountFunctions, str("id"))
+	case "DeliveryCustomizationDelete":
+		in.Delivery = slices.DeleteFunc(in.Delivery, func(id string) bool { return id == str("id") })
+	case "PaymentCustomizationDelete":
+		in.Payment = slices.DeleteFunc(in.Payment, func(id string) bool { return id == str("id") })
+	default:
+		return nil, "unknown operation " + strconv.Quote(req.OperationName)
+	}
+	return map[string]any{}, "" // deletions: Client reads nothing back
+}
+
+func (f *Fake) subscribe(in *fakeInstall, topic string, sub any) any {
+	m, _ := sub.(map[string]any)
+	cb, _ := m["callbackUrl"].(string)
+	payload := func(id string, errs []any) any {
+		return map[string]any{"webhookSubscriptionCreate": map[string]any{
+			"webhookSubscription": map[string]string{"id": id}, "userErrors": errs}}
+	}
+	if topic == "" || cb == "" {
+		return payload("", []any{map[string]any{"field": []string{"callbackUrl"}, "message": "topic and callbackUrl are required"}})
+	}
+	if cur, ok := in.Webhooks[topic]; ok && cur.URL == cb {
+		return payload(cur.ID, []any{}) // subscribing again is harmless
+	}
+	id := f.id("WebhookSubscription")
+	in.Webhooks[topic] = fakeSub{ID: id, URL: cb}
+	return payload(id, []any{})
+}
+
+func productsPage(in *fakeInstall, after string) any {
+	start, _ := strconv.Atoi(after)
+	end := min(start+FakePageSize, len(in.Catalog.Products))
+	start = min(start, end)
+	nodes := []any{}
+	for _, p := range in.Catalog.Products[start:end] {
+		vs := []any{}
+		for _, v := range p.Variants {
+			var cost any
+			if v.Cost != "" {
+				cost = map[string]string{"amount": v.Cost}
+			}
+			vs = append(vs, map[string]any{"id": v.ID, "title": v.Title, "sku": v.SKU, "price": v.Price,
+				"inventoryItem": map[string]any{"unitCost": cost}})
+		}
+		nodes = append(nodes, map[string]any{"id": p.ID, "title": p.Title, "handle": p.Handle,
+			"variants": map[string]any{"nodes": vs}})
+	}
+	return map[string]any{"products": map[string]any{"nodes": nodes,
+		"pageInfo": map[string]any{"hasNextPage": end < len(in.Catalog.Products), "endCursor": strconv.Itoa(end)}}}
+}
+
+func collectionsAndThemes(in *fakeInstall) any {
+	cols, themes := []any{}, []any{}
+	for _, c := range in.Catalog.Collections {
+		ps := []any{}
+		for _, id := range c.ProductIDs {
+			ps = append(ps, map[string]string{"id": id})
+		}
+		cols = append(cols, map[string]any{"id": c.ID, "title": c.Title, "products": map[string]any{"nodes": ps}})
+	}
+	for _, t := range in.Catalog.Themes {
+		role := "UNPUBLISHED"
+		if t.Role == "main" {
+			role = "MAIN"
+		}
+		themes = append(themes, map[string]string{"id": t.ID, "name": t.Name, "role": role})
+	}
+	return map[string]any{"collections": map[string]any{"nodes": cols}, "themes": map[string]any{"nodes": themes}}
+}
+
+func liftResourcesOf(s *fakeShop) any {
+	ids := func(xs []string) any {
+		out := []any{}
+		for _, x := range xs {
+			out = append(out, map[string]string{"id": x})
+		}
+		return map[string]any{"nodes": out}
+	}
+	values := func(m map[string]string) []string {
+		var out []string
+		for _, v := range m {
+			out = append(out, v)
+		}
+		return out
+	}
+	mfs, variants := []any{}, []any{}
+	for _, k := range s.install.Metafields {
+		mfs = append(mfs, map[string]string{"ownerId": "gid://shopify/AppInstallation/1", "namespace": "$app:lift", "key": k})
+	}
+	for _, dup := range s.DuplicateVariants {
+		for _, id := range dup {
+			variants = append(variants, map[string]any{"id": id, "product": map[string]string{"id": "gid://shopify/Product/0"}})
+		}
+	}
+	var subs []string
+	for _, sub := range s.install.Webhooks {
+		subs = append(subs, sub.ID)
+	}
+	return map[string]any{
+		"scriptTags":             ids(s.install.ScriptTags),
+		"webhookSubscriptions":   ids(subs),
+		"appInstallation":        map[string]any{"metafields": map[string]any{"nodes": mfs}},
+		"productVariants":        map[string]any{"nodes": variants},
+		"cartTransforms":         ids(values(s.CartTransforms)),
+		"deliveryCustomizations": ids(s.install.Delivery),
+		"paymentCustomizations":  ids(s.install.Payment),
+		"automaticDiscountNodes": ids(values(s.DiscountFunctions)),
+	}
+}
+
+func deleteValue(m map[string]string, v string) {
+	for k, x := range m {
+		if x == v {
+			delete(m, k)
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package platform
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// The install lifecycle's platform calls (experiment.InstallPlatform):
+// OAuth at <shop>/oauth/authorize and <shop>/oauth/access_token, the rest
+// as GraphQL Admin API operations (graphql.go). docs/install.md lists the
+// operations.
+
+var _ experiment.InstallPlatform = (*Client)(nil)
+
+// AuthorizeURL implements experiment.InstallPlatform.
+func (c *Client) AuthorizeURL(domain string, scopes []string, redirectURI, state string) string {
+	q := url.Values{"client_id": {c.APIKey}, "scope": {strings.Join(scopes, ",")},
+		"redirect_uri": {redirectURI}, "state": {state}}
+	return c.shopBase(domain) + "/oauth/authorize?" + q.Encode()
+}
+
+// ExchangeCode implements experiment.InstallPlatform: POST
+// <shop>/oauth/access_token {client_id, client_secret, code} →
+// {access_token, scope}. Retried like a GraphQL call on 429 and 5xx.
+func (c *Client) ExchangeCode(ctx context.Context, domain, code string) (experiment.AccessGrant, error) {
+	const op = "exchange authorization code"
+	body, _ := json.Marshal(map[string]string{"client_id": c.APIKey, "client_secret": c.APISecret, "code": code})
+	var last *Error
+	for n := 0; n < c.Retry.attempts(); n++ {
+		status, _, raw, err := c.post(ctx, c.shopBase(domain)+"/oauth/access_token", "", body)
+		switch {
+		case err != nil:
+			last = &Error{Op: op, Message: "platform unreachable: " + err.Error()}
+		case status == http.StatusTooManyRequests || status >= 500:
+			last = &Error{Op: op, Status: status, Message: errorText(raw, status)}
+		case status >= 300:
+			return experiment.AccessGrant{}, &Error{Op: op, Status: status, Message: errorText(raw, status)}
+		default:
+			var out struct {
+				AccessToken string `json:"access_token"`
+				Scope       string `json:"scope"`
+			}
+			if err := json.Unmarshal(raw, &out); err != nil || out.AccessToken == "" {
+				return experiment.AccessGrant{}, &Error{Op: op, Status: status, Message: "no access token in the answer"}
+			}
+			return experiment.AccessGrant{AccessToken: out.AccessToken, Scopes: splitScopes(out.Scope)}, nil
+		}
+		if err := c.sleep(ctx, c.Retry.backoff(n)); err != nil {
+			break
+		}
+	}
+	return experiment.AccessGrant{}, last
+}
+
+func splitScopes(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// FetchShop implements experiment.InstallPlatform.
+func (c *Client) FetchShop(ctx context.Context, domain, token string) (experiment.ShopInfo, error) {
+	var out struct {
+		Shop struct {
+			Name         string `json:"name"`
+			CurrencyCode string `json:"currencyCode"`
+			IanaTimezone string `json:"ianaTimezone"`
+		} `json:"shop"`
+	}
+	err := c.graphQL(ctx, domain, token, "Shop", `query Shop { shop { name currencyCode ianaTimezone } }`, nil, &out)
+	return experiment.ShopInfo{Name: out.Shop.Name, Currency: out.Shop.CurrencyCode, Timezone: out.Shop.IanaTimezone}, err
+}
+
+type userErrors []struct {
+	Field   []string `json:"field"`
+	Message string   `json:"message"`
+}
+
+func (u userErrors) err(op string) error {
+	if len(u) == 0 {
+		return nil
+	}
+	return &Error{Op: op, Status: http.StatusUnprocessableEntity, Message: u[0].Message}
+}
+
+// SubscribeWebhook implements experiment.InstallPlatform with
+// webhookSubscriptionCreate. The platform answers an existing subscription
+// of the same topic and address with its id.
+func (c *Client) SubscribeWebhook(ctx context.Context, domain, token, topic, callbackURL string) (string, error) {
+	var out struct {
+		Create struct {
+			Subscription struct {
+				ID string `json:"id"`
+			} `json:"webhookSubscription"`
+			UserErrors userErrors `json:"userErrors"`
+		} `json:"webhookSubscriptionCreate"`
+	}
+	err := c.graphQL(ctx, domain, token, "WebhookSubscriptionCreate",
+		`mutation WebhookSubscriptionCreate($topic: WebhookSubscriptionTopic!, $sub: WebhookSubscriptionInput!) {
+  webhookSubscriptionCreate(topic: $topic, webhookSubscription: $sub) { webhookSubscription { id } userErrors { field message } }
+}`, map[string]any{"topic": topic, "sub": map[string]any{"callbackUrl": callbackURL, "format": "JSON"}}, &out)
+	if err != nil {
+		return "", err
+	}
+	if err := out.Create.UserErrors.err("subscribe " + topic); err != nil {
+		return "", err
+	}
+	return out.Create.Subscription.ID, nil
+}
+
+const productsQuery = `query Products($after: String) {
+  products(first: 50, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    nodes { id title handle
+      variants(first: 100) { nodes { id title sku price inventoryItem { unitCost { amount } } } } }
+  }
+}`
+
+type productPage struct {
+	Products struct {
+		PageInfo struct {
+			HasNextPage bool   `json:"hasNextPage"`
+			EndCursor   string `json:"endCursor"`
+		} `json:"pageInfo"`
+		Nodes []struct {
+			ID       string `json:"id"`
+			Title    string `json:"title"`
+			Handle   string `json:"handle"`
+			Variants struct {
+				Nodes []struct {
+					ID            string `json:"id"`
+					Title         string `json:"title"`
+					SKU           string `json:"sku"`
+					Price         string `json:"price"`
+					InventoryItem struct {
+						UnitCost *struct {
+							Amount string `json:"amount"`
+						} `json:"unitCost"`
+					} `json:"inventoryItem"`
+				} `json:"nodes"`
+			} `json:"variants"`
+		} `json:"nodes"`
+	} `json:"products"`
+}
+
+// FetchCatalog implements experiment.InstallPlatform: product pages at
+// most one per ProductInterval (part 8), then collections and themes.
+func (c *Client) FetchCatalog(ctx context.Context, domain, token string) (*experiment.CatalogSnapshot, error) {
+	snap := &experiment.CatalogSnapshot{}
+	if err := c.productWait(ctx, domain); err != nil {
+		return nil, err
+	}
+	n, err := c.productCount(ctx, domain, token)
+	if err != nil {
+		return nil, err
+	}
+	if n > cmp.Or(c.BulkThreshold, DefaultBulkThreshold) {
+		if err := c.productWait(ctx, domain); err != nil {
+			return nil, err
+		}
+		if snap.Products, err = c.bulkProducts(ctx, domain, token); err != nil {
+			return nil, err
+		}
+		return snap, c.fetchCollectionsAndThemes(ctx, domain, token, snap)
+	}
+	var after any
+	for {
+		if err := c.productWait(ctx, domain); err != nil {
+			return nil, err
+		}
+		var page productPage
+		if err := c.graphQL(ctx, domain, token, "Products", productsQuery, map[string]any{"after": after}, &page); err != nil {
+			return nil, err
+		}
+		for _, p := range page.Products.Nodes {
+			cp := experiment.CatalogProduct{Product: experiment.Product{ID: p.ID, Title: p.Title, Handle: p.Handle}}
+			for _, v := range p.Variants.Nodes {
+				ev := experiment.Variant{ID: v.ID, ProductID: p.ID, Title: v.Title, SKU: v.SKU, Price: v.Price}
+				if v.InventoryItem.UnitCost != nil {
+					ev.Cost = v.InventoryItem.UnitCost.Amount
+				}
+				cp.Variants = append(cp.Variants, ev)
+			}
+			snap.Products = append(snap.Products, cp)
+		}
+		if !page.Products.PageInfo.HasNextPage {
+			break
+		}
+		after = page.Products.PageInfo.EndCursor
+	}
+	return snap, c.fetchCollectionsAndThemes(ctx, domain, token, snap)
+}
+
+// productWait takes the shop's next product-query slot (part 8: one per
+// ProductInterval, default 1 s).
+func (c *Client) productWait(ctx context.Context, domain string) error {
+	every := c.ProductInterval
+	if every <= 0 {
+		every = time.Second
+	}
+	if err := c.sleep(ctx, c.throttle.productSlot(domain, every, c.now())); err != nil {
+		return &Error{Op: "Products", Message: err.Error()}
+	}
+	return nil
+}
+
+func (c *Client) fetchCollectionsAndThemes(ctx context.Context, domain, token string, snap *experiment.CatalogSnapshot) error {
+	var out struct {
+		Collections struct {
+			Nodes []struct {
+				ID       string `json:"id"`
+				Title    string `json:"title"`
+				Products struct {
+					Nodes []struct {
+						ID string `json:"id"`
+					} `json:"nodes"`
+				} `json:"products"`
+			} `json:"nodes"`
+		} `json:"collections"`
+		Themes struct {
+			Nodes []struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+				Role string `json:"role"`
+			} `json:"nodes"`
+		} `json:"themes"`
+	}
+	err := c.graphQL(ctx, domain, token, "CollectionsAndThemes", `query CollectionsAndThemes {
+  collections(first: 250) { nodes { id title products(first: 250) { nodes { id } } } }
+  themes(first: 20) { nodes { id name role } }
+}`, nil, &out)
+	if err != nil {
+		return err
+	}
+	for _, col := range out.Collections.Nodes {
+		ec := experiment.Collection{ID: col.ID, Title: col.Title}
+		for _, p := range col.Products.Nodes {
+			ec.ProductIDs = append(ec.ProductIDs, p.ID)
+		}
+		snap.Collections = append(snap.Collections, ec)
+	}
+	for _, t := range out.Themes.Nodes {
+		snap.Themes = append(snap.Themes, experiment.Theme{ID: t.ID, Name: t.Name, Role: strings.ToLower(t.Role), Templates: []string{}})
+	}
+	return nil
+}

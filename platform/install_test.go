@@ -1,0 +1,227 @@
+package platform_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/platform"
+)
+
+const shopDomain = "retry.myshopify.com"
+
+// recorder replaces the client's sleep: it keeps each wait instead of
+// waiting, so retry tests are exact and fast.
+type recorder struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (r *recorder) sleep(_ context.Context, d time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waits = append(r.waits, d)
+	return nil
+}
+
+func newInstallClient(t *testing.T) (*platform.Fake, *platform.Client, *recorder) {
+	t.Helper()
+	fake := platform.NewFake()
+	fake.APIKey, fake.APISecret = "key", "secret"
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	c := platform.NewClient(srv.URL, "")
+	c.APIKey, c.APISecret = "key", "secret"
+	c.Retry = platform.Retry{Attempts: 4, Base: 100 * time.Millisecond}
+	rec := &recorder{}
+	c.Sleep = rec.sleep
+	return fake, c, rec
+}
+
+func TestOAuthExchange(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	auth := c.AuthorizeURL(shopDomain, []string{"read_products", "write_products"}, "https://lift.example/api/auth/callback", "nonce1")
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	q := loc.Query()
+	if resp.StatusCode != http.StatusFound || q.Get("state") != "nonce1" || !experiment.VerifyQueryHMAC(q, []byte("secret")) {
+		t.Fatalf("authorize answered %d %s", resp.StatusCode, loc)
+	}
+	grant, err := c.ExchangeCode(context.Background(), shopDomain, q.Get("code"))
+	if err != nil || grant.AccessToken == "" || len(grant.Scopes) != 2 {
+		t.Fatalf("exchange: %+v %v", grant, err)
+	}
+	if _, err := c.ExchangeCode(context.Background(), shopDomain, q.Get("code")); err == nil {
+		t.Fatal("a code was exchanged twice")
+	}
+	if _, err := c.FetchShop(context.Background(), shopDomain, "wrong"); !isStatus(err, 401) {
+		t.Fatalf("wrong token: %v", err)
+	}
+	if _, err := c.FetchShop(context.Background(), shopDomain, grant.AccessToken); err != nil {
+		t.Fatalf("issued token: %v", err)
+	}
+	fake.RevokeTokens(shopDomain)
+	if _, err := c.FetchShop(context.Background(), shopDomain, grant.AccessToken); !isStatus(err, 401) {
+		t.Fatalf("revoked token: %v", err)
+	}
+}
+
+func isStatus(err error, status int) bool {
+	var pe *platform.Error
+	return errors.As(err, &pe) && pe.Status == status
+}
+
+func TestGraphQLRetries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		setup     func(f *platform.Fake)
+		wantErr   int // status of the final error, 0 for success
+		attempts  int
+		wantWaits []time.Duration
+	}{
+		{"5xxThen429ThenOK", func(f *platform.Fake) { f.FailNext(shopDomain, "Shop", 503, 429) }, 0, 3,
+			[]time.Duration{100 * time.Millisecond, time.Second}}, // backoff, then Retry-After: 1
+		{"ThrottledWaitsForTheBucket", func(f *platform.Fake) { f.ThrottleNext(shopDomain, 2) }, 0, 3,
+			// requested 10, available 0, restore 50/s: 200 ms before each retry.
+			[]time.Duration{200 * time.Millisecond, 200 * time.Millisecond}},
+		{"GivesUpAfterAttempts", func(f *platform.Fake) { f.FailNext(shopDomain, "Shop", 500, 502, 503, 504, 500) }, 504, 4,
+			[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
+		{"ClientErrorNotRetried", func(f *platform.Fake) { f.Fail(shopDomain, "Shop", 403) }, 403, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake, c, rec := newInstallClient(t)
+			tc.setup(fake)
+			_, err := c.FetchShop(context.Background(), shopDomain, "")
+			if (tc.wantErr == 0) != (err == nil) || (tc.wantErr != 0 && !isStatus(err, tc.wantErr)) {
+				t.Fatalf("got %v, want status %d", err, tc.wantErr)
+			}
+			if got := fake.Attempts(shopDomain, "Shop"); got != tc.attempts {
+				t.Fatalf("attempts %d, want %d", got, tc.attempts)
+			}
+			if tc.wantWaits != nil && !sameWaits(rec.waits, tc.wantWaits) {
+				t.Fatalf("waits %v, want %v", rec.waits, tc.wantWaits)
+			}
+		})
+	}
+}
+
+// sameWaits compares within 5%: bucket waits depend on elapsed time.
+func sameWaits(got, want []time.Duration) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if d := got[i] - want[i]; d > want[i]/20 || -d > want[i]/20 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestFetchCatalogPagesAtTheProductRate(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	c.Sleep = nil // the real clock: the spacing is what is tested
+	c.ProductInterval = 40 * time.Millisecond
+	var products []experiment.CatalogProduct
+	for i, id := range []string{"1", "2", "3", "4", "5"} {
+		products = append(products, experiment.CatalogProduct{Product: experiment.Product{ID: "gid://shopify/Product/" + id, Title: "P" + id},
+			Variants: []experiment.Variant{{ID: "gid://shopify/ProductVariant/" + id, Price: "10.00", Cost: map[bool]string{true: "4.00"}[i%2 == 0]}}})
+	}
+	fake.SetShop(shopDomain, experiment.ShopInfo{Name: "R", Currency: "EUR", Timezone: "UTC"}, experiment.CatalogSnapshot{Products: products,
+		Collections: []experiment.Collection{{ID: "gid://shopify/Collection/1", Title: "All", ProductIDs: []string{"gid://shopify/Product/1"}}},
+		Themes:      []experiment.Theme{{ID: "gid://shopify/OnlineStoreTheme/1", Name: "Dawn", Role: "main"}}})
+	snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Products) != 5 || snap.Products[0].Variants[0].Cost != "4.00" || snap.Products[1].Variants[0].Cost != "" ||
+		len(snap.Collections) != 1 || snap.Themes[0].Role != "main" {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	times := fake.ProductQueryTimes(shopDomain)
+	if len(times) != 3 { // pages of 2
+		t.Fatalf("%d product queries, want 3", len(times))
+	}
+	for i := 1; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-1]); gap < 35*time.Millisecond {
+			t.Fatalf("product queries %v apart, want at least the 40 ms interval", gap)
+		}
+	}
+}
+
+func TestCleanupRemovesLiftResources(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	c.Token = ""
+	shop := &experiment.Shop{Domain: shopDomain}
+	price := priceTest()
+	if err := c.PrepareLaunch(context.Background(), shop, price); err != nil {
+		t.Fatal(err)
+	}
+	fake.PutLiftResources(shopDomain)
+	before := fake.LiftResources(shopDomain)
+	rep, err := c.Cleanup(context.Background(), shopDomain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before < 6 || fake.LiftResources(shopDomain) != 0 {
+		t.Fatalf("before %d, after %d (%+v)", before, fake.LiftResources(shopDomain), rep)
+	}
+	if rep.ScriptTags != 1 || rep.Metafields != 1 || rep.DuplicateVariants != 1 || rep.Functions != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+func TestFetchCatalogInBulkWaitsItsTurn(t *testing.T) {
+	t.Parallel()
+	fake, c, rec := newInstallClient(t)
+	c.BulkThreshold, c.BulkPollInterval, c.ProductInterval = 2, 5*time.Millisecond, time.Millisecond
+	fake.BulkPolls = 2
+	var products []experiment.CatalogProduct
+	for _, id := range []string{"1", "2", "3"} {
+		products = append(products, experiment.CatalogProduct{Product: experiment.Product{ID: "gid://shopify/Product/" + id, Title: "P" + id},
+			Variants: []experiment.Variant{{ID: "gid://shopify/ProductVariant/" + id, Price: "9.50", Cost: "3.25"},
+				{ID: "gid://shopify/ProductVariant/" + id + "0", Price: "12.00"}}})
+	}
+	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{Products: products})
+	fake.StartForeignBulk(shopDomain, 3) // someone else's export is running: Lift's must queue behind it
+	snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Products) != 3 || len(snap.Products[2].Variants) != 2 || snap.Products[2].Variants[0].Cost != "3.25" ||
+		snap.Products[2].Variants[1].Cost != "" || snap.Products[2].Variants[0].ProductID != "gid://shopify/Product/3" {
+		t.Fatalf("bulk snapshot %+v", snap.Products)
+	}
+	if fake.Calls(shopDomain, "Products") != 0 || fake.Calls(shopDomain, "BulkOperationRunQuery") != 1 {
+		t.Fatalf("pages %d, bulk runs %d", fake.Calls(shopDomain, "Products"), fake.Calls(shopDomain, "BulkOperationRunQuery"))
+	}
+	// 4 polls until the foreign operation is done, then 3 until ours is.
+	if got := fake.Calls(shopDomain, "CurrentBulkOperation"); got != 4+3 {
+		t.Fatalf("%d polls of the current bulk operation, want 7", got)
+	}
+	polls := 0
+	for _, w := range rec.waits {
+		if w == 5*time.Millisecond {
+			polls++
+		}
+	}
+	if polls != 6 { // a wait after each RUNNING answer
+		t.Fatalf("%d poll waits (%v), want 6", polls, rec.waits)
+	}
+}

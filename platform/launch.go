@@ -1,0 +1,194 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// A launch's platform side effects (experiment.Platform), as GraphQL Admin
+// API operations with the shop's own access token: price tests get
+// duplicate variants and a cart transform, theme and template tests the
+// Lift app block in each theme they show, offer tests an automatic app
+// discount, shipping tests a carrier service. Every failure is an *Error
+// naming the failed step.
+
+// Operation names of the launch, for Fake.Fail.
+const (
+	OpDuplicateVariants = "ProductVariantsBulkCreate"
+	OpCartTransform     = "CartTransformCreate"
+	OpCarrierServices   = "CarrierServices"
+	OpAppBlocks         = "ThemeFilesUpsert"
+	OpDiscountFunctions = "DiscountAutomaticAppCreate"
+)
+
+// PrepareLaunch implements Admin.
+func (c *Client) PrepareLaunch(ctx context.Context, shop *experiment.Shop, t *experiment.Test) error {
+	token, err := c.tokenFor(ctx, shop)
+	if err != nil {
+		return err
+	}
+	for _, k := range t.BundledTypes() {
+		var err error
+		switch k {
+		case experiment.TypePrice:
+			err = c.preparePrice(ctx, shop.Domain, token, t)
+		case experiment.TypeShipping:
+			err = c.checkCarrier(ctx, shop.Domain, token)
+		case experiment.TypeTheme, experiment.TypeTemplate, experiment.TypeVisualEditor:
+			err = c.installBlocks(ctx, shop.Domain, token, t, k)
+		case experiment.TypeOffer:
+			err = c.mutate(ctx, shop.Domain, token, "create discount function", OpDiscountFunctions,
+				`mutation DiscountAutomaticAppCreate($discount: DiscountAutomaticAppInput!) {
+  discountAutomaticAppCreate(automaticAppDiscount: $discount) { automaticAppDiscount { discountId } userErrors { field message } } }`,
+				map[string]any{"discount": map[string]any{"title": "Lift offer test " + fmt.Sprint(t.ID), "functionId": "lift-offer",
+					"metafields": experimentMetafield(t)}}, "discountAutomaticAppCreate")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tokenFor is the shop's own token when the install stored one.
+func (c *Client) tokenFor(ctx context.Context, shop *experiment.Shop) (string, error) {
+	if c.Tokens == nil {
+		return c.Token, nil
+	}
+	tok, err := c.Tokens(ctx, shop)
+	if err != nil {
+		return "", fmt.Errorf("platform: token of shop %d: %w", shop.ID, err)
+	}
+	if tok == "" {
+		return c.Token, nil
+	}
+	return tok, nil
+}
+
+// experimentMetafield marks what a launch creates with the test's id, so
+// it can be found again (and removed at uninstall).
+func experimentMetafield(t *experiment.Test) []map[string]string {
+	return []map[string]string{{"namespace": "$app:lift", "key": "experiment_id", "type": "single_line_text_field", "value": fmt.Sprint(t.ID)}}
+}
+
+// mutate runs a mutation whose payload (at field) carries userErrors;
+// step names the failure.
+func (c *Client) mutate(ctx context.Context, domain, token, step, op, mutation string, vars map[string]any, field string) error {
+	var out map[string]struct {
+		UserErrors userErrors `json:"userErrors"`
+	}
+	if err := c.graphQL(ctx, domain, token, op, mutation, vars, &out); err != nil {
+		return renamed(err, step)
+	}
+	return out[field].UserErrors.err(step)
+}
+
+func (c *Client) preparePrice(ctx context.Context, domain, token string, t *experiment.Test) error {
+	var variants []string
+	seen := map[string]bool{}
+	for _, g := range t.Groups {
+		var content struct {
+			Prices []experiment.VariantPrice `json:"prices"`
+			Price  *struct {
+				Prices []experiment.VariantPrice `json:"prices"`
+			} `json:"price"`
+		}
+		_ = json.Unmarshal(g.Content, &content)
+		prices := content.Prices
+		if content.Price != nil {
+			prices = content.Price.Prices
+		}
+		for _, p := range prices {
+			if !seen[p.ProductVariantID] {
+				seen[p.ProductVariantID] = true
+				variants = append(variants, p.ProductVariantID)
+			}
+		}
+	}
+	dups := make([]map[string]any, 0, len(variants))
+	for _, v := range variants {
+		dups = append(dups, map[string]any{"sourceVariantId": v, "tags": []string{"lift-duplicate"}, "metafields": experimentMetafield(t)})
+	}
+	if err := c.mutate(ctx, domain, token, "duplicate variants", OpDuplicateVariants,
+		`mutation ProductVariantsBulkCreate($variants: [ProductVariantsBulkInput!]!) {
+  productVariantsBulkCreate(variants: $variants) { productVariants { id } userErrors { field message } } }`,
+		map[string]any{"variants": dups}, "productVariantsBulkCreate"); err != nil {
+		return err
+	}
+	return c.mutate(ctx, domain, token, "register cart transform", OpCartTransform,
+		`mutation CartTransformCreate($functionId: String!, $metafields: [MetafieldInput!]) {
+  cartTransformCreate(functionId: $functionId, blockOnFailure: false, metafields: $metafields) { cartTransform { id } userErrors { field message } } }`,
+		map[string]any{"functionId": "lift-price", "metafields": experimentMetafield(t)}, "cartTransformCreate")
+}
+
+func (c *Client) checkCarrier(ctx context.Context, domain, token string) error {
+	var out struct {
+		CarrierServices struct {
+			Nodes []struct {
+				ID     string `json:"id"`
+				Active bool   `json:"active"`
+			} `json:"nodes"`
+		} `json:"carrierServices"`
+	}
+	if err := c.graphQL(ctx, domain, token, OpCarrierServices,
+		`query CarrierServices { carrierServices(first: 50) { nodes { id active } } }`, nil, &out); err != nil {
+		return renamed(err, "check carrier service")
+	}
+	for _, s := range out.CarrierServices.Nodes {
+		if s.Active {
+			return nil
+		}
+	}
+	return c.mutate(ctx, domain, token, "register carrier service", "CarrierServiceCreate",
+		`mutation CarrierServiceCreate($input: DeliveryCarrierServiceCreateInput!) {
+  carrierServiceCreate(input: $input) { carrierService { id } userErrors { field message } } }`,
+		map[string]any{"input": map[string]any{"name": "Lift rates", "active": true, "supportsServiceDiscovery": true}}, "carrierServiceCreate")
+}
+
+func (c *Client) installBlocks(ctx context.Context, domain, token string, t *experiment.Test, k experiment.Type) error {
+	themes := map[string]bool{}
+	if k == experiment.TypeTemplate {
+		var s experiment.TemplateShared
+		_ = json.Unmarshal(t.Shared[string(k)], &s)
+		themes[s.ThemeID] = true
+	}
+	for _, g := range t.Groups {
+		var tc experiment.ThemeContent
+		content := g.Content
+		if t.Type == experiment.TypeCombined {
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(g.Content, &m)
+			content = m[string(k)]
+		}
+		if k == experiment.TypeTheme && json.Unmarshal(content, &tc) == nil && tc.ThemeID != "" {
+			themes[tc.ThemeID] = true
+		}
+	}
+	if len(themes) == 0 {
+		themes["main"] = true // the published theme carries the block
+	}
+	for id := range themes {
+		if err := c.mutate(ctx, domain, token, "install theme app block", OpAppBlocks,
+			`mutation ThemeFilesUpsert($themeId: ID!, $files: [OnlineStoreThemeFilesUpsertFileInput!]!) {
+  themeFilesUpsert(themeId: $themeId, files: $files) { upsertedThemeFiles { filename } userErrors { field message } } }`,
+			map[string]any{"themeId": id, "files": []map[string]any{{"filename": "snippets/lift-experiment.liquid",
+				"body": map[string]string{"type": "TEXT", "value": "{% render 'lift-experiment' %}"}}}}, "themeFilesUpsert"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renamed names the launch step in a platform error, as a failure reason
+// reads it ("register cart transform: 500 …").
+func renamed(err error, step string) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		pe.Op = step
+	}
+	return err
+}
