@@ -312,7 +312,7 @@ func TestShopsCreateInstalls(t *testing.T) {
 		cmd := newShopsCmd()
 		cmd.SetArgs([]string{"create", domain, "--currency", "GBP", "--postgres-url", s.cfg.Postgres.URL,
 			"--redis-addr", s.cfg.Redis.Addr, "--clickhouse-addr", s.cfg.ClickHouse.Addr,
-			"--clickhouse-database", s.cfg.ClickHouse.Database, "--data_dir", t.TempDir()})
+			"--clickhouse-database", s.cfg.ClickHouse.Database, "--data-dir", t.TempDir()})
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)
 		return cmd.Execute()
