@@ -4,19 +4,37 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-// The latest version of each order wins (argMax … version), so the export
-// never waits for ReplacingMergeTree merges; bot orders are left out as in
-// results.
-const exportOrdersSQL = `SELECT order_id,
-	argMax(created_at, version) AS created, argMax(test_group, version), argMax(visitor_id, version),
-	argMax(session_id, version), argMax(revenue, version), argMax(cost, version), argMax(currency, version),
-	argMax(length(line_variant_ids), version), argMax(arraySum(line_quantities), version), max(version)
-FROM %s.orders
-WHERE shop_id = ? AND experiment_id = ?
-GROUP BY order_id
-HAVING argMax(is_bot, version) = 0
+// exportOrdersSQL is each order of a test as results count it: its latest
+// version (argMax … version, so the export never waits for
+// ReplacingMergeTree merges), for the visitor results count it for
+// (orderVisitorSQL), in that visitor's first assignment's group, or in the
+// order's own group when the test never assigned the visitor. Bot orders,
+// and orders of bots or excluded visitors, are left out as in results.
+// The assignments read are only those of visitors who ordered.
+var exportOrdersSQL = `SELECT order_id, created, if(a_found = 1, a_group, o_group) AS e_group, o_named_vid, o_sid,
+	o_revenue, o_cost, o_currency, o_lines, o_qty, o_version
+FROM (
+	SELECT order_id, argMax(created_at, version) AS created, argMax(test_group, version) AS o_group,
+		` + orderVisitorSQL("o_named_vid") + ` AS o_vid, ` + namedVisitorSQL + ` AS o_named_vid,
+		argMax(session_id, version) AS o_sid, argMax(revenue, version) AS o_revenue, argMax(cost, version) AS o_cost,
+		argMax(currency, version) AS o_currency, argMax(length(line_variant_ids), version) AS o_lines,
+		argMax(arraySum(line_quantities), version) AS o_qty, max(version) AS o_version, argMax(is_bot, version) AS o_bot
+	FROM {db}.orders
+	WHERE shop_id = @shop AND experiment_id = @exp
+	GROUP BY order_id
+	HAVING o_bot = 0) AS latest_orders
+ALL LEFT JOIN (
+	SELECT visitor_id AS o_vid, argMax(test_group, version) AS a_group, argMax(is_bot, version) AS a_bot,
+		argMax(device, version) AS a_device, toUInt8(1) AS a_found
+	FROM {db}.assignments
+	WHERE shop_id = @shop AND experiment_id = @exp
+		AND visitor_id IN (SELECT visitor_id FROM {db}.orders WHERE shop_id = @shop AND experiment_id = @exp)
+	GROUP BY visitor_id) AS assigned USING o_vid
+WHERE e_group >= 0 AND a_bot = 0 AND a_device != 'bot'
 ORDER BY created, order_id`
 
 // ExportOrders streams a test's orders, oldest first, to fn one row at a
@@ -24,7 +42,8 @@ ORDER BY created, order_id`
 // holds the whole result in memory. It returns how many rows fn took; an
 // error from fn stops the scan and is returned.
 func (w *Warehouse) ExportOrders(ctx context.Context, shopID int64, experimentID string, fn func(*ExportRow) error) (int64, error) {
-	rows, err := w.conn.Query(ctx, fmt.Sprintf(exportOrdersSQL, w.db), shopID, experimentID)
+	rows, err := w.conn.Query(ctx, w.render(exportOrdersSQL),
+		clickhouse.Named("shop", shopID), clickhouse.Named("exp", experimentID))
 	if err != nil {
 		return 0, fmt.Errorf("warehouse.ExportOrders %s: %w", experimentID, err)
 	}

@@ -28,6 +28,12 @@ func inWindow(col string) string {
 // attributes breakdowns read. byDate filters on the assignment's local date
 // (visitors basis: a visitor belongs to the window it was assigned in).
 func assignmentsSQL(byDate bool, dims []Dimension, where ...string) string {
+	return assignedSQL("{db}.assignments", byDate, dims, where...)
+}
+
+// assignedSQL is assignmentsSQL over from, a table or subquery with the
+// assignment columns.
+func assignedSQL(from string, byDate bool, dims []Dimension, where ...string) string {
 	having := "a_group >= 0 AND a_bot = 0 AND a_device != 'bot'"
 	if byDate {
 		having += " AND " + inWindow("a_at")
@@ -38,7 +44,7 @@ func assignmentsSQL(byDate bool, dims []Dimension, where ...string) string {
 	}
 	return `SELECT ` + vidSQL("visitor_id") + ` AS vid,
 		argMax(test_group, version) AS a_group, argMax(is_bot, version) AS a_bot, argMax(assigned_at, version) AS a_at` + attrs.String() + `
-	FROM {db}.assignments
+	FROM ` + from + `
 	WHERE shop_id = @shop AND experiment_id = @exp` + strings.Join(where, "") + `
 	GROUP BY vid
 	HAVING ` + having
@@ -67,6 +73,29 @@ func assignmentAttrs(dims []Dimension) []string {
 		}
 	}
 	return cols
+}
+
+// withOrderVisitorsSQL is the assignment rows plus one stand-in row per
+// order of the test, in the order's own group, for its visitor (see
+// orderVisitorSQL): version 1, below every real assignment's, so argMax
+// keeps the real group of an assigned visitor and the order's group for
+// an unseen one. Its attributes are empty (the order says nothing of
+// device, country or traffic).
+func withOrderVisitorsSQL(attrs []string) string {
+	cols := make([]string, 0, len(attrs))
+	stand := make([]string, 0, len(attrs))
+	for _, a := range attrs {
+		cols = append(cols, a)
+		stand = append(stand, "'' AS s_"+a)
+	}
+	return `(
+		SELECT shop_id, experiment_id, visitor_id, version, test_group, is_bot, assigned_at, ` + strings.Join(cols, ", ") + `
+		FROM {db}.assignments
+		WHERE shop_id = @shop AND experiment_id = @exp
+		UNION ALL
+		SELECT toInt64(@shop) AS s_shop, toString(@exp) AS s_exp, o_vid, toUInt64(1) AS s_version, o_group, o_bot, o_ts, ` +
+		strings.Join(stand, ", ") + `
+		FROM (` + latestOrdersSQL() + `))`
 }
 
 // vidSQL keys units by a 64-bit hash of the visitor id: grouping and
@@ -118,10 +147,20 @@ func keySQL(q MetricsQuery) string {
 	return "concat(" + strings.Join(parts, ", '"+KeySeparator+"', ") + ")"
 }
 
+// dataFacts are what GroupMetrics learns of a test's rows before it builds
+// the statement.
+type dataFacts struct {
+	// orphanSessions: some page loads name no visitor (sent with the
+	// contract's three parameters). Only then is the session → visitor
+	// lookup joined: it reads the session id of every event of the test.
+	orphanSessions bool
+}
+
 // unitParts is what the per-unit steps of one query share: its basis,
 // product scope and unit key.
 type unitParts struct {
 	q        MetricsQuery
+	facts    dataFacts
 	sessions bool   // sessions basis: a unit is (visitor, session)
 	scoped   bool   // the metrics are scoped to a product group
 	key      string // the per-unit GROUP BY key
@@ -130,8 +169,8 @@ type unitParts struct {
 	noAssignment string
 }
 
-func newUnitParts(q MetricsQuery) unitParts {
-	u := unitParts{q: q, sessions: q.Basis == BasisSessions, scoped: len(q.ProductIDs) > 0}
+func newUnitParts(q MetricsQuery, f dataFacts) unitParts {
+	u := unitParts{q: q, facts: f, sessions: q.Basis == BasisSessions, scoped: len(q.ProductIDs) > 0}
 	// Units group by one UInt64 on the visitors basis: a constant second key
 	// would force the slower composite-key hashing of ClickHouse.
 	u.key = "vid"
@@ -165,8 +204,8 @@ func (u unitParts) scope(cond string) string {
 // activity in the window: a UNION ALL of per-unit rows of assignments
 // (visitors basis), sessions, events, product page views and orders,
 // summed per unit.
-func unitsSQL(q MetricsQuery) string {
-	u := newUnitParts(q)
+func unitsSQL(q MetricsQuery, f dataFacts) string {
+	u := newUnitParts(q, f)
 	assignmentAggs, having := "", "\n\tHAVING sid != ''"
 	var union []string
 	if !u.sessions {
@@ -203,6 +242,18 @@ func packedAssignment(attrs []string) (zeros, cols, aggs []string) {
 	return zeros, cols, aggs
 }
 
+// orderAssignmentSQL is the stand-in assignment an order row carries on the
+// visitors basis, packed as packedAssignment packs a real one: version 1,
+// the unit's first order's time and group, not a bot, no attributes.
+func orderAssignmentSQL(attrs []string) string {
+	cols := []string{"toUInt64(1) AS a_version",
+		"min(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0))) AS a_pack0"}
+	for _, a := range attrs {
+		cols = append(cols, "'' AS a_"+a+"0")
+	}
+	return strings.Join(cols, ", ") + ", "
+}
+
 // assignmentRowsSQL is the raw assignment rows of the visitors basis, with
 // no activity.
 func assignmentRowsSQL(cols []string) string {
@@ -216,7 +267,9 @@ func assignmentRowsSQL(cols []string) string {
 
 // sessionRowsSQL is one row per session: its distinct page loads, its
 // duration, whether it bounced, and (when a breakdown needs it) its
-// landing page.
+// landing page. A session recorded with the contract's three parameters
+// (shop, sessionId, experimentId) names no visitor: it belongs to the
+// visitor of its assignment or events (sessionVisitorsSQL).
 func (u unitParts) sessionRowsSQL() string {
 	// The landing page costs a string argMin per session: read it only for
 	// the dimension that needs it.
@@ -232,16 +285,39 @@ func (u unitParts) sessionRowsSQL() string {
 	if u.sessions {
 		sessionKey, sessionGroup = "session_id", "session_id"
 	}
-	return `SELECT ` + vidSQL("s_vid") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
+	visitor, lookup := "s_vid", ""
+	if u.facts.orphanSessions {
+		visitor = "if(s_vid != '', s_vid, m_vid)"
+		lookup = `
+		ALL LEFT JOIN (` + sessionVisitorsSQL(sessionKey, sessionGroup) + `) AS session_visitors USING ` + sessionGroup
+	}
+	return `SELECT ` + vidSQL(visitor) + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
 			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
 		FROM (
-			SELECT ` + sessionKey + `, any(visitor_id) AS s_vid, uniqExact(cityHash64(record_id)) AS s_pages,
+			SELECT ` + sessionKey + `, max(visitor_id) AS s_vid, uniqExact(cityHash64(record_id)) AS s_pages,
 				max(seen_at) - min(seen_at) AS s_dur, ` + landing + ` AS s_landing, min(seen_at) AS s_start
 			FROM {db}.sessions
 			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("seen_at") + `
-			GROUP BY ` + sessionGroup + `)`
+			GROUP BY ` + sessionGroup + `) AS session_pages` + lookup
+}
+
+// sessionVisitorsSQL maps each session recorded without a visitor to the
+// visitor its assignment (preferred) or its events name. Only those
+// sessions are looked up, so the right side of the join stays small.
+func sessionVisitorsSQL(sessionKey, sessionGroup string) string {
+	orphans := `session_id IN (SELECT session_id FROM {db}.sessions
+					WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '')`
+	return `
+			SELECT ` + sessionKey + `, argMax(m_visitor, m_rank) AS m_vid
+			FROM (
+				SELECT session_id, visitor_id AS m_visitor, toUInt8(1) AS m_rank FROM {db}.assignments
+				WHERE shop_id = @shop AND experiment_id = @exp AND ` + orphans + `
+				UNION ALL
+				SELECT session_id, visitor_id AS m_visitor, toUInt8(0) AS m_rank FROM {db}.events
+				WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '' AND ` + orphans + `)
+			GROUP BY ` + sessionGroup
 }
 
 // eventRowsSQL is one row per unit with events: whether it added to cart,
@@ -293,19 +369,28 @@ func (u unitParts) pageViewRowsSQL() string {
 }
 
 // orderRowsSQL is one row per unit with orders: their count, revenue and
-// profit, each order in its latest version.
+// profit, each order in its latest version. On the visitors basis each row
+// also carries a stand-in assignment in the order's own group (version 1,
+// below every real assignment's): argMax keeps the real group of an
+// assigned visitor, and an order whose visitor was never assigned (a
+// legacy order without visitorId, or naming a visitor the test never saw)
+// still counts, as an unseen visitor of the group it names.
 func (u unitParts) orderRowsSQL() string {
-	orderSession, orderJoin := "''", ""
+	orderSession, orderJoin, assignment := "''", "", u.noAssignment
+	if !u.sessions {
+		assignment = orderAssignmentSQL(assignmentAttrs(u.q.Breakdown))
+	}
 	if u.sessions {
 		// A legacy order knows its visitor only; its session is the one
-		// whose checkout_completed event named it.
-		orderSession = "if(o_sid != '', o_sid, e_sid)"
+		// whose checkout_completed event named it, else a session of its
+		// own (an unseen visitor's, or one no event named).
+		orderSession = "if(o_sid != '', o_sid, if(e_sid != '', e_sid, concat('order:', order_id)))"
 		orderJoin = ` ALL LEFT JOIN (
 			SELECT order_id, any(session_id) AS e_sid FROM {db}.events
 			WHERE shop_id = @shop AND experiment_id = @exp AND event_type = 'checkout_completed' AND order_id != ''
 			GROUP BY order_id) AS order_sessions USING order_id`
 	}
-	return `SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
+	return `SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + assignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(count()) AS u_orders,
 			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit,
 			toUInt64(0) AS u_atc, toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed,
@@ -326,16 +411,18 @@ func (u unitParts) scopedOrdersSQL() string {
 		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"
 	}
 	return `
-			SELECT order_id, o_vid, o_sid, o_ts, ` + orderRevenue + ` AS o_revenue,
+			SELECT order_id, o_vid, o_sid, o_group, o_ts, ` + orderRevenue + ` AS o_revenue,
 				` + orderCost + ` AS o_cost
 			FROM (` + latestOrdersSQL() + `)` + orderFilter
 }
 
-// latestOrdersSQL is each order of the test and window, human, with a
-// visitor, as its latest version (edits and refunds are new versions).
+// latestOrdersSQL is each human order of the test and window as its latest
+// version (edits and refunds are new versions), with its group and the
+// visitor it counts for (orderVisitorSQL).
 func latestOrdersSQL() string {
 	return `
-				SELECT order_id, argMax(visitor_id, version) AS o_vid, argMax(session_id, version) AS o_sid,
+				SELECT order_id, ` + orderVisitorSQL("o_named_vid") + ` AS o_vid, ` + namedVisitorSQL + ` AS o_named_vid,
+					argMax(session_id, version) AS o_sid, argMax(test_group, version) AS o_group,
 					argMax(revenue, version) AS o_all_revenue, argMax(cost, version) AS o_all_cost,
 					argMax(is_bot, version) AS o_bot, argMax(created_at, version) AS o_ts,
 					argMax(line_product_ids, version) AS o_lp, argMax(line_quantities, version) AS o_lq,
@@ -343,7 +430,20 @@ func latestOrdersSQL() string {
 				FROM {db}.orders
 				WHERE shop_id = @shop AND experiment_id = @exp
 				GROUP BY order_id
-				HAVING o_bot = 0 AND o_vid != '' AND ` + inWindow("o_ts")
+				HAVING o_bot = 0 AND ` + inWindow("o_ts")
+}
+
+// namedVisitorSQL is the visitor an order's rows name: the latest version
+// that names one, so a repeated legacy post without visitorId does not
+// take an order away from the visitor an earlier one named.
+const namedVisitorSQL = "argMaxIf(visitor_id, version, visitor_id != '')"
+
+// orderVisitorSQL is the visitor an order counts for: the one it names, or,
+// for a legacy order that names none (the contract's body has no
+// visitorId), an unseen visitor of its own, "order:<order id>". Results
+// and exports use the same expression, so they agree order by order.
+func orderVisitorSQL(named string) string {
+	return "if(" + named + " != '', " + named + ", concat('order:', order_id))"
 }
 
 // perUnitSQL sums the UNION ALL rows per unit: its sessions, page loads,
@@ -371,8 +471,8 @@ func (u unitParts) perUnitSQL(assignmentAggs string, union []string, having stri
 
 // groupMetricsSQL sums the units per group (and breakdown cell). Its columns
 // are the scan order of GroupMetrics.
-func groupMetricsSQL(q MetricsQuery) string {
-	from, sessionCount := assignedUnitsSQL(q)
+func groupMetricsSQL(q MetricsQuery, f dataFacts) string {
+	from, sessionCount := assignedUnitsSQL(q, f)
 	where := ""
 	if len(q.ProductIDs) > 0 {
 		where = "\nWHERE x_viewed > 0"
@@ -393,15 +493,16 @@ ORDER BY key, a_group`
 
 // assignedUnitsSQL is the units of q with their group, and how a group's
 // sessions are counted.
-func assignedUnitsSQL(q MetricsQuery) (from, sessionCount string) {
+func assignedUnitsSQL(q MetricsQuery, f dataFacts) (from, sessionCount string) {
 	if q.Basis == BasisSessions {
 		// Every unit is a session; the assignment says only its group.
-		return "(" + unitsSQL(q) + ") AS units\nALL INNER JOIN (" + assignmentsSQL(false, q.Breakdown) + ") AS assigned USING vid",
+		assigned := assignedSQL(withOrderVisitorsSQL(assignmentAttrs(q.Breakdown)), false, q.Breakdown)
+		return "(" + unitsSQL(q, f) + ") AS units\nALL INNER JOIN (" + assigned + ") AS assigned USING vid",
 			"toUInt64(count())"
 	}
 	// Every assigned visitor is a unit, active or not; unitsSQL carries the
 	// assignment.
-	return "(" + unitsSQL(q) + ") AS units", "toUInt64(sum(x_sessions))"
+	return "(" + unitsSQL(q, f) + ") AS units", "toUInt64(sum(x_sessions))"
 }
 
 // customEventsSQL counts custom events per name and group over the units of

@@ -31,9 +31,11 @@ func TestDumpResultsSQL(t *testing.T) {
 		if len(q.ProductIDs) > 0 {
 			products = "['" + strings.Join(q.ProductIDs, "','") + "']"
 		}
-		sql := strings.ReplaceAll(lit.Replace(groupMetricsSQL(q)), "@products", products)
-		if err := os.WriteFile(filepath.Join(dir, name+".sql"), []byte(sql), 0o644); err != nil {
-			t.Fatal(err)
+		for suffix, f := range map[string]dataFacts{"": {}, "_orphans": {orphanSessions: true}} {
+			sql := strings.ReplaceAll(lit.Replace(groupMetricsSQL(q, f)), "@products", products)
+			if err := os.WriteFile(filepath.Join(dir, name+suffix+".sql"), []byte(sql), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	sql := strings.ReplaceAll(lit.Replace(customEventsSQL(MetricsQuery{Basis: BasisVisitors})), "@products", "[]")
