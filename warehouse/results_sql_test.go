@@ -38,8 +38,14 @@ func TestDumpResultsSQL(t *testing.T) {
 			}
 		}
 	}
-	sql := strings.ReplaceAll(lit.Replace(customEventsSQL(MetricsQuery{Basis: BasisVisitors})), "@products", "[]")
-	if err := os.WriteFile(filepath.Join(dir, "custom.sql"), []byte(sql), 0o644); err != nil {
-		t.Fatal(err)
+	for name, sql := range map[string]string{
+		"custom":  customEventsSQL(MetricsQuery{Basis: BasisVisitors}),
+		"export":  exportOrdersSQL,
+		"orphans": orphanSessionsSQL,
+	} {
+		sql = strings.ReplaceAll(lit.Replace(sql), "@products", "[]")
+		if err := os.WriteFile(filepath.Join(dir, name+".sql"), []byte(sql), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
