@@ -8,34 +8,19 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-// exportOrdersSQL is each order of a test as results count it: its latest
-// version (argMax … version, so the export never waits for
-// ReplacingMergeTree merges), for the visitor results count it for
-// (orderVisitorSQL), in that visitor's first assignment's group, or in the
-// order's own group when the test never assigned the visitor. Bot orders,
-// and orders of bots or excluded visitors, are left out as in results.
-// The assignments read are only those of visitors who ordered.
-var exportOrdersSQL = `SELECT order_id, created, if(a_found = 1, a_group, o_group) AS e_group, o_named_vid, o_sid,
-	o_revenue, o_cost, o_currency, o_lines, o_qty, o_version
-FROM (
-	SELECT order_id, argMax(created_at, version) AS created, argMax(test_group, version) AS o_group,
-		` + orderVisitorSQL("o_named_vid") + ` AS o_vid, ` + namedVisitorSQL + ` AS o_named_vid,
-		argMax(session_id, version) AS o_sid, argMax(revenue, version) AS o_revenue, argMax(cost, version) AS o_cost,
-		argMax(currency, version) AS o_currency, argMax(length(line_variant_ids), version) AS o_lines,
-		argMax(arraySum(line_quantities), version) AS o_qty, max(version) AS o_version, argMax(is_bot, version) AS o_bot
-	FROM {db}.orders
-	WHERE shop_id = @shop AND experiment_id = @exp
-	GROUP BY order_id
-	HAVING o_bot = 0) AS latest_orders
-ALL LEFT JOIN (
-	SELECT visitor_id AS o_vid, argMax(test_group, version) AS a_group, argMax(is_bot, version) AS a_bot,
-		argMax(device, version) AS a_device, toUInt8(1) AS a_found
-	FROM {db}.assignments
-	WHERE shop_id = @shop AND experiment_id = @exp
-		AND visitor_id IN (SELECT visitor_id FROM {db}.orders WHERE shop_id = @shop AND experiment_id = @exp)
-	GROUP BY visitor_id) AS assigned USING o_vid
-WHERE e_group >= 0 AND a_bot = 0 AND a_device != 'bot'
-ORDER BY created, order_id`
+// exportOrdersSQL is each order of a test that results count, as results
+// count it (standingOrdersSQL): its latest version (argMax … version, so
+// the export never waits for ReplacingMergeTree merges), in the group it
+// states, the visitor it names; bot orders and orders of bots or excluded
+// visitors left out. Results and export therefore agree order by order.
+var exportOrdersSQL = `SELECT order_id, o_ts, o_group, o_named_vid, o_sid, o_revenue, o_cost, o_currency, o_lines, o_qty, o_version
+FROM (` + standingOrdersSQL([]string{"argMax(session_id, version) AS o_sid", "argMax(revenue, version) AS o_revenue",
+	"argMax(cost, version) AS o_cost", "argMax(currency, version) AS o_currency",
+	"argMax(length(line_variant_ids), version) AS o_lines", "argMax(arraySum(line_quantities), version) AS o_qty",
+	"max(version) AS o_version"},
+	[]string{"o_sid", "o_revenue", "o_cost", "o_currency", "o_lines", "o_qty", "o_version"}, "") + `)
+WHERE o_group >= 0
+ORDER BY o_ts, order_id`
 
 // ExportOrders streams a test's orders, oldest first, to fn one row at a
 // time: the driver reads the result block by block, so the export never

@@ -75,29 +75,6 @@ func assignmentAttrs(dims []Dimension) []string {
 	return cols
 }
 
-// withOrderVisitorsSQL is the assignment rows plus one stand-in row per
-// order of the test, in the order's own group, for its visitor (see
-// orderVisitorSQL): version 1, below every real assignment's, so argMax
-// keeps the real group of an assigned visitor and the order's group for
-// an unseen one. Its attributes are empty (the order says nothing of
-// device, country or traffic).
-func withOrderVisitorsSQL(attrs []string) string {
-	cols := make([]string, 0, len(attrs))
-	stand := make([]string, 0, len(attrs))
-	for _, a := range attrs {
-		cols = append(cols, a)
-		stand = append(stand, "'' AS s_"+a)
-	}
-	return `(
-		SELECT shop_id, experiment_id, visitor_id, version, test_group, is_bot, assigned_at, ` + strings.Join(cols, ", ") + `
-		FROM {db}.assignments
-		WHERE shop_id = @shop AND experiment_id = @exp
-		UNION ALL
-		SELECT toInt64(@shop) AS s_shop, toString(@exp) AS s_exp, o_vid, toUInt64(1) AS s_version, o_group, o_bot, o_ts, ` +
-		strings.Join(stand, ", ") + `
-		FROM (` + latestOrdersSQL() + `))`
-}
-
 // vidSQL keys units by a 64-bit hash of the visitor id: grouping and
 // joining a million visitors on UInt64 is much cheaper than on strings, and
 // a collision among 10⁶ ids has probability about 3·10⁻⁸.
@@ -242,18 +219,6 @@ func packedAssignment(attrs []string) (zeros, cols, aggs []string) {
 	return zeros, cols, aggs
 }
 
-// orderAssignmentSQL is the stand-in assignment an order row carries on the
-// visitors basis, packed as packedAssignment packs a real one: version 1,
-// the unit's first order's time and group, not a bot, no attributes.
-func orderAssignmentSQL(attrs []string) string {
-	cols := []string{"toUInt64(1) AS a_version",
-		"min(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0))) AS a_pack0"}
-	for _, a := range attrs {
-		cols = append(cols, "'' AS a_"+a+"0")
-	}
-	return strings.Join(cols, ", ") + ", "
-}
-
 // assignmentRowsSQL is the raw assignment rows of the visitors basis, with
 // no activity.
 func assignmentRowsSQL(cols []string) string {
@@ -366,84 +331,6 @@ func (u unitParts) pageViewRowsSQL() string {
 		FROM {db}.page_views
 		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("viewed_at") + `
 		GROUP BY ` + u.key
-}
-
-// orderRowsSQL is one row per unit with orders: their count, revenue and
-// profit, each order in its latest version. On the visitors basis each row
-// also carries a stand-in assignment in the order's own group (version 1,
-// below every real assignment's): argMax keeps the real group of an
-// assigned visitor, and an order whose visitor was never assigned (a
-// legacy order without visitorId, or naming a visitor the test never saw)
-// still counts, as an unseen visitor of the group it names.
-func (u unitParts) orderRowsSQL() string {
-	orderSession, orderJoin, assignment := "''", "", u.noAssignment
-	if !u.sessions {
-		assignment = orderAssignmentSQL(assignmentAttrs(u.q.Breakdown))
-	}
-	if u.sessions {
-		// A legacy order knows its visitor only; its session is the one
-		// whose checkout_completed event named it, else a session of its
-		// own (an unseen visitor's, or one no event named).
-		orderSession = "if(o_sid != '', o_sid, if(e_sid != '', e_sid, concat('order:', order_id)))"
-		orderJoin = ` ALL LEFT JOIN (
-			SELECT order_id, any(session_id) AS e_sid FROM {db}.events
-			WHERE shop_id = @shop AND experiment_id = @exp AND event_type = 'checkout_completed' AND order_id != ''
-			GROUP BY order_id) AS order_sessions USING order_id`
-	}
-	return `SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + assignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
-			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(count()) AS u_orders,
-			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit,
-			toUInt64(0) AS u_atc, toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed,
-			'' AS u_landing, min(o_ts) AS u_start
-		FROM (` + u.scopedOrdersSQL() + `) AS latest_orders` + orderJoin + `
-		GROUP BY ` + u.key
-}
-
-// scopedOrdersSQL is each order of the window in its latest version, with
-// its revenue and cost; scoped, only orders with a line of the group,
-// counting those lines' revenue and the matching share of the cost.
-func (u unitParts) scopedOrdersSQL() string {
-	orderRevenue, orderCost, orderFilter := "o_all_revenue", "o_all_cost", ""
-	if u.scoped {
-		orderRevenue = "arraySum(arrayMap((p, n, price) -> if(has(@products, p), price * n, 0), o_lp, o_lq, o_lpr))"
-		orderFilter = " WHERE hasAny(o_lp, @products)"
-		// A scoped order's cost follows its share of the revenue.
-		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"
-	}
-	return `
-			SELECT order_id, o_vid, o_sid, o_group, o_ts, ` + orderRevenue + ` AS o_revenue,
-				` + orderCost + ` AS o_cost
-			FROM (` + latestOrdersSQL() + `)` + orderFilter
-}
-
-// latestOrdersSQL is each human order of the test and window as its latest
-// version (edits and refunds are new versions), with its group and the
-// visitor it counts for (orderVisitorSQL).
-func latestOrdersSQL() string {
-	return `
-				SELECT order_id, ` + orderVisitorSQL("o_named_vid") + ` AS o_vid, ` + namedVisitorSQL + ` AS o_named_vid,
-					argMax(session_id, version) AS o_sid, argMax(test_group, version) AS o_group,
-					argMax(revenue, version) AS o_all_revenue, argMax(cost, version) AS o_all_cost,
-					argMax(is_bot, version) AS o_bot, argMax(created_at, version) AS o_ts,
-					argMax(line_product_ids, version) AS o_lp, argMax(line_quantities, version) AS o_lq,
-					argMax(line_prices, version) AS o_lpr
-				FROM {db}.orders
-				WHERE shop_id = @shop AND experiment_id = @exp
-				GROUP BY order_id
-				HAVING o_bot = 0 AND ` + inWindow("o_ts")
-}
-
-// namedVisitorSQL is the visitor an order's rows name: the latest version
-// that names one, so a repeated legacy post without visitorId does not
-// take an order away from the visitor an earlier one named.
-const namedVisitorSQL = "argMaxIf(visitor_id, version, visitor_id != '')"
-
-// orderVisitorSQL is the visitor an order counts for: the one it names, or,
-// for a legacy order that names none (the contract's body has no
-// visitorId), an unseen visitor of its own, "order:<order id>". Results
-// and exports use the same expression, so they agree order by order.
-func orderVisitorSQL(named string) string {
-	return "if(" + named + " != '', " + named + ", concat('order:', order_id))"
 }
 
 // perUnitSQL sums the UNION ALL rows per unit: its sessions, page loads,
