@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -16,6 +17,10 @@ import (
 // renames it into place once complete, so a download never sees half a file.
 func (s *Service) writeExport(ctx context.Context, x *Export) (int64, error) {
 	t, err := s.cfg.Tests.FindTestByID(ctx, x.ShopID, x.ExperimentID)
+	if err != nil {
+		return 0, err
+	}
+	shop, err := s.cfg.Tests.FindShopByID(ctx, x.ShopID)
 	if err != nil {
 		return 0, err
 	}
@@ -36,7 +41,7 @@ func (s *Service) writeExport(ctx context.Context, x *Export) (int64, error) {
 	}
 	rec := make([]string, len(ExportHeader))
 	n, err := s.cfg.Warehouse.ExportOrders(ctx, x.ShopID, strconv.FormatInt(x.ExperimentID, 10), func(r *ExportRow) error {
-		fillExportRecord(rec, r, t)
+		fillExportRecord(rec, r, t, shop.Currency)
 		return w.Write(rec)
 	})
 	if err != nil {
@@ -61,7 +66,9 @@ func (s *Service) writeExport(ctx context.Context, x *Export) (int64, error) {
 	return n, nil
 }
 
-func fillExportRecord(rec []string, r *ExportRow, t *experiment.Test) {
+// fillExportRecord renders r. A legacy order states no currency (the
+// contract's body has none): its revenue is in the shop's.
+func fillExportRecord(rec []string, r *ExportRow, t *experiment.Test, shopCurrency string) {
 	name := ""
 	if g := t.Group(int(r.TestGroup)); g != nil {
 		name = g.Name
@@ -76,7 +83,7 @@ func fillExportRecord(rec []string, r *ExportRow, t *experiment.Test) {
 	rec[6] = money(r.Revenue)
 	rec[7] = money(r.Cost)
 	rec[8] = money(r.Revenue - r.Cost)
-	rec[9] = r.Currency
+	rec[9] = cmp.Or(r.Currency, shopCurrency)
 	rec[10] = strconv.FormatUint(r.LineItems, 10)
 	rec[11] = strconv.FormatUint(r.Quantity, 10)
 	rec[12] = strconv.FormatUint(r.Version, 10)

@@ -4,27 +4,31 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-// The latest version of each order wins (argMax … version), so the export
-// never waits for ReplacingMergeTree merges; bot orders are left out as in
-// results.
-const exportOrdersSQL = `SELECT order_id,
-	argMax(created_at, version) AS created, argMax(test_group, version), argMax(visitor_id, version),
-	argMax(session_id, version), argMax(revenue, version), argMax(cost, version), argMax(currency, version),
-	argMax(length(line_variant_ids), version), argMax(arraySum(line_quantities), version), max(version)
-FROM %s.orders
-WHERE shop_id = ? AND experiment_id = ?
-GROUP BY order_id
-HAVING argMax(is_bot, version) = 0
-ORDER BY created, order_id`
+// exportOrdersSQL is each order of a test that results count, as results
+// count it (standingOrdersSQL): its latest version (argMax … version, so
+// the export never waits for ReplacingMergeTree merges), in the group it
+// states, the visitor it names; bot orders and orders of bots or excluded
+// visitors left out. Results and export therefore agree order by order.
+var exportOrdersSQL = `SELECT order_id, o_ts, o_group, o_named_vid, o_sid, o_revenue, o_cost, o_currency, o_lines, o_qty, o_version
+FROM (` + standingOrdersSQL([]string{"argMax(session_id, version) AS o_sid", "argMax(revenue, version) AS o_revenue",
+	"argMax(cost, version) AS o_cost", "argMax(currency, version) AS o_currency",
+	"argMax(length(line_variant_ids), version) AS o_lines", "argMax(arraySum(line_quantities), version) AS o_qty",
+	"max(version) AS o_version"},
+	[]string{"o_sid", "o_revenue", "o_cost", "o_currency", "o_lines", "o_qty", "o_version"}, "") + `)
+WHERE o_group >= 0
+ORDER BY o_ts, order_id`
 
 // ExportOrders streams a test's orders, oldest first, to fn one row at a
 // time: the driver reads the result block by block, so the export never
 // holds the whole result in memory. It returns how many rows fn took; an
 // error from fn stops the scan and is returned.
 func (w *Warehouse) ExportOrders(ctx context.Context, shopID int64, experimentID string, fn func(*ExportRow) error) (int64, error) {
-	rows, err := w.conn.Query(ctx, fmt.Sprintf(exportOrdersSQL, w.db), shopID, experimentID)
+	rows, err := w.conn.Query(ctx, w.render(exportOrdersSQL),
+		clickhouse.Named("shop", shopID), clickhouse.Named("exp", experimentID))
 	if err != nil {
 		return 0, fmt.Errorf("warehouse.ExportOrders %s: %w", experimentID, err)
 	}

@@ -78,7 +78,11 @@ func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRo
 	if err := validate(q); err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics: %w", err)
 	}
-	rows, err := w.conn.Query(ctx, w.render(groupMetricsSQL(q)), args(q)...)
+	facts, err := w.facts(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
+	}
+	rows, err := w.conn.Query(ctx, w.render(groupMetricsSQL(q, facts)), args(q)...)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
 	}
@@ -130,6 +134,21 @@ func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomE
 		return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
 	}
 	return out, nil
+}
+
+// orphanSessionsSQL finds one page load of the test that names no visitor.
+const orphanSessionsSQL = `SELECT count() FROM (SELECT 1 FROM {db}.sessions
+WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '' LIMIT 1)`
+
+// facts learns what the statement for q must handle: a look at the test's
+// sessions column of visitors (tens of milliseconds at a million visitors)
+// spares a scan of every event's session id when nothing needs it.
+func (w *Warehouse) facts(ctx context.Context, q MetricsQuery) (dataFacts, error) {
+	var n uint64
+	if err := w.conn.QueryRow(ctx, w.render(orphanSessionsSQL), args(q)...).Scan(&n); err != nil {
+		return dataFacts{}, err
+	}
+	return dataFacts{orphanSessions: n > 0}, nil
 }
 
 func (w *Warehouse) render(sql string) string {

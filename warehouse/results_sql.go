@@ -28,6 +28,12 @@ func inWindow(col string) string {
 // attributes breakdowns read. byDate filters on the assignment's local date
 // (visitors basis: a visitor belongs to the window it was assigned in).
 func assignmentsSQL(byDate bool, dims []Dimension, where ...string) string {
+	return assignedSQL("{db}.assignments", byDate, dims, where...)
+}
+
+// assignedSQL is assignmentsSQL over from, a table or subquery with the
+// assignment columns.
+func assignedSQL(from string, byDate bool, dims []Dimension, where ...string) string {
 	having := "a_group >= 0 AND a_bot = 0 AND a_device != 'bot'"
 	if byDate {
 		having += " AND " + inWindow("a_at")
@@ -38,7 +44,7 @@ func assignmentsSQL(byDate bool, dims []Dimension, where ...string) string {
 	}
 	return `SELECT ` + vidSQL("visitor_id") + ` AS vid,
 		argMax(test_group, version) AS a_group, argMax(is_bot, version) AS a_bot, argMax(assigned_at, version) AS a_at` + attrs.String() + `
-	FROM {db}.assignments
+	FROM ` + from + `
 	WHERE shop_id = @shop AND experiment_id = @exp` + strings.Join(where, "") + `
 	GROUP BY vid
 	HAVING ` + having
@@ -118,10 +124,20 @@ func keySQL(q MetricsQuery) string {
 	return "concat(" + strings.Join(parts, ", '"+KeySeparator+"', ") + ")"
 }
 
+// dataFacts are what GroupMetrics learns of a test's rows before it builds
+// the statement.
+type dataFacts struct {
+	// orphanSessions: some page loads name no visitor (sent with the
+	// contract's three parameters). Only then is the session → visitor
+	// lookup joined: it reads the session id of every event of the test.
+	orphanSessions bool
+}
+
 // unitParts is what the per-unit steps of one query share: its basis,
 // product scope and unit key.
 type unitParts struct {
 	q        MetricsQuery
+	facts    dataFacts
 	sessions bool   // sessions basis: a unit is (visitor, session)
 	scoped   bool   // the metrics are scoped to a product group
 	key      string // the per-unit GROUP BY key
@@ -130,8 +146,8 @@ type unitParts struct {
 	noAssignment string
 }
 
-func newUnitParts(q MetricsQuery) unitParts {
-	u := unitParts{q: q, sessions: q.Basis == BasisSessions, scoped: len(q.ProductIDs) > 0}
+func newUnitParts(q MetricsQuery, f dataFacts) unitParts {
+	u := unitParts{q: q, facts: f, sessions: q.Basis == BasisSessions, scoped: len(q.ProductIDs) > 0}
 	// Units group by one UInt64 on the visitors basis: a constant second key
 	// would force the slower composite-key hashing of ClickHouse.
 	u.key = "vid"
@@ -165,8 +181,8 @@ func (u unitParts) scope(cond string) string {
 // activity in the window: a UNION ALL of per-unit rows of assignments
 // (visitors basis), sessions, events, product page views and orders,
 // summed per unit.
-func unitsSQL(q MetricsQuery) string {
-	u := newUnitParts(q)
+func unitsSQL(q MetricsQuery, f dataFacts) string {
+	u := newUnitParts(q, f)
 	assignmentAggs, having := "", "\n\tHAVING sid != ''"
 	var union []string
 	if !u.sessions {
@@ -216,7 +232,9 @@ func assignmentRowsSQL(cols []string) string {
 
 // sessionRowsSQL is one row per session: its distinct page loads, its
 // duration, whether it bounced, and (when a breakdown needs it) its
-// landing page.
+// landing page. A session recorded with the contract's three parameters
+// (shop, sessionId, experimentId) names no visitor: it belongs to the
+// visitor of its assignment or events (sessionVisitorsSQL).
 func (u unitParts) sessionRowsSQL() string {
 	// The landing page costs a string argMin per session: read it only for
 	// the dimension that needs it.
@@ -232,16 +250,39 @@ func (u unitParts) sessionRowsSQL() string {
 	if u.sessions {
 		sessionKey, sessionGroup = "session_id", "session_id"
 	}
-	return `SELECT ` + vidSQL("s_vid") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
+	visitor, lookup := "s_vid", ""
+	if u.facts.orphanSessions {
+		visitor = "if(s_vid != '', s_vid, m_vid)"
+		lookup = `
+		ALL LEFT JOIN (` + sessionVisitorsSQL(sessionKey, sessionGroup) + `) AS session_visitors USING ` + sessionGroup
+	}
+	return `SELECT ` + vidSQL(visitor) + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
 			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
 		FROM (
-			SELECT ` + sessionKey + `, any(visitor_id) AS s_vid, uniqExact(cityHash64(record_id)) AS s_pages,
+			SELECT ` + sessionKey + `, max(visitor_id) AS s_vid, uniqExact(cityHash64(record_id)) AS s_pages,
 				max(seen_at) - min(seen_at) AS s_dur, ` + landing + ` AS s_landing, min(seen_at) AS s_start
 			FROM {db}.sessions
 			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("seen_at") + `
-			GROUP BY ` + sessionGroup + `)`
+			GROUP BY ` + sessionGroup + `) AS session_pages` + lookup
+}
+
+// sessionVisitorsSQL maps each session recorded without a visitor to the
+// visitor its assignment (preferred) or its events name. Only those
+// sessions are looked up, so the right side of the join stays small.
+func sessionVisitorsSQL(sessionKey, sessionGroup string) string {
+	orphans := `session_id IN (SELECT session_id FROM {db}.sessions
+					WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '')`
+	return `
+			SELECT ` + sessionKey + `, argMax(m_visitor, m_rank) AS m_vid
+			FROM (
+				SELECT session_id, visitor_id AS m_visitor, toUInt8(1) AS m_rank FROM {db}.assignments
+				WHERE shop_id = @shop AND experiment_id = @exp AND ` + orphans + `
+				UNION ALL
+				SELECT session_id, visitor_id AS m_visitor, toUInt8(0) AS m_rank FROM {db}.events
+				WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '' AND ` + orphans + `)
+			GROUP BY ` + sessionGroup
 }
 
 // eventRowsSQL is one row per unit with events: whether it added to cart,
@@ -292,60 +333,6 @@ func (u unitParts) pageViewRowsSQL() string {
 		GROUP BY ` + u.key
 }
 
-// orderRowsSQL is one row per unit with orders: their count, revenue and
-// profit, each order in its latest version.
-func (u unitParts) orderRowsSQL() string {
-	orderSession, orderJoin := "''", ""
-	if u.sessions {
-		// A legacy order knows its visitor only; its session is the one
-		// whose checkout_completed event named it.
-		orderSession = "if(o_sid != '', o_sid, e_sid)"
-		orderJoin = ` ALL LEFT JOIN (
-			SELECT order_id, any(session_id) AS e_sid FROM {db}.events
-			WHERE shop_id = @shop AND experiment_id = @exp AND event_type = 'checkout_completed' AND order_id != ''
-			GROUP BY order_id) AS order_sessions USING order_id`
-	}
-	return `SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
-			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(count()) AS u_orders,
-			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit,
-			toUInt64(0) AS u_atc, toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed,
-			'' AS u_landing, min(o_ts) AS u_start
-		FROM (` + u.scopedOrdersSQL() + `) AS latest_orders` + orderJoin + `
-		GROUP BY ` + u.key
-}
-
-// scopedOrdersSQL is each order of the window in its latest version, with
-// its revenue and cost; scoped, only orders with a line of the group,
-// counting those lines' revenue and the matching share of the cost.
-func (u unitParts) scopedOrdersSQL() string {
-	orderRevenue, orderCost, orderFilter := "o_all_revenue", "o_all_cost", ""
-	if u.scoped {
-		orderRevenue = "arraySum(arrayMap((p, n, price) -> if(has(@products, p), price * n, 0), o_lp, o_lq, o_lpr))"
-		orderFilter = " WHERE hasAny(o_lp, @products)"
-		// A scoped order's cost follows its share of the revenue.
-		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"
-	}
-	return `
-			SELECT order_id, o_vid, o_sid, o_ts, ` + orderRevenue + ` AS o_revenue,
-				` + orderCost + ` AS o_cost
-			FROM (` + latestOrdersSQL() + `)` + orderFilter
-}
-
-// latestOrdersSQL is each order of the test and window, human, with a
-// visitor, as its latest version (edits and refunds are new versions).
-func latestOrdersSQL() string {
-	return `
-				SELECT order_id, argMax(visitor_id, version) AS o_vid, argMax(session_id, version) AS o_sid,
-					argMax(revenue, version) AS o_all_revenue, argMax(cost, version) AS o_all_cost,
-					argMax(is_bot, version) AS o_bot, argMax(created_at, version) AS o_ts,
-					argMax(line_product_ids, version) AS o_lp, argMax(line_quantities, version) AS o_lq,
-					argMax(line_prices, version) AS o_lpr
-				FROM {db}.orders
-				WHERE shop_id = @shop AND experiment_id = @exp
-				GROUP BY order_id
-				HAVING o_bot = 0 AND o_vid != '' AND ` + inWindow("o_ts")
-}
-
 // perUnitSQL sums the UNION ALL rows per unit: its sessions, page loads,
 // whether it bounced, seconds on site, orders, revenue, profit and flags.
 func (u unitParts) perUnitSQL(assignmentAggs string, union []string, having string) string {
@@ -371,8 +358,8 @@ func (u unitParts) perUnitSQL(assignmentAggs string, union []string, having stri
 
 // groupMetricsSQL sums the units per group (and breakdown cell). Its columns
 // are the scan order of GroupMetrics.
-func groupMetricsSQL(q MetricsQuery) string {
-	from, sessionCount := assignedUnitsSQL(q)
+func groupMetricsSQL(q MetricsQuery, f dataFacts) string {
+	from, sessionCount := assignedUnitsSQL(q, f)
 	where := ""
 	if len(q.ProductIDs) > 0 {
 		where = "\nWHERE x_viewed > 0"
@@ -393,15 +380,16 @@ ORDER BY key, a_group`
 
 // assignedUnitsSQL is the units of q with their group, and how a group's
 // sessions are counted.
-func assignedUnitsSQL(q MetricsQuery) (from, sessionCount string) {
+func assignedUnitsSQL(q MetricsQuery, f dataFacts) (from, sessionCount string) {
 	if q.Basis == BasisSessions {
 		// Every unit is a session; the assignment says only its group.
-		return "(" + unitsSQL(q) + ") AS units\nALL INNER JOIN (" + assignmentsSQL(false, q.Breakdown) + ") AS assigned USING vid",
+		assigned := assignedSQL(withOrderVisitorsSQL(assignmentAttrs(q.Breakdown)), false, q.Breakdown)
+		return "(" + unitsSQL(q, f) + ") AS units\nALL INNER JOIN (" + assigned + ") AS assigned USING vid",
 			"toUInt64(count())"
 	}
 	// Every assigned visitor is a unit, active or not; unitsSQL carries the
 	// assignment.
-	return "(" + unitsSQL(q) + ") AS units", "toUInt64(sum(x_sessions))"
+	return "(" + unitsSQL(q, f) + ") AS units", "toUInt64(sum(x_sessions))"
 }
 
 // customEventsSQL counts custom events per name and group over the units of

@@ -60,10 +60,15 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 				t.Fatalf("custom events SQL does not run: %v", err)
 			}
 			if dir != "" {
-				dump(t, filepath.Join(dir, name+".sql"), warehouse.GroupMetricsSQL(q), q)
+				dump(t, filepath.Join(dir, name+".sql"), warehouse.GroupMetricsSQL(q, false), q)
+				dump(t, filepath.Join(dir, name+"_orphans.sql"), warehouse.GroupMetricsSQL(q, true), q)
 				dump(t, filepath.Join(dir, name+"-custom.sql"), warehouse.CustomEventsSQL(q), q)
 			}
 		})
+	}
+	if dir != "" {
+		dump(t, filepath.Join(dir, "export.sql"), warehouse.ExportOrdersSQL, warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "orphans.sql"), warehouse.OrphanSessionsSQL, warehouse.MetricsQuery{})
 	}
 }
 

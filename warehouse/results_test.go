@@ -116,6 +116,9 @@ func resultsFixture(t *testing.T, w *warehouse.Warehouse) {
 		},
 	}
 	b.Orders[5].IsBot = true
+	for i := range b.Orders { // each order states its visitor's group, as the storefront sends it
+		b.Orders[i].TestGroup = map[string]int16{"v1": 0, "v3": 1, "v4": 0}[b.Orders[i].VisitorID]
+	}
 	if err := w.Insert(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,14 @@ package warehouse
 
 // The statements the results queries send, for the external test that runs
 // and dumps each of them (it cannot live in this package: lifttest imports
-// warehouse).
+// warehouse). orphans picks the statement joined with the session → visitor
+// lookup (page loads that name no visitor).
+func GroupMetricsSQL(q MetricsQuery, orphans bool) string {
+	return groupMetricsSQL(q, dataFacts{orphanSessions: orphans})
+}
+
 var (
-	GroupMetricsSQL = groupMetricsSQL
-	CustomEventsSQL = customEventsSQL
+	CustomEventsSQL   = customEventsSQL
+	ExportOrdersSQL   = exportOrdersSQL
+	OrphanSessionsSQL = orphanSessionsSQL
 )
