@@ -8,7 +8,7 @@ LIFT  := .lift/bin/lift
 build:
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 (https://go.dev/dl) and retry"; exit 1; }
 	@mkdir -p .lift/bin
-	$(GO) build -o $(LIFT) ./cmd/lift
+	$(GO) build -buildvcs=auto -ldflags "-X main.buildTime=$$(date -u +%Y-%m-%dT%H:%M:%SZ)" -o $(LIFT) ./cmd/lift
 
 # Install what is missing, start Postgres, Redis and ClickHouse under .lift/,
 # migrate, seed the demo shop and serve on :8080.
