@@ -18,8 +18,8 @@ import (
 type ListTestsInput struct {
 	Limit        int    `json:"limit,omitempty" jsonschema:"page size, 1 to 100 (default 10)"`
 	Cursor       string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
-	Status       string `json:"status,omitempty" jsonschema:"one status or a comma-separated list (draft, scheduled, running, paused, ended, archived…)"`
-	Type         string `json:"type,omitempty" jsonschema:"one test type or a comma-separated list"`
+	Status       string `json:"status,omitempty" jsonschema:"one status or a comma-separated list of draft, preview, active, paused, ended, failed, archived"`
+	Type         string `json:"type,omitempty" jsonschema:"one type or a comma-separated list of price, shipping, theme, template, url_redirect, checkout, offer, visual_editor, combined"`
 	Scheduled    string `json:"scheduled,omitempty" jsonschema:"true or false: drafts and previews with a start_at"`
 	CreatedGTE   string `json:"created_at_gte,omitempty" jsonschema:"created at or after this RFC 3339 time"`
 	CreatedGT    string `json:"created_at_gt,omitempty" jsonschema:"created after this RFC 3339 time"`
@@ -100,11 +100,11 @@ func New(c *Client, version string) *mcp.Server {
 
 // lifecycle are the test's status actions, POST /v1/experiments/{id}/{action}.
 var lifecycle = []struct{ action, doc string }{
-	{"start", "Start a draft or scheduled test now (POST /v1/experiments/{id}/start)."},
-	{"pause", "Pause a running test: visitors see the control (POST /v1/experiments/{id}/pause)."},
-	{"resume", "Resume a paused test (POST /v1/experiments/{id}/resume)."},
-	{"end", "End a test for good; its results stay (POST /v1/experiments/{id}/end)."},
-	{"archive", "Archive an ended test (POST /v1/experiments/{id}/archive)."},
+	{"start", "Start a draft, preview or failed test (POST /v1/experiments/{id}/start)."},
+	{"pause", "Pause an active test (POST /v1/experiments/{id}/pause)."},
+	{"resume", "Resume a paused test: it is active again (POST /v1/experiments/{id}/resume)."},
+	{"end", "End an active or paused test for good; its results stay (POST /v1/experiments/{id}/end)."},
+	{"archive", "Archive a draft, preview, ended or failed test (POST /v1/experiments/{id}/archive)."},
 }
 
 func (c *Client) listTests(ctx context.Context, req *mcp.CallToolRequest, in ListTestsInput) (*mcp.CallToolResult, any, error) {
