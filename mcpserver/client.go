@@ -20,7 +20,8 @@ import (
 
 // Client calls one Lift's v1 API.
 type Client struct {
-	// BaseURL is the Lift server, without /v1 (https://lift.example.com).
+	// BaseURL is the Lift server (https://lift.example.com); a trailing /v1
+	// is allowed.
 	BaseURL string
 	// Token is the v1 bearer secret. Empty means "the caller's": the
 	// Authorization header the MCP request came with (the /mcp endpoint).
@@ -33,7 +34,8 @@ type Client struct {
 // header, and returns the response body on 2xx. Any other status becomes a
 // tool error carrying v1's code and message.
 func (c *Client) call(ctx context.Context, req *mcp.CallToolRequest, method, path string, query url.Values, body any, header http.Header) (*mcp.CallToolResult, error) {
-	u := strings.TrimRight(c.BaseURL, "/") + "/v1" + path
+	// A base given as …/v1 (the API's documented server URL) is the same server.
+	u := strings.TrimSuffix(strings.TrimRight(c.BaseURL, "/"), "/v1") + "/v1" + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}

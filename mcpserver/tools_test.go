@@ -19,6 +19,11 @@ type sent struct {
 // session connects an in-memory client to New over a peer that records
 // each request and answers status with body.
 func session(t *testing.T, token string, status int, body string) (*mcp.ClientSession, *[]sent) {
+	return sessionAt(t, "/", token, status, body)
+}
+
+// sessionAt is session with the peer's URL followed by suffix as BaseURL.
+func sessionAt(t *testing.T, suffix, token string, status int, body string) (*mcp.ClientSession, *[]sent) {
 	t.Helper()
 	var got []sent
 	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +35,7 @@ func session(t *testing.T, token string, status int, body string) (*mcp.ClientSe
 	t.Cleanup(peer.Close)
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := New(&Client{BaseURL: peer.URL + "/", Token: token}, "test").Connect(ctx, st, nil)
+	ss, err := New(&Client{BaseURL: peer.URL + suffix, Token: token}, "test").Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +89,20 @@ func TestToolRequests(t *testing.T) {
 				t.Errorf("sent %+v, want %+v", *got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBaseURL: the server's root and its /v1 name the same API.
+func TestBaseURL(t *testing.T) {
+	t.Parallel()
+	for _, suffix := range []string{"", "/", "/v1", "/v1/"} {
+		cs, got := sessionAt(t, suffix, "s", 200, `{}`)
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_export", Arguments: map[string]any{"export_id": "e1"}}); err != nil {
+			t.Fatal(err)
+		}
+		if len(*got) != 1 || (*got)[0].uri != "/v1/exports/e1" {
+			t.Errorf("base %q: sent %+v, want /v1/exports/e1", suffix, *got)
+		}
 	}
 }
 

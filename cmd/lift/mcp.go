@@ -40,7 +40,7 @@ func newMCPCmd() *cobra.Command {
 			return s.Run(cmd.Context(), &mcp.StdioTransport{})
 		},
 	}
-	cmd.Flags().StringVar(&baseURL, "url", "", "the Lift server, without /v1 (https://lift.example.com)")
+	cmd.Flags().StringVar(&baseURL, "url", "", "the Lift server (https://lift.example.com; a trailing /v1 is fine)")
 	cmd.Flags().StringVar(&token, "token", "", "a v1 bearer token (read or write scope)")
 	return cmd
 }
