@@ -104,7 +104,10 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 
 	if role == "api" || role == "all" {
 		a.watchQueues()
-		a.v1().Mount(r)
+		v := a.v1()
+		v.Mount(r)
+		mountMCP(r, v)                // cmd/lift/mcp.go: the v1 operations as MCP tools
+		v1.MountPublicOpenAPI(r)      // GET /openapi.json, no token
 		a.sessionAPI().Mount(r)       // the admin panel's /api/experiments…
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
 		a.installAPI().Mount(r)       // cmd/lift/install.go

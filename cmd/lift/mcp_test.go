@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMain lets a test run the real `lift mcp` as a child process: the test
+// binary re-executed with liftMainEnv set is the lift binary.
+func TestMain(m *testing.M) {
+	if os.Getenv(liftMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const liftMainEnv = "LIFT_TEST_RUN_MAIN"
+
+// mcpTools are the tools a client must see: one per v1 operation.
+var mcpTools = []string{"archive_test", "create_export", "create_result_query", "end_test", "get_export", "get_result_query",
+	"get_results", "get_test", "list_tests", "pause_test", "resume_test", "start_test"}
+
+// stdioSession runs `lift mcp --url s.url` with token in a child process
+// and connects an MCP client to its stdin/stdout.
+func stdioSession(t *testing.T, s *server, token string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "mcp", "--url", s.url)
+	cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_MCP_TOKEN="+token)
+	cmd.Stderr = os.Stderr
+	return connect(t, &mcp.CommandTransport{Command: cmd})
+}
+
+// httpSession connects an MCP client to s's /mcp with token.
+func httpSession(t *testing.T, s *server, token string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true})
+}
+
+func connect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "lift-test", Version: "0"}, nil)
+	cs, err := c.Connect(ctx, tr, nil) // initialize
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// call calls tool and returns its text contents and whether it is a tool
+// error; a protocol error fails the test.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) (texts []string, isError bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return texts, res.IsError
+}
+
+// TestMCP: over stdio (the real `lift mcp` command against a real server)
+// and over /mcp, a client initializes, lists the tools and lists the shop's
+// tests; v1 refusals come back as tool errors carrying v1's code.
+func TestMCP(t *testing.T) {
+	s := newServer(t)
+	_, read, write := s.shop(true)
+	var ids []string
+	for _, name := range []string{"mcp-a", "mcp-b"} {
+		r := s.do("POST", "/v1/experiments", write, themeTestBody(name))
+		if r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.raw)
+		}
+		ids = append(ids, r.body["id"].(string))
+	}
+	transports := map[string]func(*testing.T, *server, string) *mcp.ClientSession{"stdio": stdioSession, "http": httpSession}
+	for name, session := range transports {
+		t.Run(name, func(t *testing.T) {
+			cs := session(t, s, read)
+			tools, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range tools.Tools {
+				names = append(names, tool.Name)
+				if tool.Description == "" || tool.InputSchema == nil {
+					t.Errorf("%s: no description or input schema", tool.Name)
+				}
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, mcpTools) {
+				t.Errorf("tools = %v, want %v", names, mcpTools)
+			}
+
+			texts, isErr := call(t, cs, "list_tests", map[string]any{"limit": 10})
+			if isErr || len(texts) != 1 {
+				t.Fatalf("list_tests: error=%v %v", isErr, texts)
+			}
+			var list struct {
+				Data []struct{ ID, Name string } `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(texts[0]), &list); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range list.Data {
+				got = append(got, d.ID+":"+d.Name)
+			}
+			slices.Sort(got)
+			if want := []string{ids[0] + ":mcp-a", ids[1] + ":mcp-b"}; !slices.Equal(got, want) {
+				t.Errorf("list_tests = %v, want %v", got, want)
+			}
+
+			texts, _ = call(t, cs, "get_test", map[string]any{"id": ids[0]})
+			if !strings.Contains(texts[0], `"name":"mcp-a"`) {
+				t.Errorf("get_test = %v", texts)
+			}
+			wantToolError(t, cs, "get_test", map[string]any{"id": "999999999"}, "experiment_not_found")
+			// A read token may not start a test: v1's 403 is the tool's answer.
+			wantToolError(t, cs, "start_test", map[string]any{"id": ids[0]}, "insufficient_scope")
+		})
+	}
+
+	t.Run("stdio bad token", func(t *testing.T) {
+		cs := stdioSession(t, s, "not-a-token")
+		wantToolError(t, cs, "list_tests", map[string]any{}, "invalid_token")
+	})
+	t.Run("stdio server unreachable", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "mcp", "--url", "http://"+deadAddr(t))
+		cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_MCP_TOKEN="+read)
+		cs := connect(t, &mcp.CommandTransport{Command: cmd})
+		if texts, isErr := call(t, cs, "list_tests", map[string]any{}); !isErr || !strings.Contains(texts[0], "connect") {
+			t.Errorf("list_tests: error=%v %v, want a tool error naming the connection", isErr, texts)
+		}
+	})
+	t.Run("http no token", func(t *testing.T) {
+		r := s.do("POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Content-Type", "application/json")
+		wantError(t, r, 401, "authentication_error", "missing_token", nil)
+	})
+	t.Run("http write token acts on a test", func(t *testing.T) {
+		cs := httpSession(t, s, write)
+		texts, isErr := call(t, cs, "archive_test", map[string]any{"id": ids[1]})
+		if isErr || !strings.Contains(texts[0], `"status":"archived"`) {
+			t.Errorf("archive_test: error=%v %v", isErr, texts)
+		}
+	})
+}
+
+// wantToolError calls tool and wants an IsError result whose first line
+// names v1's code.
+func wantToolError(t *testing.T, cs *mcp.ClientSession, tool string, args any, code string) {
+	t.Helper()
+	texts, isErr := call(t, cs, tool, args)
+	if !isErr || len(texts) == 0 || !strings.HasPrefix(texts[0], code+": ") {
+		t.Errorf("%s: error=%v %v, want a tool error %s", tool, isErr, texts, code)
+	}
+}
+
+// TestMCPServerLayout: the tools are a client of v1, so their package needs
+// no storage adapter and no surface of this module.
+func TestMCPServerLayout(t *testing.T) {
+	r := layoutRule{name: "mcpserver is a v1 client", from: within("mcpserver"),
+		to: []string{own("store"), own("warehouse"), own("api"), own("platform"), own("jobs"), pgxPath, clickhousePath, asynqPath}}
+	for _, edge := range r.violations(listPackages(t)) {
+		t.Errorf("forbidden edge %s", edge)
+	}
+}
