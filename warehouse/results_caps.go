@@ -1,0 +1,74 @@
+package warehouse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/liftab/lift/results"
+)
+
+// Caps is the results port's winsorizing caps.
+type Caps = results.Caps
+
+// WinsorCaps computes the caps of per-unit revenue and profit over the
+// units of q (its Breakdown is ignored): the percentile-th quantile among
+// units with a positive value, pooled over every group so that all groups
+// are capped alike. quantileExact (in 18.16 and current) takes the order
+// statistic at ⌊p·n⌋ rather than interpolating; a cap is a choice, and an
+// exact one makes the capped sums reproducible. No converter gives cap 0.
+func (w *Warehouse) WinsorCaps(ctx context.Context, q MetricsQuery, percentile float64) (Caps, error) {
+	q.Breakdown, q.Caps = nil, nil
+	if err := validate(q); err != nil {
+		return Caps{}, fmt.Errorf("warehouse.WinsorCaps: %w", err)
+	}
+	if !(percentile > 0 && percentile < 1) {
+		return Caps{}, fmt.Errorf("warehouse.WinsorCaps: percentile %v is not strictly between 0 and 1", percentile)
+	}
+	facts, err := w.facts(ctx, q)
+	if err != nil {
+		return Caps{}, fmt.Errorf("warehouse.WinsorCaps %s: %w", q.ExperimentID, err)
+	}
+	out := Caps{Percentile: percentile}
+	if err := w.conn.QueryRow(ctx, w.render(winsorCapsSQL(q, facts, percentile)), args(q)...).
+		Scan(&out.Revenue, &out.Profit); err != nil {
+		return Caps{}, fmt.Errorf("warehouse.WinsorCaps %s: %w", q.ExperimentID, err)
+	}
+	// Old ClickHouse answers nan for a quantile of no rows.
+	if math.IsNaN(out.Revenue) || math.IsInf(out.Revenue, 0) {
+		out.Revenue = 0
+	}
+	if math.IsNaN(out.Profit) || math.IsInf(out.Profit, 0) {
+		out.Profit = 0
+	}
+	return out, nil
+}
+
+// winsorCapsSQL is the caps over the same units GroupMetrics sums, so a
+// scoped or sessions-basis query is capped by its own units.
+func winsorCapsSQL(q MetricsQuery, f dataFacts, percentile float64) string {
+	from, _ := assignedUnitsSQL(q, f)
+	where := ""
+	if len(q.ProductIDs) > 0 {
+		where = "\nWHERE x_viewed > 0"
+	}
+	p := strconv.FormatFloat(percentile, 'g', -1, 64)
+	return `SELECT toFloat64(quantileExactIf(` + p + `)(x_revenue, x_revenue > 0)) AS revenue_cap,
+	toFloat64(quantileExactIf(` + p + `)(x_profit, x_profit > 0)) AS profit_cap
+FROM ` + from + where
+}
+
+// cappedColumnsSQL is the capped sums of GroupMetrics, in its scan order:
+// zeros without caps. The caps are our own floats, written as literals.
+func cappedColumnsSQL(c *Caps) string {
+	if c == nil {
+		return `toFloat64(0) AS revenue_capped, toFloat64(0) AS revenue_capped_sq, toFloat64(0) AS revenue_orders_capped,
+	toFloat64(0) AS profit_capped, toFloat64(0) AS profit_capped_sq`
+	}
+	rc := "least(x_revenue, toFloat64(" + strconv.FormatFloat(c.Revenue, 'g', -1, 64) + "))"
+	pc := "least(x_profit, toFloat64(" + strconv.FormatFloat(c.Profit, 'g', -1, 64) + "))"
+	return `toFloat64(sum(` + rc + `)) AS revenue_capped, toFloat64(sum(` + rc + ` * ` + rc + `)) AS revenue_capped_sq,
+	toFloat64(sum(` + rc + ` * x_orders)) AS revenue_orders_capped,
+	toFloat64(sum(` + pc + `)) AS profit_capped, toFloat64(sum(` + pc + ` * ` + pc + `)) AS profit_capped_sq`
+}
