@@ -55,6 +55,13 @@ func TestWinsorCapsAndCappedSums(t *testing.T) {
 	if caps.Revenue != 60 || caps.Profit != 55 || caps.Percentile != 0.5 {
 		t.Fatalf("caps = %+v, want revenue 60, profit 55", caps)
 	}
+	// The sessions basis ranks sessions over the full per-unit statement;
+	// each buyer here has one session, so the caps agree.
+	sq := q
+	sq.Basis = warehouse.BasisSessions
+	if sc, err := w.WinsorCaps(context.Background(), sq, 0.5); err != nil || sc != caps {
+		t.Fatalf("sessions caps = %+v, %v; want %+v", sc, err, caps)
+	}
 	q.Caps = &caps
 	rows, err := w.GroupMetrics(context.Background(), q)
 	if err != nil || len(rows) != 2 {
