@@ -69,10 +69,16 @@ FROM `
 		}
 		return caps + from + where
 	}
-	u := newUnitParts(q, f)
+	orders := newUnitParts(q, f).scopedOrdersSQL()
+	if len(q.ProductIDs) == 0 {
+		// Unscoped, an order's revenue and cost are all it needs: its lines
+		// are arrays, the costliest columns to read.
+		orders = standingOrdersSQL([]string{"argMax(revenue, version) AS o_revenue", "argMax(cost, version) AS o_cost"},
+			[]string{"o_revenue", "o_cost"}, " AND "+inWindow("o_ts"))
+	}
 	return caps + `(
 	SELECT o_vid, toFloat64(sum(o_revenue)) AS x_revenue, toFloat64(sum(o_revenue - o_cost)) AS x_profit
-	FROM (` + u.scopedOrdersSQL() + `) AS latest_orders
+	FROM (` + orders + `) AS latest_orders
 	GROUP BY o_vid) AS converters`
 }
 
