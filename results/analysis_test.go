@@ -87,6 +87,26 @@ func TestSnapshotWhaleOrderIsCapped(t *testing.T) {
 			if doc.Outcome == "winner" {
 				t.Errorf("outcome = %s (winner %v), want no winner from one order", doc.Outcome, doc.WinningTestGroupIndex)
 			}
+			// A custom query over the same run shows the same caps.
+			ctx := context.Background()
+			q, err := b.svc.CreateQuery(ctx, b.shop, tt.ID, results.QueryRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			done, err := b.svc.FindQuery(ctx, b.shop, tt.ID, q.ID)
+			if err != nil || done.Status != results.QueryCompleted {
+				t.Fatalf("query = %+v, %v", done, err)
+			}
+			var qdoc results.QueryDoc
+			if err := json.Unmarshal(done.Body, &qdoc); err != nil {
+				t.Fatal(err)
+			}
+			if qw := qdoc.Analysis.Winsorization; qw == nil || qw.Caps["revenue_per_visitor"].Amount != want {
+				t.Errorf("query analysis = %s, want the revenue cap %s", done.Body, want)
+			}
 		})
 	}
 }
