@@ -294,8 +294,14 @@ func (m *memory) GroupMetrics(_ context.Context, q results.MetricsQuery) ([]resu
 		}
 		r := cells[k]
 		o, rev := float64(u.orders), u.revenue
-		r.Add(results.Sums{N: 1, Sessions: 1, Orders: o, OrdersSq: o * o, Revenue: rev, RevenueSq: rev * rev,
-			RevenueOrders: rev * o, Profit: rev, ProfitSq: rev * rev, Converted: int64(min(u.orders, 1)), PageViews: 1, Bounced: 1})
+		s := results.Sums{N: 1, Sessions: 1, Orders: o, OrdersSq: o * o, Revenue: rev, RevenueSq: rev * rev,
+			RevenueOrders: rev * o, Profit: rev, ProfitSq: rev * rev, Converted: int64(min(u.orders, 1)), PageViews: 1, Bounced: 1}
+		if q.Caps != nil {
+			rc, pc := min(rev, q.Caps.Revenue), min(rev, q.Caps.Profit)
+			s.RevenueCapped, s.RevenueCappedSq, s.RevenueOrdersCapped = rc, rc*rc, rc*o
+			s.ProfitCapped, s.ProfitCappedSq = pc, pc*pc
+		}
+		r.Add(s)
 	}
 	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
 	out := make([]results.GroupRow, len(keys))
@@ -303,6 +309,27 @@ func (m *memory) GroupMetrics(_ context.Context, q results.MetricsQuery) ([]resu
 		out[i] = *cells[k]
 	}
 	return out, nil
+}
+
+// WinsorCaps is the warehouse's rule over the planted units: the quantile
+// of the positive per-unit values, taken as ClickHouse's quantileExact does
+// (the order statistic at ⌊p·n⌋). Profit equals revenue here.
+func (m *memory) WinsorCaps(_ context.Context, q results.MetricsQuery, p float64) (results.Caps, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var positive []float64
+	for _, u := range m.units[q.ExperimentID] {
+		if u.revenue > 0 {
+			positive = append(positive, u.revenue)
+		}
+	}
+	c := results.Caps{Percentile: p}
+	if len(positive) > 0 {
+		sort.Float64s(positive)
+		c.Revenue = positive[min(int(p*float64(len(positive))), len(positive)-1)]
+		c.Profit = c.Revenue
+	}
+	return c, nil
 }
 
 func (m *memory) CustomEvents(context.Context, results.MetricsQuery) ([]results.CustomEventRow, error) {

@@ -75,6 +75,8 @@ type metric struct {
 	money         bool
 	lowerIsBetter bool
 	stats         func(s Sums) stats.GroupStats
+	// capped are the winsorized sums of a money metric.
+	capped func(s Sums) *stats.CappedSums
 }
 
 func proportion(count func(s Sums) int64) func(s Sums) stats.GroupStats {
@@ -86,13 +88,19 @@ var compared = []metric{
 	{name: "conversion_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.Converted })},
 	{name: "revenue_per_visitor", kind: stats.KindMean, money: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq}
+	}, capped: func(s Sums) *stats.CappedSums {
+		return &stats.CappedSums{Sum: s.RevenueCapped, SumSquares: s.RevenueCappedSq}
 	}},
 	{name: "average_order_value", kind: stats.KindRatio, money: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq, DenominatorSum: s.Orders,
 			DenominatorSumSquares: s.OrdersSq, CrossSum: s.RevenueOrders}
+	}, capped: func(s Sums) *stats.CappedSums {
+		return &stats.CappedSums{Sum: s.RevenueCapped, SumSquares: s.RevenueCappedSq, CrossSum: s.RevenueOrdersCapped}
 	}},
 	{name: "profit_per_visitor", kind: stats.KindMean, money: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Profit, SumSquares: s.ProfitSq}
+	}, capped: func(s Sums) *stats.CappedSums {
+		return &stats.CappedSums{Sum: s.ProfitCapped, SumSquares: s.ProfitCappedSq}
 	}},
 	{name: "add_to_cart_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.AddedToCart })},
 	{name: "reached_checkout_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.ReachedCheckout })},
@@ -152,19 +160,15 @@ type comparison struct {
 	warnings []string
 }
 
-// compare runs the stats engine on every compared metric. sums is indexed
-// by test group index, control first.
-func compare(sums []Sums) comparison {
+// compare runs the stats engine on every compared metric with the options
+// of set. sums is indexed by test group index, control first.
+func compare(sums []Sums, set settings) comparison {
 	c := comparison{analyses: map[string]*stats.Analysis{}}
 	if len(sums) < 2 {
 		return c
 	}
 	for _, m := range compared {
-		req := stats.AnalysisRequest{MetricKind: m.kind, LowerIsBetter: m.lowerIsBetter}
-		for _, s := range sums {
-			req.Groups = append(req.Groups, m.stats(s))
-		}
-		a, err := stats.Analyze(req)
+		a, err := stats.Analyze(set.request(m, sums))
 		if err != nil {
 			// Sums the engine refuses cannot come from real rows; say so
 			// rather than fail the whole snapshot.

@@ -84,6 +84,7 @@ type QueryDoc struct {
 	FilterStale  bool             `json:"filterStale"`
 	IsRefreshing bool             `json:"isRefreshing"`
 	DateRange    DateRange        `json:"date_range"`
+	Analysis     Analysis         `json:"analysis"`
 	TestGroups   []map[string]any `json:"test_groups,omitempty"`
 	Breakdown    *QueryBreakdown  `json:"breakdown,omitempty"`
 }
@@ -181,7 +182,7 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	for _, d := range spec.Breakdown {
 		mq.Breakdown = append(mq.Breakdown, Dimension(d))
 	}
-	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, mq)
+	rows, set, err := s.cappedRows(ctx, mq)
 	if err != nil {
 		return nil, "", err
 	}
@@ -189,7 +190,8 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if err != nil {
 		return nil, "", err
 	}
-	doc, err := queryDoc(spec, rows, custom, len(t.Groups), shop.Currency, now)
+	doc, err := queryDoc(spec, rows, custom, t, shop.Currency, now)
+	doc.Analysis = set.analysis(shop.Currency)
 	if err != nil {
 		return nil, "", err
 	}
@@ -198,8 +200,10 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 }
 
 // queryDoc shapes a query's sums: per group without a breakdown, else one
-// row per cell and group (no separate totals), in the metric set's fields.
-func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, groups int, currency string, now time.Time) (QueryDoc, error) {
+// row per cell and group (no separate totals), in the metric set's fields,
+// each row with the SRM status of its cell.
+func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *experiment.Test, currency string, now time.Time) (QueryDoc, error) {
+	groups := len(t.Groups)
 	doc := QueryDoc{ComputedAt: now, MetricSet: spec.MetricSet, Warnings: []string{}, FilterStale: spec.Clamped,
 		DateRange: spec.DateRange}
 	if spec.Clamped {
@@ -218,6 +222,7 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, groups i
 		}
 	} else {
 		doc.Breakdown = &QueryBreakdown{Dimensions: spec.Breakdown, Rows: []map[string]any{}}
+		srm := cellSRM(t, rows)
 		for _, row := range rows {
 			if row.TestGroup < 0 || row.TestGroup >= groups {
 				continue
@@ -228,9 +233,23 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, groups i
 				return doc, err
 			}
 			m["dimension_value"] = row.Key
+			m["srm_status"] = srm[row.Key]
 			doc.Breakdown.Rows = append(doc.Breakdown.Rows, m)
 		}
 	}
 	doc.CustomEvents = customEvents(custom, total)
 	return doc, nil
+}
+
+// cellSRM is the SRM status of each breakdown cell: its groups' units
+// against the configured splits. A segment whose assignment or tracking
+// breaks (one device dropping a group) shows here while the whole test may
+// still look fine.
+func cellSRM(t *experiment.Test, rows []GroupRow) map[string]string {
+	keys, cells := byKey(rows)
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		out[k] = srmStatus(t, sumsByGroup(cells[k], len(t.Groups)))
+	}
+	return out
 }

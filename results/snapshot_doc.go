@@ -38,12 +38,6 @@ type SnapshotBreakdown struct {
 	Rows      []BreakdownRow `json:"rows"`
 }
 
-// AnalysisLevels are the levels the snapshot's intervals use.
-type AnalysisLevels struct {
-	CredibleIntervalLevel float64 `json:"credible_interval_level"`
-	ConfidenceLevel       float64 `json:"confidence_level"`
-}
-
 // CustomEvent is one custom event name's counts per group.
 type CustomEvent struct {
 	MetricID string             `json:"metricId"`
@@ -73,7 +67,7 @@ type SnapshotDoc struct {
 	Outcome               string            `json:"outcome"`
 	WinningTestGroupIndex *int              `json:"winning_test_group_index"`
 	SRMStatus             string            `json:"srm_status"`
-	Analysis              AnalysisLevels    `json:"analysis"`
+	Analysis              Analysis          `json:"analysis"`
 	CustomEvents          []CustomEvent     `json:"customEvents"`
 	Warnings              []string          `json:"warnings"`
 	FilterStale           bool              `json:"filterStale"`
@@ -109,20 +103,19 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	// its cells (sums over units add up).
 	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
-	deviceRows, custom, err := s.snapshotRows(ctx, q)
+	deviceRows, custom, set, err := s.snapshotRows(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	doc := SnapshotDoc{Object: "experiment_results", ExperimentID: strconv.FormatInt(t.ID, 10), ComputedAt: now,
-		Analysis:  AnalysisLevels{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel},
-		DateRange: window, Warnings: []string{}}
+		Analysis: set.analysis(shop.Currency), DateRange: window, Warnings: []string{}}
 	sums := make([]Sums, len(t.Groups))
 	for _, r := range deviceRows {
 		if r.TestGroup >= 0 && r.TestGroup < len(sums) {
 			sums[r.TestGroup].Add(r.Sums)
 		}
 	}
-	cmp := compare(sums)
+	cmp := compare(sums, set)
 	doc.Warnings = append(doc.Warnings, cmp.warnings...)
 	for i, g := range sums {
 		doc.TestGroups = append(doc.TestGroups, GroupResult{GroupMetrics: groupMetrics(i, g, shop.Currency),
@@ -132,7 +125,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	doc.Outcome, doc.WinningTestGroupIndex = outcome(cmp, sums, primary)
 	doc.SRMStatus = srmStatus(t, sums)
 	doc.Warnings = append(doc.Warnings, snapshotWarnings(t, sums, doc.SRMStatus, cmp, primary)...)
-	doc.Breakdown = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency)
+	doc.Breakdown = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency, set)
 	doc.CustomEvents = customEvents(custom, sums)
 
 	body, err := json.Marshal(doc)
@@ -146,9 +139,10 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	return &Snapshot{ShopID: shop.ID, TestID: t.ID, ComputedAt: now, Final: final, Body: body, Summary: summary}, nil
 }
 
-// snapshotRows reads the snapshot's sums and custom events. The two queries
-// run at once; each is mostly single-threaded work.
-func (s *Service) snapshotRows(ctx context.Context, q MetricsQuery) ([]GroupRow, []CustomEventRow, error) {
+// snapshotRows reads the snapshot's sums, capped at the default
+// winsorizing caps, and its custom events. The custom events run alongside
+// the caps and sums; each query is mostly single-threaded work.
+func (s *Service) snapshotRows(ctx context.Context, q MetricsQuery) ([]GroupRow, []CustomEventRow, settings, error) {
 	var custom []CustomEventRow
 	var customErr error
 	done := make(chan struct{})
@@ -156,25 +150,41 @@ func (s *Service) snapshotRows(ctx context.Context, q MetricsQuery) ([]GroupRow,
 		defer close(done)
 		custom, customErr = s.cfg.Warehouse.CustomEvents(ctx, q)
 	}()
-	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
+	rows, set, err := s.cappedRows(ctx, q)
 	<-done
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, settings{}, err
 	}
 	if customErr != nil {
-		return nil, nil, customErr
+		return nil, nil, settings{}, customErr
 	}
-	return rows, custom, nil
+	return rows, custom, set, nil
+}
+
+// cappedRows computes the caps of money metrics (stats.DefaultWinsorPercentile
+// among converters, pooled over the groups) and then the sums of q with
+// capped values, so one whale order cannot decide a test.
+func (s *Service) cappedRows(ctx context.Context, q MetricsQuery) ([]GroupRow, settings, error) {
+	caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, stats.DefaultWinsorPercentile)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	set := settings{}
+	if caps.Revenue > 0 || caps.Profit > 0 {
+		set.caps, q.Caps = &caps, &caps
+	}
+	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
+	return rows, set, err
 }
 
 // deviceBreakdown is every device × group with its metrics and its
 // vs_control against the control of the same device.
-func deviceBreakdown(rows []GroupRow, groups int, currency string) SnapshotBreakdown {
+func deviceBreakdown(rows []GroupRow, groups int, currency string, set settings) SnapshotBreakdown {
 	out := SnapshotBreakdown{Dimension: "device", Rows: []BreakdownRow{}}
 	keys, cells := byKey(rows)
 	for _, k := range keys {
 		cellSums := sumsByGroup(cells[k], groups)
-		cellCmp := compare(cellSums)
+		cellCmp := compare(cellSums, set)
 		for i, s := range cellSums {
 			out.Rows = append(out.Rows, BreakdownRow{DimensionValue: k,
 				GroupMetrics: groupMetrics(i, s, currency), VsControl: cellCmp.vsControl(i, currency)})

@@ -18,6 +18,11 @@ type Warehouse interface {
 	// CustomEvents counts each custom event name per group over the units
 	// of q (its Breakdown is ignored).
 	CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomEventRow, error)
+	// WinsorCaps computes the winsorizing caps of the money metrics over the
+	// units of q (its Breakdown is ignored): the percentile-th quantile of
+	// per-unit revenue and profit among units with a positive value, pooled
+	// over the groups. GroupMetrics with q.Caps set then sums capped values.
+	WinsorCaps(ctx context.Context, q MetricsQuery, percentile float64) (Caps, error)
 	// ExportOrders streams a test's orders as they stand, oldest first, to
 	// fn one at a time, and returns how many fn took; an error from fn stops
 	// the scan and is returned.
@@ -73,6 +78,17 @@ type MetricsQuery struct {
 	// Breakdown names up to MaxDimensions dimensions; rows are keyed by
 	// their values joined with KeySeparator in this order.
 	Breakdown []Dimension
+	// Caps, when set, makes GroupMetrics fill the capped sums of Sums.
+	Caps *Caps
+}
+
+// Caps are the values per-unit money is capped at before comparing (the
+// winsorization of stats.Options). A cap of 0 means no unit had a positive
+// value: there is nothing to cap.
+type Caps struct {
+	Percentile float64
+	Revenue    float64 // per-unit revenue, also the numerator of average order value
+	Profit     float64
 }
 
 // Sums are one group's (or breakdown cell's) sufficient statistics over its
@@ -96,6 +112,14 @@ type Sums struct {
 	PageViews       int64   // page loads
 	Staying         float64 // Σ seconds on site per unit
 	StayingSq       float64
+	// The same sums over values capped at MetricsQuery.Caps (zero without
+	// caps): Σmin(revenue, cap), its square, Σmin(revenue, cap)·orders, and
+	// Σmin(profit, cap) and its square.
+	RevenueCapped       float64
+	RevenueCappedSq     float64
+	RevenueOrdersCapped float64
+	ProfitCapped        float64
+	ProfitCappedSq      float64
 }
 
 // Add adds o to s. Every field is a sum over units, so the sums of the
@@ -119,6 +143,11 @@ func (s *Sums) Add(o Sums) {
 	s.PageViews += o.PageViews
 	s.Staying += o.Staying
 	s.StayingSq += o.StayingSq
+	s.RevenueCapped += o.RevenueCapped
+	s.RevenueCappedSq += o.RevenueCappedSq
+	s.RevenueOrdersCapped += o.RevenueOrdersCapped
+	s.ProfitCapped += o.ProfitCapped
+	s.ProfitCappedSq += o.ProfitCappedSq
 }
 
 // GroupRow is the sums of one test group, within one breakdown cell when

@@ -93,7 +93,8 @@ func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRo
 		var g int16
 		var conv, atc, chk, ct, bounced, n, sessions, pages uint64
 		if err := rows.Scan(&r.Key, &g, &n, &sessions, &conv, &r.Orders, &r.OrdersSq, &r.Revenue, &r.RevenueSq,
-			&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq); err != nil {
+			&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq,
+			&r.RevenueCapped, &r.RevenueCappedSq, &r.RevenueOrdersCapped, &r.ProfitCapped, &r.ProfitCappedSq); err != nil {
 			return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
 		}
 		r.TestGroup = int(g)

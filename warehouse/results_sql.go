@@ -372,7 +372,8 @@ func groupMetricsSQL(q MetricsQuery, f dataFacts) string {
 	toFloat64(sum(x_profit)) AS profit, toFloat64(sum(x_profit * x_profit)) AS profit_sq,
 	toUInt64(countIf(x_atc > 0)) AS atc, toUInt64(countIf(x_chk > 0 OR x_orders > 0)) AS chk,
 	toUInt64(countIf(x_ct > 0)) AS ct, toUInt64(sum(x_bounced)) AS bounced, toUInt64(sum(x_pages)) AS pages,
-	toFloat64(sum(x_staying)) AS staying, toFloat64(sum(x_staying * x_staying)) AS staying_sq
+	toFloat64(sum(x_staying)) AS staying, toFloat64(sum(x_staying * x_staying)) AS staying_sq,
+	` + cappedColumnsSQL(q.Caps) + `
 FROM ` + from + where + `
 GROUP BY key, a_group
 ORDER BY key, a_group`

@@ -59,10 +59,21 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 			if _, err := w.CustomEvents(ctx, q); err != nil {
 				t.Fatalf("custom events SQL does not run: %v", err)
 			}
+			caps, err := w.WinsorCaps(ctx, q, 0.99)
+			if err != nil {
+				t.Fatalf("winsor caps SQL does not run: %v", err)
+			}
+			capped := q
+			capped.Caps = &caps
+			if _, err := w.GroupMetrics(ctx, capped); err != nil {
+				t.Fatalf("capped group metrics SQL does not run: %v", err)
+			}
 			if dir != "" {
 				dump(t, filepath.Join(dir, name+".sql"), warehouse.GroupMetricsSQL(q, false), q)
 				dump(t, filepath.Join(dir, name+"_orphans.sql"), warehouse.GroupMetricsSQL(q, true), q)
 				dump(t, filepath.Join(dir, name+"-custom.sql"), warehouse.CustomEventsSQL(q), q)
+				dump(t, filepath.Join(dir, name+"-caps.sql"), warehouse.WinsorCapsSQL(q, 0.99), q)
+				dump(t, filepath.Join(dir, name+"-capped.sql"), warehouse.GroupMetricsSQL(capped, false), q)
 			}
 		})
 	}

@@ -13,3 +13,8 @@ var (
 	ExportOrdersSQL   = exportOrdersSQL
 	OrphanSessionsSQL = orphanSessionsSQL
 )
+
+// WinsorCapsSQL is the caps statement of q without orphan sessions.
+func WinsorCapsSQL(q MetricsQuery, percentile float64) string {
+	return winsorCapsSQL(q, dataFacts{}, percentile)
+}
