@@ -89,6 +89,7 @@ type memInstall struct {
 	catalog map[int64]*experiment.CatalogSnapshot
 	subs    map[string]int
 	cleaned int
+	synced  []string // token and inventory item of each stock sync
 }
 
 func newMemInstall() *memInstall {
@@ -166,6 +167,11 @@ func (m *memInstall) Cleanup(context.Context, string, string) (experiment.Cleanu
 	return experiment.CleanupReport{ScriptTags: 1}, nil
 }
 
+func (m *memInstall) SyncDuplicateStock(_ context.Context, _, tok string, l experiment.InventoryLevel) (int, error) {
+	m.synced = append(m.synced, tok+" "+l.InventoryItemID)
+	return 1, nil
+}
+
 func TestInstallService(t *testing.T) {
 	t.Parallel()
 	m := newMemInstall()
@@ -219,12 +225,21 @@ func TestInstallService(t *testing.T) {
 		t.Fatalf("token %q, subscriptions %v, catalog %+v", p, m.subs, m.catalog[shop.ID])
 	}
 
+	level := experiment.InventoryLevel{InventoryItemID: "7", LocationID: "1"}
+	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || m.synced[0] != "tok-1 7" || !strings.Contains(out, "1 duplicate") {
+		t.Fatalf("stock sync: %q %v %v", out, err, m.synced)
+	}
+
 	outcome, err := svc.Uninstall(ctx, shop)
 	if err != nil || m.cleaned != 1 || m.sealed[shop.ID] != nil || !strings.Contains(outcome, "removed 1 script tags") {
 		t.Fatalf("uninstall: %q %v (cleaned %d)", outcome, err, m.cleaned)
 	}
 	if outcome, err := svc.Uninstall(ctx, shop); err != nil || m.cleaned != 1 || !strings.Contains(outcome, "no platform token") {
 		t.Fatalf("second uninstall: %q %v", outcome, err)
+	}
+
+	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || !strings.Contains(out, "no platform token") {
+		t.Fatalf("stock sync after uninstall: %q %v %v", out, err, m.synced)
 	}
 
 	_, err = svc.Install(ctx, experiment.InstallRequest{Domain: "a.myshopify.com", RefuseInstalled: true})
