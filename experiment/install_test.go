@@ -90,11 +90,12 @@ type memInstall struct {
 	subs    map[string]int
 	cleaned int
 	synced  []string // token and inventory item of each stock sync
+	scripts map[string]bool
 }
 
 func newMemInstall() *memInstall {
 	return &memInstall{states: map[string]experiment.InstallState{}, shops: map[string]*experiment.Shop{},
-		sealed: map[int64][]byte{}, catalog: map[int64]*experiment.CatalogSnapshot{}, subs: map[string]int{}}
+		sealed: map[int64][]byte{}, catalog: map[int64]*experiment.CatalogSnapshot{}, subs: map[string]int{}, scripts: map[string]bool{}}
 }
 
 func (m *memInstall) Write(ctx context.Context, _ experiment.WriteMeta, fn func(context.Context, experiment.InstallTx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
@@ -172,6 +173,14 @@ func (m *memInstall) SyncDuplicateStock(_ context.Context, _, tok string, l expe
 	return 1, nil
 }
 
+func (m *memInstall) EnableScript(_ context.Context, _, tok, src string) (string, error) {
+	if tok == "" || src == "" {
+		return "", &experiment.PlatformError{Op: "enable script", Status: 401}
+	}
+	m.scripts[src] = true
+	return "tag-" + src, nil
+}
+
 func TestInstallService(t *testing.T) {
 	t.Parallel()
 	m := newMemInstall()
@@ -225,6 +234,18 @@ func TestInstallService(t *testing.T) {
 		t.Fatalf("token %q, subscriptions %v, catalog %+v", p, m.subs, m.catalog[shop.ID])
 	}
 
+	if _, err := svc.EnableScript(ctx, shop.Domain); err == nil {
+		t.Fatal("enabled a script without a configured URL")
+	}
+	svc.ScriptURL = "https://lift/lift.js"
+	for range 2 {
+		st, err := svc.EnableScript(ctx, "A.myshopify.com")
+		if err != nil || st.ScriptTagID != "tag-https://lift/lift.js" || st.Shop.ID != shop.ID || len(m.scripts) != 1 {
+			t.Fatalf("enable script: %+v %v %v", st, err, m.scripts)
+		}
+	}
+	_, err = svc.EnableScript(ctx, "nobody.myshopify.com")
+	wantCode(err, "shop_not_found")
 	level := experiment.InventoryLevel{InventoryItemID: "7", LocationID: "1"}
 	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || m.synced[0] != "tok-1 7" || !strings.Contains(out, "1 duplicate") {
 		t.Fatalf("stock sync: %q %v %v", out, err, m.synced)
@@ -238,6 +259,8 @@ func TestInstallService(t *testing.T) {
 		t.Fatalf("second uninstall: %q %v", outcome, err)
 	}
 
+	_, err = svc.EnableScript(ctx, shop.Domain)
+	wantCode(err, "shop_not_installed")
 	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || !strings.Contains(out, "no platform token") {
 		t.Fatalf("stock sync after uninstall: %q %v %v", out, err, m.synced)
 	}

@@ -13,7 +13,8 @@ import (
 
 // TestInstallPriceTestUninstall is issue 13's must-show 2 over real HTTP,
 // real stores and the fake platform: OAuth install, a price test created
-// and started through /v1 (its duplicate variant made on the platform),
+// and started through /v1 (its duplicate variant made on the platform), the
+// storefront script enabled by the admin tool,
 // INVENTORY_LEVELS_UPDATE of the original copied to the duplicate,
 // uninstall removing what part 6.2 lists (the duplicate too) and refusing
 // the API tokens, and a reinstall restoring them.
@@ -48,6 +49,14 @@ func TestInstallPriceTestUninstall(t *testing.T) {
 		t.Fatalf("duplicates of %s after launch: %v", original, dups)
 	}
 
+	// The admin tool puts the storefront script on the shop.
+	if r := h.do("GET", "/api/enable-script?shop="+h.domain, "", "", "x-api-key", "install-admin"); r.status != 200 || r.body["status"] != "success" {
+		t.Fatalf("enable-script = %d %s", r.status, r.raw)
+	}
+	if tags := h.fake.ScriptTags(h.domain); len(tags) != 1 || tags[0] != installPublicURL+"/lift.js" {
+		t.Fatalf("script tags after enable-script: %v", tags)
+	}
+
 	// The original's stock changes at a location: the duplicate follows.
 	const location = "gid://shopify/Location/7"
 	for i, available := range []int{3, 0} {
@@ -65,6 +74,9 @@ func TestInstallPriceTestUninstall(t *testing.T) {
 	}
 
 	h.uninstall(shop, "uninstall-1")
+	if tags := h.fake.ScriptTags(h.domain); len(tags) != 0 {
+		t.Fatalf("script tags after uninstall: %v", tags)
+	}
 	if n, hooks, left := h.fake.LiftResources(h.domain), h.fake.Webhooks(h.domain), h.fake.Duplicates(h.domain, original); n != 0 || len(hooks) != 0 || len(left) != 0 {
 		t.Fatalf("after uninstall: %d Lift resources, webhooks %v, duplicates %v left", n, hooks, left)
 	}
