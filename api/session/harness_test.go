@@ -99,9 +99,9 @@ func newEnv(t testing.TB) *env {
 	(&v1.API{Tokens: db, Keys: db, Now: now, MaxBodyBytes: 10 << 20,
 		Limiter:     api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: 1000}, now),
 		Idempotency: api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
-		Experiments: &v1.Experiments{Service: svc}}).Mount(g)
+		Experiments: &v1.Experiments{Service: svc, Warnings: db}}).Mount(g)
 	(&session.API{Service: svc, Shops: db, APIKey: apiKey, APISecret: apiSecret, AdminKey: adminKey,
-		Orders: warehouse.OrderLookup{W: wh}, Scripts: inst, Now: now}).Mount(g)
+		Orders: warehouse.OrderLookup{W: wh}, Scripts: inst, Warnings: db, Now: now}).Mount(g)
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, install: inst}

@@ -45,7 +45,10 @@ type API struct {
 	Orders experiment.OrderLookup
 	// Scripts turns a shop's storefront script on for GET
 	// /api/enable-script; nil leaves the route out.
-	Scripts      ScriptEnabler
+	Scripts ScriptEnabler
+	// Warnings, when set, adds a test's standing webhook warnings
+	// (THEMES_PUBLISH) to GET /api/experiments/{id}.
+	Warnings     experiment.TestWarningReader
 	MaxBodyBytes int64
 	Now          func() time.Time // default time.Now
 }
