@@ -28,6 +28,9 @@ type InstallService struct {
 	// WebhookURL the delivery address, <public_url>/api/webhooks.
 	RedirectURI string
 	WebhookURL  string
+	// ScriptURL is the storefront tracking script GET /api/enable-script
+	// installs (install_script.go).
+	ScriptURL string
 	// StateTTL bounds the OAuth round trip. Default 10 minutes.
 	StateTTL time.Duration
 	Now      func() time.Time

@@ -138,6 +138,13 @@ type InstallPlatform interface {
 	// subscriptions, its metafields, duplicated variants and deployed
 	// functions.
 	Cleanup(ctx context.Context, domain, token string) (CleanupReport, error)
+	// SyncDuplicateStock sets the available quantity of every duplicate of
+	// the level's variant (its inventory item) at the level's location to
+	// the reported one, and returns how many it set.
+	SyncDuplicateStock(ctx context.Context, domain, token string, l InventoryLevel) (int, error)
+	// EnableScript makes the storefront load the script at src (a script
+	// tag) and returns the tag's id; enabling again returns the same tag.
+	EnableScript(ctx context.Context, domain, token, src string) (string, error)
 }
 
 // TokenSealer encrypts credentials at rest.

@@ -89,11 +89,13 @@ type memInstall struct {
 	catalog map[int64]*experiment.CatalogSnapshot
 	subs    map[string]int
 	cleaned int
+	synced  []string // token and inventory item of each stock sync
+	scripts map[string]bool
 }
 
 func newMemInstall() *memInstall {
 	return &memInstall{states: map[string]experiment.InstallState{}, shops: map[string]*experiment.Shop{},
-		sealed: map[int64][]byte{}, catalog: map[int64]*experiment.CatalogSnapshot{}, subs: map[string]int{}}
+		sealed: map[int64][]byte{}, catalog: map[int64]*experiment.CatalogSnapshot{}, subs: map[string]int{}, scripts: map[string]bool{}}
 }
 
 func (m *memInstall) Write(ctx context.Context, _ experiment.WriteMeta, fn func(context.Context, experiment.InstallTx) (experiment.WriteResult, error)) (experiment.WriteResult, error) {
@@ -166,6 +168,19 @@ func (m *memInstall) Cleanup(context.Context, string, string) (experiment.Cleanu
 	return experiment.CleanupReport{ScriptTags: 1}, nil
 }
 
+func (m *memInstall) SyncDuplicateStock(_ context.Context, _, tok string, l experiment.InventoryLevel) (int, error) {
+	m.synced = append(m.synced, tok+" "+l.InventoryItemID)
+	return 1, nil
+}
+
+func (m *memInstall) EnableScript(_ context.Context, _, tok, src string) (string, error) {
+	if tok == "" || src == "" {
+		return "", &experiment.PlatformError{Op: "enable script", Status: 401}
+	}
+	m.scripts[src] = true
+	return "tag-" + src, nil
+}
+
 func TestInstallService(t *testing.T) {
 	t.Parallel()
 	m := newMemInstall()
@@ -219,12 +234,35 @@ func TestInstallService(t *testing.T) {
 		t.Fatalf("token %q, subscriptions %v, catalog %+v", p, m.subs, m.catalog[shop.ID])
 	}
 
+	if _, err := svc.EnableScript(ctx, shop.Domain); err == nil {
+		t.Fatal("enabled a script without a configured URL")
+	}
+	svc.ScriptURL = "https://lift/lift.js"
+	for range 2 {
+		st, err := svc.EnableScript(ctx, "A.myshopify.com")
+		if err != nil || st.ScriptTagID != "tag-https://lift/lift.js" || st.Shop.ID != shop.ID || len(m.scripts) != 1 {
+			t.Fatalf("enable script: %+v %v %v", st, err, m.scripts)
+		}
+	}
+	_, err = svc.EnableScript(ctx, "nobody.myshopify.com")
+	wantCode(err, "shop_not_found")
+	level := experiment.InventoryLevel{InventoryItemID: "7", LocationID: "1"}
+	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || m.synced[0] != "tok-1 7" || !strings.Contains(out, "1 duplicate") {
+		t.Fatalf("stock sync: %q %v %v", out, err, m.synced)
+	}
+
 	outcome, err := svc.Uninstall(ctx, shop)
 	if err != nil || m.cleaned != 1 || m.sealed[shop.ID] != nil || !strings.Contains(outcome, "removed 1 script tags") {
 		t.Fatalf("uninstall: %q %v (cleaned %d)", outcome, err, m.cleaned)
 	}
 	if outcome, err := svc.Uninstall(ctx, shop); err != nil || m.cleaned != 1 || !strings.Contains(outcome, "no platform token") {
 		t.Fatalf("second uninstall: %q %v", outcome, err)
+	}
+
+	_, err = svc.EnableScript(ctx, shop.Domain)
+	wantCode(err, "shop_not_installed")
+	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || !strings.Contains(out, "no platform token") {
+		t.Fatalf("stock sync after uninstall: %q %v %v", out, err, m.synced)
 	}
 
 	_, err = svc.Install(ctx, experiment.InstallRequest{Domain: "a.myshopify.com", RefuseInstalled: true})

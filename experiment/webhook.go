@@ -30,6 +30,10 @@ type WebhookService struct {
 	// shop's configuration (InstallService.Uninstall); APP_UNINSTALLED
 	// runs it after ending the tests. Nil skips it.
 	Uninstall func(ctx context.Context, shop *Shop) (string, error)
+	// SyncStock copies an original variant's stock to the duplicates price
+	// tests made of it (InstallService.SyncStock); INVENTORY_LEVELS_UPDATE
+	// runs it while a price test is live. Nil only records the level.
+	SyncStock func(ctx context.Context, shop *Shop, l InventoryLevel) (string, error)
 	Now       func() time.Time
 	// MaxTries bounds how often a failing delivery is tried before it is
 	// dead-lettered. Default 5.
@@ -167,7 +171,7 @@ func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery) error {
 	case TopicThemesPublish:
 		outcome, effect, err = s.themePublished(ctx, shop, d)
 	case TopicInventoryLevelsUpdate:
-		outcome, effect, err = s.inventory(shop, d)
+		outcome, effect, err = s.inventory(ctx, shop, d)
 	default:
 		outcome = "ignored: topic not handled"
 	}
@@ -330,10 +334,10 @@ type inventoryPayload struct {
 	Available       *int64     `json:"available"`
 }
 
-// inventory records the level. Copying stock to duplicate variants of price
-// tests needs a platform call the platform adapter does not offer yet, so
-// the level is recorded for it.
-func (s *WebhookService) inventory(shop *Shop, d *WebhookDelivery) (string, txEffect, error) {
+// inventory records the level and, while a price test is live (its
+// duplicate variants exist), copies it to the original's duplicates on the
+// platform. The copy sets an absolute quantity, so a retry is harmless.
+func (s *WebhookService) inventory(ctx context.Context, shop *Shop, d *WebhookDelivery) (string, txEffect, error) {
 	var p inventoryPayload
 	if err := decodeDelivery(d, &p); err != nil {
 		return "", nil, err
@@ -341,8 +345,34 @@ func (s *WebhookService) inventory(shop *Shop, d *WebhookDelivery) (string, txEf
 	if p.InventoryItemID == "" || p.LocationID == "" {
 		return "", nil, &unreadableBody{msg: "inventory_item_id and location_id are required"}
 	}
-	return "inventory level recorded", func(ctx context.Context, tx WebhookTx) error {
-		return tx.SetInventoryLevel(ctx, shop.ID, InventoryLevel{
-			InventoryItemID: string(p.InventoryItemID), LocationID: string(p.LocationID), Available: p.Available})
+	level := InventoryLevel{InventoryItemID: string(p.InventoryItemID), LocationID: string(p.LocationID), Available: p.Available}
+	outcome := "inventory level recorded"
+	if s.SyncStock != nil && p.Available != nil {
+		live, err := s.Repo.FindLiveTests(ctx, shop.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		if anyPriceTest(live) {
+			copied, err := s.SyncStock(ctx, shop, level)
+			if err != nil {
+				return "", nil, err
+			}
+			outcome += "; " + copied
+		}
+	}
+	return outcome, func(ctx context.Context, tx WebhookTx) error {
+		return tx.SetInventoryLevel(ctx, shop.ID, level)
 	}, nil
+}
+
+// anyPriceTest: a live test with a price part has duplicate variants.
+func anyPriceTest(live []*Test) bool {
+	for _, t := range live {
+		for _, k := range t.BundledTypes() {
+			if k == TypePrice {
+				return true
+			}
+		}
+	}
+	return false
 }

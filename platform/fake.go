@@ -37,6 +37,7 @@ type fakeShop struct {
 	AppBlocks         map[string]bool // theme id
 	DiscountFunctions map[string]string
 	install           *fakeInstall
+	stock             *fakeStock
 }
 
 // NewFake returns an empty fake platform.
@@ -88,7 +89,7 @@ func (f *Fake) shop(domain string) *fakeShop {
 	s, ok := f.shops[domain]
 	if !ok {
 		s = &fakeShop{CartTransforms: map[string]string{}, DuplicateVariants: map[string][]string{},
-			AppBlocks: map[string]bool{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain)}
+			AppBlocks: map[string]bool{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain), stock: newFakeStock()}
 		f.shops[domain] = s
 	}
 	return s

@@ -14,6 +14,12 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 	if data, ok := f.launchOperation(s, req.OperationName, v); ok {
 		return data, ""
 	}
+	if data, ok := s.stockOperation(req.OperationName, v); ok {
+		return data, ""
+	}
+	if data, ok := f.scriptOperation(in, req.OperationName, v); ok {
+		return data, ""
+	}
 	str := func(k string) string { x, _ := v[k].(string); return x }
 	switch req.OperationName {
 	case "Shop":

@@ -24,9 +24,10 @@ type fakeInstall struct {
 	Catalog    experiment.CatalogSnapshot
 	Webhooks   map[string]fakeSub // topic →
 	ScriptTags []string
-	Metafields []string // keys in Lift's namespace
-	Delivery   []string // delivery customization ids
-	Payment    []string // payment customization ids
+	scriptSrc  map[string]string // script tag id → src (fake_script.go)
+	Metafields []string          // keys in Lift's namespace
+	Delivery   []string          // delivery customization ids
+	Payment    []string          // payment customization ids
 	tokens     map[string]bool
 	codes      map[string]string // code → granted scope
 	calls      map[string]int    // operation → answered calls
@@ -42,7 +43,7 @@ type fakeSub struct{ ID, URL string }
 
 func newFakeInstall(domain string) *fakeInstall {
 	return &fakeInstall{Info: experiment.ShopInfo{Name: domain, Currency: "USD", Timezone: "UTC"},
-		Webhooks: map[string]fakeSub{}, tokens: map[string]bool{}, codes: map[string]string{},
+		Webhooks: map[string]fakeSub{}, scriptSrc: map[string]string{}, tokens: map[string]bool{}, codes: map[string]string{},
 		calls: map[string]int{}, attempts: map[string]int{}, transient: map[string][]int{}}
 }
 

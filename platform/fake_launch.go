@@ -36,6 +36,7 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 			exp := experimentOf(m["metafields"])
 			nid := f.id("ProductVariant")
 			s.DuplicateVariants[exp] = append(s.DuplicateVariants[exp], nid)
+			s.stock.source[nid], _ = m["sourceVariantId"].(string)
 			out = append(out, map[string]string{"id": nid})
 		}
 		return map[string]any{"productVariantsBulkCreate": map[string]any{"productVariants": out, "userErrors": []any{}}}, true

@@ -111,7 +111,10 @@ func (c *Client) preparePrice(ctx context.Context, domain, token string, t *expe
 	}
 	dups := make([]map[string]any, 0, len(variants))
 	for _, v := range variants {
-		dups = append(dups, map[string]any{"sourceVariantId": v, "tags": []string{"lift-duplicate"}, "metafields": experimentMetafield(t)})
+		// source_variant_id lets the stock sync (stock.go) find the original.
+		mfs := append(experimentMetafield(t), map[string]string{"namespace": "$app:lift", "key": "source_variant_id",
+			"type": "single_line_text_field", "value": v})
+		dups = append(dups, map[string]any{"sourceVariantId": v, "tags": []string{"lift-duplicate"}, "metafields": mfs})
 	}
 	if err := c.mutate(ctx, domain, token, "duplicate variants", OpDuplicateVariants,
 		`mutation ProductVariantsBulkCreate($variants: [ProductVariantsBulkInput!]!) {

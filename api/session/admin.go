@@ -11,12 +11,29 @@ import (
 )
 
 // adminRoutes mounts the admin tools of part 4.5 on g (behind x-api-key).
-// GET /api/enable-script is not served: experiment.Platform offers no call
-// that installs the storefront script.
 func (a *API) adminRoutes(g gin.IRouter) {
 	if a.Orders != nil {
 		g.POST("/get-order", handle(a.getOrder))
 	}
+	if a.Scripts != nil {
+		g.GET("/enable-script", api.Query("shop"), handle(a.enableScript))
+	}
+}
+
+// enableScript turns the storefront script on for ?shop=: 400 without a
+// shop or for a shop not installed, 404 for an unknown shop, 503 when the
+// platform refused.
+func (a *API) enableScript(c *gin.Context) error {
+	domain := c.Query("shop")
+	if domain == "" {
+		return badRequest("shop (a shop domain) is required.")
+	}
+	st, err := a.Scripts.EnableScript(c.Request.Context(), domain)
+	if err != nil {
+		return err
+	}
+	data(c, gin.H{"shop": st.Shop.Domain, "scriptTagId": st.ScriptTagID, "src": st.Src})
+	return nil
 }
 
 // orderWire is a stored order with its attribution to each test.

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/liftab/lift/api/session"
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -77,13 +79,51 @@ func TestGetOrder(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound {
 		t.Fatalf("tools without a key = %d", res.StatusCode)
 	}
-	req, _ := http.NewRequest("GET", e.srv.URL+"/api/enable-script?shop="+s.shop.Domain, nil)
-	req.Header.Set("x-api-key", adminKey)
-	if res, err = http.DefaultClient.Do(req); err != nil {
+	res, err = http.Get(off.URL + "/api/enable-script?shop=" + s.shop.Domain)
+	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
-		t.Fatalf("enable-script is not served, want 404: %d", res.StatusCode)
+		t.Fatalf("enable-script without a key = %d, want 404", res.StatusCode)
 	}
+}
+
+// TestEnableScript: the admin tool puts the storefront script on an
+// installed shop through the platform, once however often it is called,
+// behind x-api-key; shops it cannot serve are refused in the envelope.
+func TestEnableScript(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	domain := fmt.Sprintf("script-%d.myshopify.com", time.Now().UnixNano())
+	shop, err := e.install.Install(t.Context(), experiment.InstallRequest{Domain: domain, Grant: experiment.AccessGrant{AccessToken: "shpat_x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []string{"x-api-key", adminKey}
+	path := "/api/enable-script?shop=" + domain
+	var first any
+	for range 2 {
+		r := e.send(t, "GET", path, "", key...)
+		d, _ := r.data().(map[string]any)
+		if r.Status != 200 || r.obj()["status"] != "success" || d["shop"] != shop.Domain || d["src"] != scriptURL || d["scriptTagId"] == "" {
+			t.Fatalf("enable-script = %d %s", r.Status, r.Raw)
+		}
+		if first != nil && d["scriptTagId"] != first {
+			t.Fatalf("enabling again made tag %v, want %v", d["scriptTagId"], first)
+		}
+		first = d["scriptTagId"]
+	}
+	if tags := e.fake.ScriptTags(domain); len(tags) != 1 || tags[0] != scriptURL {
+		t.Fatalf("script tags on the platform: %v", tags)
+	}
+
+	wantError(t, e.send(t, "GET", path, ""), http.StatusUnauthorized)
+	wantError(t, e.send(t, "GET", path, "", "x-api-key", "wrong"), http.StatusUnauthorized)
+	wantError(t, e.send(t, "GET", "/api/enable-script", "", key...), http.StatusBadRequest)
+	wantError(t, e.send(t, "GET", "/api/enable-script?shop=nobody.myshopify.com", "", key...), http.StatusNotFound)
+	// A shop with no platform token (created without the install) cannot be served.
+	wantError(t, e.send(t, "GET", "/api/enable-script?shop="+e.newShop().shop.Domain, "", key...), http.StatusBadRequest)
+	e.fake.Fail(domain, platform.OpScriptTags, http.StatusForbidden)
+	wantError(t, e.send(t, "GET", path, "", key...), http.StatusServiceUnavailable)
 }

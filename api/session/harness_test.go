@@ -47,7 +47,13 @@ type env struct {
 	srv *httptest.Server
 	db  *store.DB
 	wh  *warehouse.Warehouse
+	// fake is the platform; install runs the install lifecycle against it.
+	fake    *platform.Fake
+	install *experiment.InstallService
 }
+
+// scriptURL is the storefront script GET /api/enable-script installs.
+const scriptURL = "https://lift.test/lift.js"
 
 // shopEnv is one installed shop with a v1 token.
 type shopEnv struct {
@@ -74,8 +80,15 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wh.Close() })
-	psrv := httptest.NewServer(platform.NewFake())
+	fake := platform.NewFake()
+	psrv := httptest.NewServer(fake)
 	t.Cleanup(psrv.Close)
+	sealer, err := experiment.NewAESSealer(bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := &experiment.InstallService{Repo: store.InstallRepo{DB: db}, Platform: platform.NewClient(psrv.URL, ""), Sealer: sealer,
+		WebhookURL: "https://lift.test/api/webhooks", ScriptURL: scriptURL, Now: now}
 	jc := jobs.NewClient(jobs.Redis{Addr: addr, DB: rdb})
 	t.Cleanup(func() { jc.Close() })
 	svc := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db},
@@ -86,12 +99,12 @@ func newEnv(t testing.TB) *env {
 	(&v1.API{Tokens: db, Keys: db, Now: now, MaxBodyBytes: 10 << 20,
 		Limiter:     api.NewRateLimiter(rc, time.Minute, map[api.Class]int{api.ClassRead: 100000, api.ClassWrite: 100000, api.ClassQuery: 1000}, now),
 		Idempotency: api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
-		Experiments: &v1.Experiments{Service: svc}}).Mount(g)
+		Experiments: &v1.Experiments{Service: svc, Warnings: db}}).Mount(g)
 	(&session.API{Service: svc, Shops: db, APIKey: apiKey, APISecret: apiSecret, AdminKey: adminKey,
-		Orders: warehouse.OrderLookup{W: wh}, Now: now}).Mount(g)
+		Orders: warehouse.OrderLookup{W: wh}, Scripts: inst, Warnings: db, Now: now}).Mount(g)
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, db: db, wh: wh}
+	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, install: inst}
 }
 
 var shopSeq struct {

@@ -23,6 +23,12 @@ type Shops interface {
 	FindShopByDomain(ctx context.Context, domain string) (*experiment.Shop, error)
 }
 
+// ScriptEnabler turns a shop's storefront script on through the platform;
+// experiment.InstallService implements it.
+type ScriptEnabler interface {
+	EnableScript(ctx context.Context, domain string) (*experiment.ScriptStatus, error)
+}
+
 // API holds what the session handlers need.
 type API struct {
 	Service *experiment.Service
@@ -36,7 +42,13 @@ type API struct {
 	AdminKey string
 	// Orders reads an order's attribution for POST /api/get-order; nil
 	// leaves the route out.
-	Orders       experiment.OrderLookup
+	Orders experiment.OrderLookup
+	// Scripts turns a shop's storefront script on for GET
+	// /api/enable-script; nil leaves the route out.
+	Scripts ScriptEnabler
+	// Warnings, when set, adds a test's standing webhook warnings
+	// (THEMES_PUBLISH) to GET /api/experiments/{id}.
+	Warnings     experiment.TestWarningReader
 	MaxBodyBytes int64
 	Now          func() time.Time // default time.Now
 }

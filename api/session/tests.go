@@ -64,6 +64,11 @@ func (a *API) get(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if a.Warnings != nil {
+		if w.Warnings, err = a.Warnings.FindTestWarnings(c.Request.Context(), shop.ID, t.ID); err != nil {
+			return err
+		}
+	}
 	data(c, w)
 	return nil
 }

@@ -27,6 +27,9 @@ type fullWire struct {
 	Products   []productWire `json:"products"`
 	TestGroups []groupWire   `json:"testGroups"`
 	Settings   settingsWire  `json:"settings"`
+	// Warnings are what webhooks raised on the test until lifted (a
+	// published theme that changes what the test shows); absent when none.
+	Warnings []experiment.Finding `json:"warnings,omitempty"`
 }
 
 type productWire struct {

@@ -27,6 +27,9 @@ type ResultsSummaryFunc func(ctx context.Context, shopID, testID int64) (json.Ra
 type Experiments struct {
 	Service *experiment.Service
 	Summary ResultsSummaryFunc
+	// Warnings, when set, adds a test's standing webhook warnings
+	// (THEMES_PUBLISH) to GET /v1/experiments/{id}.
+	Warnings experiment.TestWarningReader
 }
 
 // Routes mounts the tests resource on g (the /v1 group, after the auth,
@@ -130,7 +133,16 @@ func (h *Experiments) get(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	api.WriteJSON(c, http.StatusOK, testView(t, summary, nil))
+	var warnings []experiment.Finding
+	if h.Warnings != nil {
+		if warnings, err = h.Warnings.FindTestWarnings(c.Request.Context(), shop.ID, t.ID); err != nil {
+			return err
+		}
+	}
+	if len(warnings) == 0 {
+		warnings = nil // a test without warnings answers as before
+	}
+	api.WriteJSON(c, http.StatusOK, testView(t, summary, warnings))
 	return nil
 }
 

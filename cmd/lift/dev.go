@@ -93,7 +93,7 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	visitors, _ := cmd.Flags().GetInt("demo-visitors")
 	go func() {
 		addr := <-ready
-		printWelcome(cmd.OutOrStdout(), addr, tokens)
+		printWelcome(cmd.OutOrStdout(), addr, cfg.HTTP.PublicURL, tokens)
 		if visitors > 0 {
 			base := "http://127.0.0.1" + addr[strings.LastIndex(addr, ":"):]
 			if err := demoTraffic(ctx, base, tokens, visitors, cfg.Platform.WebhookSecret, app.demoSnapshot, cmd.OutOrStdout()); err != nil {
@@ -156,10 +156,16 @@ func (a *App) seedDemoShop(ctx context.Context) (demoTokens, error) {
 	return t, os.WriteFile(path, []byte(t.Read+"\n"+t.Write+"\n"), 0o600)
 }
 
-func printWelcome(w io.Writer, addr string, t demoTokens) {
+func printWelcome(w io.Writer, addr, publicURL string, t demoTokens) {
 	host := addr
 	if strings.HasPrefix(host, "[::]") || strings.HasPrefix(host, "0.0.0.0") {
 		host = "localhost" + host[strings.LastIndex(host, ":"):]
+	}
+	// The install URL starts the OAuth install (docs/install.md) at the
+	// address the platform redirects back to: http.public_url when set.
+	public := strings.TrimSuffix(publicURL, "/")
+	if public == "" {
+		public = "http://" + host
 	}
 	fmt.Fprintf(w, `
 Lift is running on http://%[1]s  (api, storefront ingest and worker in one process)
@@ -167,6 +173,7 @@ Lift is running on http://%[1]s  (api, storefront ingest and worker in one proce
 Demo shop %[2]s
   read token:  %[3]s
   write token: %[4]s
+  install URL: %[5]s/api/auth?shop=%[2]s  (OAuth install against the built-in fake platform)
 
 Try:
   curl -s http://%[1]s/readyz
@@ -175,5 +182,5 @@ Try:
     -d '{"sessionId":"6f1c2a8e-4b7d-4e21-9a0b-3c5d7e9f1a2b","visitorId":"v1","eventType":"page_viewed","source":"script","createdAt":"2026-11-21T12:00:00Z","experimentIds":[]}'
 
 Stop with Ctrl-C; the local services keep running (make stop stops them).
-`, host, demoDomain, t.Read, t.Write)
+`, host, demoDomain, t.Read, t.Write, public)
 }

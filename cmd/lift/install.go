@@ -40,7 +40,8 @@ func (a *App) installService() *experiment.InstallService {
 	}
 	return &experiment.InstallService{Repo: store.InstallRepo{DB: a.DB}, Platform: a.PlatformClient, Sealer: sealer,
 		APISecret: []byte(a.Config.Platform.APISecret), Scopes: splitList(a.Config.Platform.Scopes),
-		RedirectURI: public + "/api/auth/callback", WebhookURL: public + "/api/webhooks", Now: a.Now, Logger: a.Log}
+		RedirectURI: public + "/api/auth/callback", WebhookURL: public + "/api/webhooks", ScriptURL: public + "/lift.js",
+		Now: a.Now, Logger: a.Log}
 }
 
 // installAPI is the install surface. A token key that cannot be read

@@ -42,6 +42,7 @@ func newInstallHarness(t *testing.T) *installHarness {
 		c.Platform.APIKey, c.Platform.APISecret = "app-key", "app-secret"
 		c.Platform.WebhookSecret, c.SigningSecret = "install-webhooks", "install-signing"
 		c.Platform.TokenKey = base64.StdEncoding.EncodeToString(key)
+		c.Admin.APIKey = "install-admin"
 	})
 	s.app.PlatformClient.ProductInterval = 10 * time.Millisecond
 	h := &installHarness{server: s, fake: s.app.fakePlatform.Handler.(*platform.Fake), key: key,

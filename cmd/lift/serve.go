@@ -156,7 +156,7 @@ func (a *App) v1() *v1.API {
 	return &v1.API{
 		Tokens:       a.DB,
 		Keys:         a.DB,
-		Experiments:  &v1.Experiments{Service: a.experiments(), Summary: results.Summary},
+		Experiments:  &v1.Experiments{Service: a.experiments(), Summary: results.Summary, Warnings: a.DB},
 		Results:      results,
 		Exports:      a.exportsAPI(), // cmd/lift/webhooks.go
 		Limiter:      api.NewRateLimiter(a.Redis, c.RateLimit.Window, limits, a.Now),
@@ -171,7 +171,7 @@ func (a *App) v1() *v1.API {
 func (a *App) sessionAPI() *session.API {
 	c := a.Config
 	return &session.API{Service: a.experiments(), Shops: a.DB, APIKey: c.Platform.APIKey, APISecret: c.Platform.APISecret,
-		AdminKey: c.Admin.APIKey, Orders: warehouse.OrderLookup{W: a.Warehouse}, MaxBodyBytes: c.HTTP.MaxBodyBytes, Now: a.Now}
+		AdminKey: c.Admin.APIKey, Orders: warehouse.OrderLookup{W: a.Warehouse}, Scripts: a.installService(), Warnings: a.DB, MaxBodyBytes: c.HTTP.MaxBodyBytes, Now: a.Now}
 }
 
 // geoIPPath is where the storefront's country database is read from.

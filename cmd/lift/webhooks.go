@@ -25,6 +25,9 @@ func (a *App) webhookService() *experiment.WebhookService {
 	tests := a.experiments()
 	return &experiment.WebhookService{Repo: store.WebhookRepo{DB: a.DB}, Orders: warehouse.WebhookOrders{W: a.Warehouse},
 		Queue: jobs.WebhookQueue{Jobs: a.Jobs}, Now: a.Now, Logger: a.Log, Uninstall: a.uninstallHook(),
+		SyncStock: func(ctx context.Context, shop *experiment.Shop, l experiment.InventoryLevel) (string, error) {
+			return a.installService().SyncStock(ctx, shop, l)
+		},
 		EndTest: func(ctx context.Context, shop *experiment.Shop, testID int64) error {
 			_, err := tests.Apply(ctx, shop, testID, experiment.ActionEnd, nil)
 			return err
