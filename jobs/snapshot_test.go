@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -91,42 +90,6 @@ func (b *resultsBundle) setStatus(t *testing.T, tt *experiment.Test, status expe
 	lifttest.PutTest(t, b.db, tt)
 }
 
-// plant inserts visitors of a test straight into the warehouse: n a group,
-// converting with the given probabilities, orders of about aov.
-func plant(t *testing.T, w *warehouse.Warehouse, shopID, testID int64, at time.Time, n int, conv []float64, aov float64) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(testID), 1))
-	exp := fmt.Sprint(testID)
-	var b warehouse.Batch
-	devices := []string{"desktop", "mobile", "tablet"}
-	for g := range conv {
-		for i := range n {
-			v := fmt.Sprintf("v%d-%d", g, i)
-			sid := fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", g, i)
-			ts := at.Add(time.Duration(rng.IntN(3600)) * time.Second)
-			b.Assignments = append(b.Assignments, warehouse.Assignment{ShopID: shopID, ExperimentID: exp, VisitorID: v,
-				AssignmentID: v, SessionID: sid, TestGroup: int16(g), Device: devices[rng.IntN(3)], Country: "US",
-				VisitorType: "new", AssignedAt: ts, ReceivedAt: ts})
-			b.Sessions = append(b.Sessions, warehouse.Session{ShopID: shopID, ExperimentID: exp, SessionID: sid,
-				RecordID: v + "-r1", VisitorID: v, SeenAt: ts, PagePath: "/"})
-			if rng.Float64() < conv[g] {
-				b.Events = append(b.Events, warehouse.Event{ShopID: shopID, ExperimentID: exp, EventID: v + "-atc",
-					SessionID: sid, VisitorID: v, EventType: "product_added_to_cart", CreatedAt: ts, ReceivedAt: ts})
-				b.Orders = append(b.Orders, warehouse.Order{ShopID: shopID, ExperimentID: exp, OrderID: v + "-o",
-					Version: 1, TestGroup: int16(g), VisitorID: v, Revenue: aov * (0.5 + rng.Float64()), Currency: "EUR", CreatedAt: ts})
-			}
-			if i%7 == 0 {
-				b.Events = append(b.Events, warehouse.Event{ShopID: shopID, ExperimentID: exp, EventID: v + "-c",
-					SessionID: sid, VisitorID: v, EventType: "lift:custom_event:newsletter", CustomName: "newsletter",
-					CreatedAt: ts, ReceivedAt: ts})
-			}
-		}
-	}
-	if err := w.Insert(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func taskExists(t *testing.T, r jobs.Redis, id string) bool {
 	t.Helper()
 	in := asynq.NewInspector(asynq.RedisClientOpt{Addr: r.Addr, DB: r.DB})
@@ -156,7 +119,7 @@ func TestSnapshotSchedule(t *testing.T) {
 	tt := b.createTest(t, experiment.StatusActive, start)
 	never := b.createTest(t, experiment.StatusActive, start)
 	b.setStatus(t, never, experiment.StatusEnded, start)
-	plant(t, b.wh, b.shop.ID, tt.ID, start, 300, []float64{0.05, 0.05}, 40)
+	lifttest.PlantVisitors(t, b.wh, b.shop.ID, tt.ID, start, 300, []float64{0.05, 0.05}, 40)
 	s := jobs.NewScheduler(b.db, b.client, jobs.SchedulerConfig{Now: b.clock.Now}, jobs.SnapshotSource(b.results.SnapshotsDue, 100))
 	slot := func(at time.Time) string { return fmt.Sprintf("snapshot:%d:%d", tt.ID, at.Unix()/21600) }
 

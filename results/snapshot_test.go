@@ -4,50 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/results"
-	"github.com/liftab/lift/warehouse"
 )
-
-// plant inserts visitors of a test straight into the warehouse: n a group,
-// converting with the given probabilities, orders of about aov.
-func plant(t *testing.T, w *warehouse.Warehouse, shopID, testID int64, at time.Time, n int, conv []float64, aov float64) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(testID), 1))
-	exp := fmt.Sprint(testID)
-	var b warehouse.Batch
-	devices := []string{"desktop", "mobile", "tablet"}
-	for g := range conv {
-		for i := range n {
-			v := fmt.Sprintf("v%d-%d", g, i)
-			sid := fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", g, i)
-			ts := at.Add(time.Duration(rng.IntN(3600)) * time.Second)
-			b.Assignments = append(b.Assignments, warehouse.Assignment{ShopID: shopID, ExperimentID: exp, VisitorID: v,
-				AssignmentID: v, SessionID: sid, TestGroup: int16(g), Device: devices[rng.IntN(3)], Country: "US",
-				VisitorType: "new", AssignedAt: ts, ReceivedAt: ts})
-			b.Sessions = append(b.Sessions, warehouse.Session{ShopID: shopID, ExperimentID: exp, SessionID: sid,
-				RecordID: v + "-r1", VisitorID: v, SeenAt: ts, PagePath: "/"})
-			if rng.Float64() < conv[g] {
-				b.Events = append(b.Events, warehouse.Event{ShopID: shopID, ExperimentID: exp, EventID: v + "-atc",
-					SessionID: sid, VisitorID: v, EventType: "product_added_to_cart", CreatedAt: ts, ReceivedAt: ts})
-				b.Orders = append(b.Orders, warehouse.Order{ShopID: shopID, ExperimentID: exp, OrderID: v + "-o",
-					Version: 1, TestGroup: int16(g), VisitorID: v, Revenue: aov * (0.5 + rng.Float64()), Currency: "EUR", CreatedAt: ts})
-			}
-			if i%7 == 0 {
-				b.Events = append(b.Events, warehouse.Event{ShopID: shopID, ExperimentID: exp, EventID: v + "-c",
-					SessionID: sid, VisitorID: v, EventType: "lift:custom_event:newsletter", CustomName: "newsletter",
-					CreatedAt: ts, ReceivedAt: ts})
-			}
-		}
-	}
-	if err := w.Insert(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestSnapshotFindsPlantedWinner checks a snapshot's fields (§2.8) on data
 // with a large planted effect in conversion.
@@ -57,7 +20,7 @@ func TestSnapshotFindsPlantedWinner(t *testing.T) {
 	b := dbBundle(t)
 	b.clock.Set(start.Add(3 * time.Hour))
 	tt := b.test(t, experiment.StatusActive)
-	plant(t, b.wh, b.shop.ID, tt.ID, start, 2000, []float64{0.05, 0.12}, 40)
+	lifttest.PlantVisitors(t, b.wh, b.shop.ID, tt.ID, start, 2000, []float64{0.05, 0.12}, 40)
 	snap, err := b.svc.ComputeSnapshot(ctx, b.shop, tt, b.clock.Now(), false)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +96,7 @@ func TestSnapshotWithNothingToCompare(t *testing.T) {
 	tt := b.test(t, experiment.StatusActive)
 	tt.Groups = append(tt.Groups, experiment.Group{Index: 2, Name: "Third", Split: 0})
 	tt.Groups[0].Split, tt.Groups[1].Split, tt.Groups[2].Split = 34, 33, 33
-	plant(t, b.wh, b.shop.ID, tt.ID, start, 150, []float64{0, 0, 0}, 40)
+	lifttest.PlantVisitors(t, b.wh, b.shop.ID, tt.ID, start, 150, []float64{0, 0, 0}, 40)
 	snap, err := b.svc.ComputeSnapshot(ctx, b.shop, tt, b.clock.Now(), false)
 	if err != nil {
 		t.Fatal(err)
