@@ -54,6 +54,8 @@ type groupWire struct {
 	Template    string     `json:"template,omitempty"`
 	ThemeID     string     `json:"themeId,omitempty"`
 	Rates       []rateWire `json:"rates,omitempty"`
+	// Checkout is a checkout test's block settings, free JSON.
+	Checkout json.RawMessage `json:"checkout,omitempty"`
 }
 
 type rateWire struct {
