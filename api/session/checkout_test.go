@@ -68,18 +68,21 @@ func TestCheckoutCreateRefused(t *testing.T) {
 	t.Parallel()
 	s := newEnv(t).newShop()
 	withCheckoutPlan(t, s)
-	big := `"` + strings.Repeat("x", 17<<10) + `"`
+	big := `{"blocks":[` + strings.Repeat(`{"type":"trust_badge_aaaaaaaa"},`, 600) + `{}]}`
 	for name, body := range map[string]string{
 		"no name":        `{"name":"","testGroups":[{"name":"A","weight":50},{"name":"B","weight":50}]}`,
 		"one group":      `{"name":"x","testGroups":[{"name":"A","weight":100}]}`,
 		"weights":        `{"name":"x","testGroups":[{"name":"A","weight":50},{"name":"B","weight":20}]}`,
 		"blocks array":   `{"name":"x","testGroups":[{"name":"A","weight":50},{"name":"B","weight":50,"checkout":[1]}]}`,
-		"blocks too big": `{"name":"x","testGroups":[{"name":"A","weight":50},{"name":"B","weight":50,"checkout":{"css":` + big + `}}]}`,
+		"blocks too big": `{"name":"x","testGroups":[{"name":"A","weight":50},{"name":"B","weight":50,"checkout":` + big + `}]}`,
 		"foreign field":  `{"name":"x","zoneIds":["501"],"testGroups":[{"name":"A","weight":50},{"name":"B","weight":50}]}`,
 		"group field":    `{"name":"x","testGroups":[{"name":"A","weight":50},{"name":"B","weight":50,"template":"product"}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantError(t, s.do(t, "POST", "/api/checkout-experiments/create", body), http.StatusBadRequest)
+			msg := wantError(t, s.do(t, "POST", "/api/checkout-experiments/create", body), http.StatusBadRequest)
+			if name == "blocks too big" && !strings.Contains(msg, "at most 16384 bytes") {
+				t.Fatalf("size refusal: %q", msg)
+			}
 		})
 	}
 	if l := s.list(t); len(l) != 0 {
