@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/liftab/lift/store"
 )
 
@@ -39,6 +41,10 @@ func TestCheckoutCreate(t *testing.T) {
 	if d["experimentType"] != "CHECKOUT_UI_TEST" || d["name"] != "Checkout trust badges" || len(gs) != 2 ||
 		gs[1].(map[string]any)["name"] != "Badges" || gs[1].(map[string]any)["weight"] != 50.0 {
 		t.Fatalf("get: %v", d)
+	}
+	blocks := map[string]any{"blocks": []any{map[string]any{"type": "trust_badge", "position": "payment"}}}
+	if diff := cmp.Diff(blocks, gs[1].(map[string]any)["checkout"]); diff != "" || gs[0].(map[string]any)["checkout"] != nil {
+		t.Fatalf("checkout blocks (-want +got):\n%s\ncontrol: %v", diff, gs[0])
 	}
 
 	r := s.v1(t, "GET", "/v1/experiments/"+id, "")
