@@ -132,3 +132,47 @@ func (s *Service) ApplyFromAdminPanel(ctx context.Context, shop *Shop, id int64,
 	}
 	return s.Apply(ctx, shop, id, act, nil)
 }
+
+// UpdateFromAdminPanel merges body into test id as Update does. A checkout
+// test (which Update refuses, as /v1 cannot read it) is merged under the
+// same PATCH rules and checked by checkCheckout instead of Validate, which
+// knows no checkout content.
+func (s *Service) UpdateFromAdminPanel(ctx context.Context, shop *Shop, id int64, body []byte) (*Outcome, error) {
+	cur, err := s.repo.FindTestByID(ctx, shop.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Type != TypeCheckout {
+		return s.Update(ctx, shop, id, body, nil)
+	}
+	now := s.clock()
+	var out *Outcome
+	_, err = s.repo.Write(ctx, WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
+		func(ctx context.Context, tx Tx) (WriteResult, error) {
+			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
+			if err != nil {
+				return WriteResult{}, err
+			}
+			next, patch, err := ApplyPatch(cur, body, now)
+			if err != nil {
+				return WriteResult{}, err
+			}
+			if err := CheckEntitlements(shop, next, StepUpdate); err != nil {
+				return WriteResult{}, err
+			}
+			if err := checkCheckout(next); err != nil {
+				return WriteResult{}, err
+			}
+			if len(patch.Changed) > 0 {
+				if err := tx.SaveTest(ctx, next); err != nil {
+					return WriteResult{}, err
+				}
+			}
+			out = &Outcome{Test: next, Warnings: []Finding{}}
+			return WriteResult{}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -63,8 +63,18 @@ func TestCheckoutCreate(t *testing.T) {
 		t.Fatalf("start refusal: %q", msg)
 	}
 	wantError(t, s.do(t, "POST", "/api/experiments/"+id+"/resume", ""), http.StatusBadRequest)
-	if l := s.list(t); l[0]["status"] != "DRAFT" {
+	// Renaming and settings merge under v1's PATCH rules.
+	wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+id, `{"name":"Renamed","settings":{"targetingRules":{"devices":["mobile"]}}}`))
+	wantError(t, s.do(t, "PUT", "/api/experiments/"+id, `{"name":""}`), http.StatusBadRequest)
+	if l := s.list(t); l[0]["status"] != "DRAFT" || l[0]["name"] != "Renamed" {
 		t.Fatalf("after refused start: %v", l[0])
+	}
+	d = s.do(t, "GET", "/api/experiments/"+id, "").data().(map[string]any)
+	if rules := d["settings"].(map[string]any)["targetingRules"].(map[string]any); rules["devices"] == nil {
+		t.Fatalf("settings after PUT: %v", d["settings"])
+	}
+	if r := s.v1(t, "PATCH", "/v1/experiments/"+id, `{"name":"From v1"}`); r.Status != http.StatusNotImplemented || v1Code(r) != "not_implemented" {
+		t.Fatalf("v1 patch of a checkout test = %d %s", r.Status, r.Raw)
 	}
 }
 

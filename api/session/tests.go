@@ -128,7 +128,7 @@ func (a *API) update(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := a.Service.Update(ctx, shop, id, body, nil); err != nil {
+		if _, err := a.Service.UpdateFromAdminPanel(ctx, shop, id, body); err != nil {
 			return err
 		}
 	}
