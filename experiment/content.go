@@ -198,6 +198,11 @@ func isEmptyJSON(raw json.RawMessage) bool {
 // the API's schema of its type: the API cannot show or rewrite it faithfully,
 // so it is read and run in the admin panel (part 7).
 func CheckReadable(t *Test) error {
+	if t.Type == TypeCheckout {
+		// Only the admin panel's checkout editor reads a checkout test (contract: 501).
+		return Errorf(KindNotImplemented, "not_implemented",
+			"This checkout test was made in the admin panel in a form the API cannot read back; read and run it there.")
+	}
 	switch t.Type {
 	case TypePrice, TypeShipping, TypeOffer, TypeURLRedirect:
 	default:

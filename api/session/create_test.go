@@ -65,9 +65,9 @@ func TestCreatePerType(t *testing.T) {
 			t.Errorf("%s reads back as %v", c.name, d)
 		}
 	}
-	// Checkout tests are authored in the checkout editor: the feature is
-	// off on this surface.
-	wantError(t, s.do(t, "POST", "/api/checkout-experiments/create", `{"name":"Checkout",`+withGroups("")+`}`), http.StatusNotFound)
+	// Checkout tests need the checkout_blocks plan feature (created in
+	// checkout_test.go once the plan has it).
+	wantError(t, s.do(t, "POST", "/api/checkout-experiments/create", `{"name":"Checkout",`+withGroups("")+`}`), http.StatusBadRequest)
 	if l := s.list(t); len(l) != len(cases) {
 		t.Fatalf("listed %d tests, want %d", len(l), len(cases))
 	}

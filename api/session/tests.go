@@ -56,7 +56,7 @@ func (a *API) get(c *gin.Context) error {
 		return err
 	}
 	shop := shopOf(c)
-	t, err := a.Service.Get(c.Request.Context(), shop, id)
+	t, err := a.Service.GetFromAdminPanel(c.Request.Context(), shop, id)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (a *API) update(c *gin.Context) error {
 		return err
 	}
 	ctx, shop := c.Request.Context(), shopOf(c)
-	cur, err := a.Service.Get(ctx, shop, id)
+	cur, err := a.Service.GetFromAdminPanel(ctx, shop, id)
 	if err != nil {
 		return err
 	}
@@ -128,12 +128,12 @@ func (a *API) update(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := a.Service.Update(ctx, shop, id, body, nil); err != nil {
+		if _, err := a.Service.UpdateFromAdminPanel(ctx, shop, id, body); err != nil {
 			return err
 		}
 	}
 	if action != "" {
-		if _, err := a.Service.Apply(ctx, shop, id, action, nil); err != nil {
+		if _, err := a.Service.ApplyFromAdminPanel(ctx, shop, id, action); err != nil {
 			return err
 		}
 	}
@@ -192,7 +192,7 @@ func (a *API) action(act experiment.Action) api.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if _, err := a.Service.Apply(c.Request.Context(), shopOf(c), id, act, nil); err != nil {
+		if _, err := a.Service.ApplyFromAdminPanel(c.Request.Context(), shopOf(c), id, act); err != nil {
 			return err
 		}
 		success(c)

@@ -74,7 +74,7 @@ func (a *API) create(f family) api.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if _, err := a.Service.Create(ctx, shop, raw, nil); err != nil {
+		if _, err := a.Service.CreateFromAdminPanel(ctx, shop, raw); err != nil {
 			return err
 		}
 		success(c)
@@ -112,7 +112,7 @@ func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[s
 	out := make([]any, 0, len(in.TestGroups))
 	for i, g := range in.TestGroups {
 		for k, set := range map[string]bool{"customCss": g.CustomCSS != "", "customJs": g.CustomJS != "",
-			"destination": g.Destination != "", "template": g.Template != "", "themeId": g.ThemeID != "", "rates": g.Rates != nil} {
+			"destination": g.Destination != "", "template": g.Template != "", "themeId": g.ThemeID != "", "rates": g.Rates != nil, "checkout": len(g.Checkout) > 0} {
 			if set && !allowed[k] {
 				return nil, badRequest("testGroups[%d].%s is not a field of this test type.", i, k)
 			}

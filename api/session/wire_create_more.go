@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 
 	"github.com/liftab/lift/experiment"
@@ -109,14 +110,23 @@ func theme(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map[s
 	return map[string]any{"type": "theme", "test_groups": gs}, nil
 }
 
-// checkout tests are authored in the admin panel's checkout editor; the
-// domain cannot create them from a body, so the service answers that the
-// feature is off here (404).
+// checkout tests carry each variant group's checkout block settings as
+// free JSON (checkout); the domain checks and stores them through
+// CreateFromAdminPanel, the admin panel's own way in.
 func checkout(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map[string]any, error) {
 	if err := only(in); err != nil {
 		return nil, err
 	}
-	gs, err := groups(in, nil, nil)
+	gs, err := groups(in, map[string]bool{"checkout": true}, func(g groupWire) (map[string]any, error) {
+		if len(g.Checkout) == 0 {
+			return map[string]any{}, nil
+		}
+		var blocks map[string]any
+		if err := json.Unmarshal(g.Checkout, &blocks); err != nil {
+			return nil, badRequest("testGroups.checkout is an object of checkout block settings.")
+		}
+		return blocks, nil
+	})
 	if err != nil {
 		return nil, err
 	}

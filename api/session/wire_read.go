@@ -54,6 +54,8 @@ type groupWire struct {
 	Template    string     `json:"template,omitempty"`
 	ThemeID     string     `json:"themeId,omitempty"`
 	Rates       []rateWire `json:"rates,omitempty"`
+	// Checkout is a checkout test's block settings, free JSON.
+	Checkout json.RawMessage `json:"checkout,omitempty"`
 }
 
 type rateWire struct {
@@ -145,6 +147,13 @@ func isoPtr(t *time.Time) *string {
 // groupOf renders a group with the change its content carries.
 func groupOf(t *experiment.Test, g experiment.Group) groupWire {
 	w := groupWire{Name: g.Name, Weight: g.Split}
+	if t.Type == experiment.TypeCheckout {
+		// The checkout editor's block settings, shown as it stored them.
+		if s := string(g.Content); s != "" && s != "{}" && s != "null" {
+			w.Checkout = g.Content
+		}
+		return w
+	}
 	var c struct {
 		CustomCSS   string `json:"custom_css"`
 		CustomJS    string `json:"custom_js"`

@@ -1,0 +1,178 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The admin panel authors checkout UI tests, which /v1 neither creates nor
+// reads back (contract: 501 not_implemented; the test is read and run in
+// the admin panel). These methods are that surface's way in; /v1 keeps
+// calling Create, Get and Apply, which still refuse checkout.
+
+// checkoutContentLimit bounds one group's checkout block settings, stored
+// as free JSON the checkout editor owns.
+const checkoutContentLimit = 16 << 10
+
+// CreateFromAdminPanel creates a test from the admin panel. A checkout
+// test is checked here (groups, weights, each group's content an object
+// under checkoutContentLimit); every other type goes through Create.
+func (s *Service) CreateFromAdminPanel(ctx context.Context, shop *Shop, body []byte) (*Outcome, error) {
+	var head struct {
+		Type Type `json:"type"`
+	}
+	if json.Unmarshal(body, &head) != nil || head.Type != TypeCheckout {
+		return s.Create(ctx, shop, body, nil)
+	}
+	t, err := parseCheckout(body, shop.ID, s.clock())
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckEntitlements(shop, t, StepCreate); err != nil {
+		return nil, err
+	}
+	out := &Outcome{Test: t, Warnings: []Finding{}}
+	_, err = s.repo.Write(ctx, WriteMeta{ShopID: shop.ID, Action: "experiment.create", ResourceType: "experiment"},
+		func(ctx context.Context, tx Tx) (WriteResult, error) {
+			if err := tx.CreateTest(ctx, t); err != nil {
+				return WriteResult{}, err
+			}
+			return WriteResult{}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// parseCheckout reads a checkout create body into a draft: the body's
+// general checks, then what the checkout editor needs of the groups.
+func parseCheckout(body []byte, shopID int64, now time.Time) (*Test, error) {
+	if err := checkObject(body); err != nil {
+		return nil, err
+	}
+	if err := CheckJSONText(body, testTextLimit); err != nil {
+		return nil, err
+	}
+	in, err := decodeWritable(body)
+	if err != nil {
+		return nil, err
+	}
+	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1}
+	in.applyTo(t)
+	if err := checkCheckout(t); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(t.Groups, func(i, j int) bool { return t.Groups[i].Index < t.Groups[j].Index })
+	return t, nil
+}
+
+// checkCheckout refuses a checkout test without a name, with fewer than two
+// groups, splits not summing to 100, or a group whose content is not a JSON
+// object within checkoutContentLimit.
+func checkCheckout(t *Test) error {
+	if strings.TrimSpace(t.Name) == "" || len(t.Name) > 255 {
+		return Refuse("invalid_request", "name", "name is required, at most 255 characters.")
+	}
+	if len(t.Groups) < 2 || len(t.Groups) > 10 {
+		return Refuse("invalid_request", "test_groups", "A checkout test has 2 to 10 test groups.")
+	}
+	sum := 0
+	for i, g := range t.Groups {
+		p := fmt.Sprintf("test_groups[%d]", i)
+		if strings.TrimSpace(g.Name) == "" {
+			return Refuse("invalid_request", p+".name", "Each test group needs a name.")
+		}
+		if g.Split < 0 || g.Split > 100 {
+			return Refuse("invalid_request", p+".split", "split is between 0 and 100.")
+		}
+		sum += g.Split
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(g.Content, &obj) != nil {
+			return Refuse("invalid_request", p+".content", "content holds the group's checkout block settings as a JSON object.")
+		}
+		if len(g.Content) > checkoutContentLimit {
+			return Refuse("invalid_request", p+".content", "A group's checkout block settings take at most %d bytes.", checkoutContentLimit)
+		}
+	}
+	if sum != 100 {
+		return Refuse("invalid_request", "test_groups", "The splits of the test groups sum to 100, not %d.", sum)
+	}
+	return nil
+}
+
+// GetFromAdminPanel reads test id of shop as the admin panel does: a
+// checkout test is readable there.
+func (s *Service) GetFromAdminPanel(ctx context.Context, shop *Shop, id int64) (*Test, error) {
+	t, err := s.repo.FindTestByID(ctx, shop.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Type == TypeCheckout {
+		return t, nil
+	}
+	return s.Get(ctx, shop, id)
+}
+
+// ApplyFromAdminPanel moves test id through the state machine. Starting or
+// resuming a checkout test is refused: no platform step makes its checkout
+// blocks show (PrepareLaunch has none), so launching would only pretend.
+func (s *Service) ApplyFromAdminPanel(ctx context.Context, shop *Shop, id int64, act Action) (*Outcome, error) {
+	t, err := s.repo.FindTestByID(ctx, shop.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Type == TypeCheckout && (act == ActionStart || act == ActionResume) {
+		return nil, Refuse("launch_unsupported", "type",
+			"Checkout UI tests cannot be launched yet: the checkout blocks have no storefront step.")
+	}
+	return s.Apply(ctx, shop, id, act, nil)
+}
+
+// UpdateFromAdminPanel merges body into test id as Update does. A checkout
+// test (which Update refuses, as /v1 cannot read it) is merged under the
+// same PATCH rules and checked by checkCheckout instead of Validate, which
+// knows no checkout content.
+func (s *Service) UpdateFromAdminPanel(ctx context.Context, shop *Shop, id int64, body []byte) (*Outcome, error) {
+	cur, err := s.repo.FindTestByID(ctx, shop.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Type != TypeCheckout {
+		return s.Update(ctx, shop, id, body, nil)
+	}
+	now := s.clock()
+	var out *Outcome
+	_, err = s.repo.Write(ctx, WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
+		func(ctx context.Context, tx Tx) (WriteResult, error) {
+			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
+			if err != nil {
+				return WriteResult{}, err
+			}
+			next, patch, err := ApplyPatch(cur, body, now)
+			if err != nil {
+				return WriteResult{}, err
+			}
+			if err := CheckEntitlements(shop, next, StepUpdate); err != nil {
+				return WriteResult{}, err
+			}
+			if err := checkCheckout(next); err != nil {
+				return WriteResult{}, err
+			}
+			if len(patch.Changed) > 0 {
+				if err := tx.SaveTest(ctx, next); err != nil {
+					return WriteResult{}, err
+				}
+			}
+			out = &Outcome{Test: next, Warnings: []Finding{}}
+			return WriteResult{}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
