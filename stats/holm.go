@@ -11,12 +11,7 @@ import (
 // It controls the family-wise error rate across the variants without
 // assuming independence, and is uniformly more powerful than Bonferroni.
 func holm(p []float64) []float64 {
-	m := len(p)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p[a], p[b]) })
+	m, order := len(p), ascending(p)
 	adjusted := make([]float64, m)
 	running := 0.0
 	for rank, i := range order {
@@ -34,12 +29,7 @@ func holm(p []float64) []float64 {
 // dependent). With several variants it finds more winners than Holm, at the
 // price of controlling that share rather than the chance of any false one.
 func benjaminiHochberg(p []float64) []float64 {
-	m := len(p)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p[a], p[b]) })
+	m, order := len(p), ascending(p)
 	adjusted := make([]float64, m)
 	running := 1.0
 	for rank := m - 1; rank >= 0; rank-- {
@@ -48,4 +38,15 @@ func benjaminiHochberg(p []float64) []float64 {
 		adjusted[i] = running
 	}
 	return adjusted
+}
+
+// ascending is the indexes of p from the smallest p-value up, ties in input
+// order: the ranking both corrections step through.
+func ascending(p []float64) []int {
+	order := make([]int, len(p))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p[a], p[b]) })
+	return order
 }
