@@ -3,10 +3,11 @@ package api
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/liftab/lift/experiment"
 )
 
 // AccessLog writes one line per request: request id, method, route pattern,
@@ -15,23 +16,25 @@ import (
 // carry link signatures and storefront identifiers, and headers carry
 // tokens, so neither is logged. Probes and scrapes (/healthz, /readyz,
 // /metrics) log at debug level so they do not drown the rest, and so do
-// accepted storefront tracking calls: an ingest node answers tens of
-// thousands a second, and an unbuffered line each would cost more than the
-// request (the ingest metrics count them instead); refused ones still log.
-func AccessLog(log *slog.Logger) gin.HandlerFunc {
+// accepted calls of the routes in quietOK (storefront tracking: an ingest
+// node answers tens of thousands a second, and an unbuffered line each would
+// cost more than the request; the ingest metrics count them instead);
+// refused ones still log.
+func AccessLog(log *slog.Logger, quietOK ...string) gin.HandlerFunc {
+	quiet := map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+	for _, r := range quietOK {
+		quiet[r] = true
+	}
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
 		route := routeOf(c)
 		level := slog.LevelInfo
-		switch {
-		case route == "/healthz", route == "/readyz", route == "/metrics":
-			level = slog.LevelDebug
-		case c.Writer.Status() < 400 && isTracking(route):
-			level = slog.LevelDebug
-		}
-		if c.Writer.Status() >= 500 {
+		switch status := c.Writer.Status(); {
+		case status >= 500:
 			level = slog.LevelWarn
+		case status < 400 && quiet[route]:
+			level = slog.LevelDebug
 		}
 		if !log.Enabled(context.Background(), level) {
 			return
@@ -46,8 +49,8 @@ func AccessLog(log *slog.Logger) gin.HandlerFunc {
 		}
 		if shop := Shop(c); shop != nil {
 			attrs = append(attrs, slog.String("shop", shop.Domain))
-		} else if domain := c.GetString(logShopKey); domain != "" {
-			attrs = append(attrs, slog.String("shop", domain))
+		} else if s, ok := c.Get(logShopKey); ok {
+			attrs = append(attrs, slog.String("shop", s.(*experiment.Shop).Domain))
 		}
 		log.LogAttrs(context.Background(), level, "request", attrs...)
 	}
@@ -57,14 +60,5 @@ const logShopKey = "lift.log_shop"
 
 // NoteShop names the shop of a request that is not authenticated as one
 // (storefront tracking names it by domain) for the access log.
-func NoteShop(c *gin.Context, domain string) { c.Set(logShopKey, domain) }
-
-// isTracking reports the storefront's high-volume tracking routes.
-func isTracking(route string) bool {
-	for _, p := range []string{"/api/track/", "/api/observe", "/api/analytics/", "/api/get-session"} {
-		if strings.HasPrefix(route, p) {
-			return true
-		}
-	}
-	return false
-}
+// It keeps the pointer: the domain is read only if a line is written.
+func NoteShop(c *gin.Context, shop *experiment.Shop) { c.Set(logShopKey, shop) }

@@ -12,10 +12,12 @@ import (
 // sets about the client: its address, the host and scheme it reached, its
 // country. Anyone can send them, so they mean something only from a proxy
 // the operator named.
+// They are in Go's canonical spelling, so they are deleted from the header
+// map as they are, without re-spelling each name on every request.
 var forwardedHeaders = []string{
 	"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Prefix",
-	"Forwarded", "X-Real-IP", "CF-Connecting-IP", "True-Client-IP",
-	"CF-IPCountry", "CloudFront-Viewer-Country", "X-Vercel-IP-Country", "X-Country-Code",
+	"Forwarded", "X-Real-Ip", "Cf-Connecting-Ip", "True-Client-Ip",
+	"Cf-Ipcountry", "Cloudfront-Viewer-Country", "X-Vercel-Ip-Country", "X-Country-Code",
 }
 
 // TrustProxies makes e believe forwarded headers only from a direct peer in
@@ -36,9 +38,9 @@ func TrustProxies(e *gin.Engine, cidrs []string) error {
 		return fmt.Errorf("api.TrustProxies: %w", err)
 	}
 	e.Use(func(c *gin.Context) {
-		if !peerIn(c.Request.RemoteAddr, nets) {
+		if len(nets) == 0 || !peerIn(c.Request.RemoteAddr, nets) {
 			for _, h := range forwardedHeaders {
-				c.Request.Header.Del(h)
+				delete(c.Request.Header, h)
 			}
 		}
 		c.Next()

@@ -18,21 +18,22 @@ import (
 
 const requestIDKey = "lift.request_id"
 
-// RequestIDs gives every request an id: the caller's x-correlation-id when it
-// sent one, so a 5xx can be traced with the caller's own id, else a new one.
+// RequestIDs takes the caller's x-correlation-id as the request's id, so a
+// 5xx can be traced with the caller's own id. Without one, RequestID mints
+// an id when something first needs it: an accepted tracking call never does,
+// and a random id per event would be work thrown away.
 func RequestIDs() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := strings.TrimSpace(c.GetHeader("X-Correlation-Id"))
 		// The id is logged and stored with the audit record: text only.
-		if id == "" || len(id) > 200 || !ValidText(id) {
-			id = experiment.NewID("req_")
+		if id := strings.TrimSpace(c.GetHeader("X-Correlation-Id")); id != "" && len(id) <= 200 && ValidText(id) {
+			c.Set(requestIDKey, id)
 		}
-		c.Set(requestIDKey, id)
 		c.Next()
 	}
 }
 
-// RequestID is the id RequestIDs gave the request.
+// RequestID is the request's id: the caller's, or one minted on first use
+// and kept for the rest of the request.
 func RequestID(c *gin.Context) string {
 	if id := c.GetString(requestIDKey); id != "" {
 		return id

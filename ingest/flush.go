@@ -133,11 +133,11 @@ func (in *Ingester) insert(b *Batch) bool {
 		cancel()
 		if err == nil {
 			in.inserted.Add(int64(b.Len()))
-			in.observer().Flushed(b.Len())
+			in.cfg.Observer.Flushed(b.Len())
 			return true
 		}
 		in.failed.Add(1)
-		in.observer().FlushFailed()
+		in.cfg.Observer.FlushFailed()
 		in.log.Warn("ingest: insert failed; the rows stay in the WAL and are retried", "rows", b.Len(), "retry_in", wait, "err", err)
 		select {
 		case <-time.After(wait):

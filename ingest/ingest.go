@@ -312,7 +312,7 @@ func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int
 // observe tells the Observer how a request ended: rows accepted, or refused
 // with the error's code (internal for errors that carry none).
 func (in *Ingester) observe(kind string, rows int, err error) {
-	o := in.observer()
+	o := in.cfg.Observer
 	if err == nil {
 		o.Accepted(kind, rows)
 		return
@@ -322,14 +322,6 @@ func (in *Ingester) observe(kind string, rows int, err error) {
 		reason = e.Code
 	}
 	o.Rejected(kind, reason)
-}
-
-// observer is the configured Observer; an Ingester not made by New has none.
-func (in *Ingester) observer() Observer {
-	if in.cfg.Observer == nil {
-		return noObserver{}
-	}
-	return in.cfg.Observer
 }
 
 // append logs records as one unit and translates the WAL's refusals.

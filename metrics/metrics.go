@@ -72,7 +72,7 @@ func (m *Metrics) Handler() http.Handler {
 // ObserveRequest counts one answered request. route is the pattern the
 // router matched (never the raw URL: ids would make every path a series).
 func (m *Metrics) ObserveRequest(route, method string, status int, took time.Duration) {
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.httpRequests.WithLabelValues(route, method, statusLabel(status)).Inc()
 	m.httpDuration.WithLabelValues(route, method).Observe(took.Seconds())
 }
 
@@ -148,4 +148,20 @@ func (q queueCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(n), queue, state)
 		}
 	}
+}
+
+// statusLabels spells every HTTP status once: strconv.Itoa allocates for
+// numbers of 100 and up, and this runs on every request.
+var statusLabels = func() (s [600]string) {
+	for i := 100; i < len(s); i++ {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func statusLabel(code int) string {
+	if code >= 100 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
 }

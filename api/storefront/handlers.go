@@ -106,7 +106,7 @@ func (h *Handler) getSession(c *gin.Context) error {
 func (h *Handler) findShop(c *gin.Context, domain string) (*experiment.Shop, error) {
 	shop, err := h.shops.find(c, "shop", domain)
 	if err == nil {
-		api.NoteShop(c, shop.Domain)
+		api.NoteShop(c, shop)
 	}
 	return shop, err
 }

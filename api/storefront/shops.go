@@ -39,17 +39,18 @@ func (c *shopCache) find(ctx context.Context, param, domain string) (*experiment
 	if domain == "" {
 		return nil, experiment.Errorf(experiment.KindInvalidRequest, "missing_parameter", "%s is required", param).WithParam(param)
 	}
-	// Bytes Postgres cannot hold as text must not reach the lookup, where
-	// they fail it (a 500): they are the caller's error.
-	if !api.ValidText(domain) {
-		return nil, experiment.Errorf(experiment.KindInvalidRequest, "invalid_parameter",
-			"%s must be a shop domain such as example.myshopify.com", param).WithParam(param)
-	}
 	now := c.now()
 	c.mu.RLock()
 	e, ok := c.m[domain]
 	c.mu.RUnlock()
 	if !ok || now.After(e.expires) {
+		// Bytes Postgres cannot hold as text must not reach the lookup,
+		// where they fail it (a 500): they are the caller's error. A cached
+		// domain passed this check already.
+		if !api.ValidText(domain) {
+			return nil, experiment.Errorf(experiment.KindInvalidRequest, "invalid_parameter",
+				"%s must be a shop domain such as example.myshopify.com", param).WithParam(param)
+		}
 		shop, err := c.r.FindShopByDomain(ctx, domain)
 		switch {
 		case err == nil:

@@ -101,6 +101,11 @@ const (
 	PathGA4Metadata = "/api/ga4/metadata"
 )
 
+// Tracking is the routes a storefront calls on every page: the access log
+// keeps their accepted calls at debug level.
+var Tracking = []string{PathGetSession, PathObserve, PathObserveSess, PathTrackEvent, PathTrackAssign,
+	PathAddToCart, PathCheckout, PathOrder}
+
 // Mount registers every route, with CORS and its preflight, on r. Errors
 // are answered by api.WriteError in the session surface's envelope
 // {"status":"error","message":…}.

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/api/storefront"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/metrics"
@@ -45,7 +46,7 @@ func (a *App) metrics() *metrics.Metrics {
 // recovered panic's 500 included), then recovery. gin's own logger is not
 // used: the access log replaces it, in the process's log format.
 func (a *App) observe(r *gin.Engine) {
-	r.Use(api.RequestIDs(), api.ObserveRequests(a.metrics().ObserveRequest), api.AccessLog(a.Log),
+	r.Use(api.RequestIDs(), api.ObserveRequests(a.metrics().ObserveRequest), api.AccessLog(a.Log, storefront.Tracking...),
 		gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
 			a.Log.Error("panic serving a request", "request_id", api.RequestID(c), "route", c.FullPath(),
 				"err", fmt.Sprint(err), "stack", string(debug.Stack()))
