@@ -57,7 +57,8 @@ func TestHandler(t *testing.T) {
 			}
 			if tc.status >= 400 {
 				var body map[string]any
-				if json.Unmarshal(w.Body.Bytes(), &body) != nil || body["status"] != "error" || body["message"] == "" {
+				err := json.Unmarshal(w.Body.Bytes(), &body)
+				if msg, _ := body["message"].(string); err != nil || body["status"] != "error" || msg == "" || len(body) != 2 {
 					t.Fatalf("envelope %s", w.Body)
 				}
 			}

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -106,8 +107,14 @@ func TestCheckoutCreateRefused(t *testing.T) {
 	}
 }
 
-// v1Code is the code of /v1's error body.
+// v1Code is the code of /v1's error body, once the body is the contract's
+// 5xx envelope (the only kind these checks expect): type api_error, a param
+// (the field refused, or null) and a request_id.
 func v1Code(r resp) any {
 	e, _ := r.obj()["error"].(map[string]any)
+	_, hasParam := e["param"]
+	if e["type"] != "api_error" || !hasParam || e["request_id"] == nil {
+		return fmt.Sprintf("not the 5xx envelope: %s", r.Raw)
+	}
 	return e["code"]
 }

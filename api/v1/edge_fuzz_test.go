@@ -60,8 +60,12 @@ func wantEdgeAnswer(t *testing.T, r resp) {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	if r.Status >= 400 {
-		if e, _ := r.Body["error"].(map[string]any); e == nil || e["code"] == "" {
-			t.Fatalf("%d without the error envelope: %s", r.Status, r.Raw)
+		e, _ := r.Body["error"].(map[string]any)
+		code, _ := e["code"].(string)
+		typ, _ := e["type"].(string)
+		_, hasParam := e["param"]
+		if code == "" || typ == "" || !hasParam {
+			t.Fatalf("%d without the error envelope (type, code, param): %s", r.Status, r.Raw)
 		}
 	}
 }

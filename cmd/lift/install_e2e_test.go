@@ -246,13 +246,7 @@ func TestInstallLifecycle(t *testing.T) {
 			t.Fatalf("cleanup call %s seen %d times", op, h.fake.Calls(h.domain, op))
 		}
 	}
-	if r := h.do("GET", "/v1/experiments", token, ""); r.status != 401 {
-		t.Fatalf("token after uninstall: %d %s", r.status, r.raw)
-	}
-	if h.sealedToken() != nil {
-		t.Fatal("the platform token outlived the uninstall")
-	}
-	h.wantCatalog(shop.ID, 0)
+	h.wantUninstalled(t, token, shop.ID)
 
 	// The platform revoked its token; the merchant installs again.
 	h.fake.RevokeTokens(h.domain)
@@ -334,4 +328,16 @@ func TestShopsCreateInstalls(t *testing.T) {
 	if err := run(); err == nil || !strings.Contains(err.Error(), "already installed") {
 		t.Fatalf("second create = %v", err)
 	}
+}
+
+// wantUninstalled checks what an uninstall leaves: the shop's API token
+// refused as the contract says (401 invalid_token: a shop Lift can no longer
+// act for), no sealed platform token, an empty catalog mirror.
+func (h *installHarness) wantUninstalled(t *testing.T, token string, shopID int64) {
+	t.Helper()
+	wantError(t, h.do("GET", "/v1/experiments", token, ""), 401, "authentication_error", "invalid_token", nil)
+	if h.sealedToken() != nil {
+		t.Fatal("the platform token outlived the uninstall")
+	}
+	h.wantCatalog(shopID, 0)
 }

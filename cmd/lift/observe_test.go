@@ -80,9 +80,8 @@ func TestMetrics(t *testing.T) {
 	}
 	route := "/v1/experiments/:id"
 	was := requests(before, route, "GET", "404")
-	if r := s.do("GET", "/v1/experiments/00000000-0000-4000-8000-000000000000", read, ""); r.status != 404 {
-		t.Fatalf("GET unknown test = %d %s", r.status, r.raw)
-	}
+	wantError(t, s.do("GET", "/v1/experiments/00000000-0000-4000-8000-000000000000", read, ""), 404,
+		"not_found_error", "experiment_not_found", nil)
 	after := scrape(t, s)
 	if got := requests(after, route, "GET", "404"); got != was+1 {
 		t.Errorf("%s 404 counter went %v → %v, want +1", route, was, got)

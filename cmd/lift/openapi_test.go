@@ -61,7 +61,5 @@ func TestPublicOpenAPI(t *testing.T) {
 		}
 	}
 	// The /v1 copy still wants a token, as before.
-	if r := s.do("GET", "/v1/openapi.json", "", ""); r.status != 401 {
-		t.Errorf("GET /v1/openapi.json without a token = %d, want 401", r.status)
-	}
+	wantError(t, s.do("GET", "/v1/openapi.json", "", ""), 401, "authentication_error", "missing_token", nil)
 }

@@ -81,7 +81,10 @@ func TestOrdersAgreeAcrossResultsAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, read, _ := app.DB.CreateToken(ctx, shop.ID, experiment.ScopeRead)
+	_, read, err := app.DB.CreateToken(ctx, shop.ID, experiment.ScopeRead)
+	if err != nil {
+		t.Fatal(err)
+	}
 	started := time.Now().UTC().Add(-time.Minute)
 	tt := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "truth",
 		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
