@@ -1,6 +1,9 @@
 package experiment
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Step is where the contract's feature-availability table checks a shop.
 type Step string
@@ -59,7 +62,7 @@ func CheckEntitlements(shop *Shop, t *Test, step Step) error {
 				WithParam(f)
 		}
 	}
-	if billing && containsType(t.BundledTypes(), TypeShipping) && !CarrierCalculated(shop) {
+	if billing && slices.Contains(t.BundledTypes(), TypeShipping) && !CarrierCalculated(shop) {
 		return Errorf(KindForbidden, "carrier_service_required",
 			"Shipping tests need carrier-calculated shipping: a plan with it, an existing carrier service, or annual billing.")
 	}

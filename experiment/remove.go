@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // removeProducts takes the products ids out of t's price part in place and
@@ -11,7 +12,7 @@ import (
 // the catalog mirror; a priced variant the catalog no longer knows stays,
 // since nothing says which product it belonged to.
 func removeProducts(ctx context.Context, cat Catalog, t *Test, ids []string) (bool, error) {
-	if !containsType(t.BundledTypes(), TypePrice) {
+	if !slices.Contains(t.BundledTypes(), TypePrice) {
 		return false, Refuse("invalid_request", "productIds", "Only a price test has products to remove; this is a %s test.", t.Type)
 	}
 	var shared map[string]json.RawMessage

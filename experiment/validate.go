@@ -225,24 +225,6 @@ func (v *validator) groupStructure() {
 	}
 }
 
-func containsString(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
-}
-
-func containsType(xs []Type, x Type) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
-}
-
 // sortedKeys yields a map's keys in order, so findings come out deterministic.
 func sortedKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {

@@ -6,6 +6,7 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -90,7 +91,7 @@ func (v *validator) checkGroups() {
 				if gc.template != nil && gc.template.Template != "" {
 					n = 1
 					th, ok := v.cat.Themes[v.template.ThemeID]
-					if ok && !containsString(th.Templates, gc.template.Template) {
+					if ok && !slices.Contains(th.Templates, gc.template.Template) {
 						v.fail("template_not_found", p+".template", "Theme %s has no template %q.", th.Name, gc.template.Template)
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -71,20 +72,15 @@ func (v *validator) decodeShared() {
 		p := "shared." + string(k)
 		switch k {
 		case TypePrice:
-			v.price = &PriceShared{}
-			v.decodeInto(raw, v.price, p)
+			v.price = decodePart[PriceShared](v, raw, p)
 		case TypeShipping:
-			v.shipping = &ShippingShared{}
-			v.decodeInto(raw, v.shipping, p)
+			v.shipping = decodePart[ShippingShared](v, raw, p)
 		case TypeTheme:
-			v.theme = &ThemeShared{}
-			v.decodeInto(raw, v.theme, p)
+			v.theme = decodePart[ThemeShared](v, raw, p)
 		case TypeTemplate:
-			v.template = &TemplateShared{}
-			v.decodeInto(raw, v.template, p)
+			v.template = decodePart[TemplateShared](v, raw, p)
 		case TypeURLRedirect:
-			v.redirect = &URLRedirectShared{}
-			v.decodeInto(raw, v.redirect, p)
+			v.redirect = decodePart[URLRedirectShared](v, raw, p)
 		}
 	}
 }
@@ -102,7 +98,7 @@ func (v *validator) decodeGroups() {
 				continue
 			}
 			for k := range sortedKeys(m) {
-				if !containsType(bundled, Type(k)) {
+				if !slices.Contains(bundled, Type(k)) {
 					v.fail("invalid_request", base+"."+k, "%q is not a change type this test bundles (see shared).", k)
 					continue
 				}
@@ -123,26 +119,19 @@ func (v *validator) decodeGroups() {
 			p := gc.prefix[k]
 			switch k {
 			case TypePrice:
-				gc.price = &PriceContent{}
-				v.decodeInto(raw, gc.price, p)
+				gc.price = decodePart[PriceContent](v, raw, p)
 			case TypeShipping:
-				gc.shipping = &ShippingContent{}
-				v.decodeInto(raw, gc.shipping, p)
+				gc.shipping = decodePart[ShippingContent](v, raw, p)
 			case TypeTheme:
-				gc.theme = &ThemeContent{}
-				v.decodeInto(raw, gc.theme, p)
+				gc.theme = decodePart[ThemeContent](v, raw, p)
 			case TypeTemplate:
-				gc.template = &TemplateContent{}
-				v.decodeInto(raw, gc.template, p)
+				gc.template = decodePart[TemplateContent](v, raw, p)
 			case TypeURLRedirect:
-				gc.redirect = &URLRedirectContent{}
-				v.decodeInto(raw, gc.redirect, p)
+				gc.redirect = decodePart[URLRedirectContent](v, raw, p)
 			case TypeOffer:
-				gc.offer = &OfferContent{}
-				v.decodeInto(raw, gc.offer, p)
+				gc.offer = decodePart[OfferContent](v, raw, p)
 			case TypeVisualEditor:
-				gc.visual = &VisualEditorContent{}
-				v.decodeInto(raw, gc.visual, p)
+				gc.visual = decodePart[VisualEditorContent](v, raw, p)
 			}
 		}
 	}
@@ -237,4 +226,12 @@ func joinParam(base, rel string) string {
 		return rel
 	}
 	return base + "." + rel
+}
+
+// decodePart decodes one type's part of a test (its shared configuration or
+// a group's content) into a new T, findings under p.
+func decodePart[T any](v *validator, raw json.RawMessage, p string) *T {
+	x := new(T)
+	v.decodeInto(raw, x, p)
+	return x
 }

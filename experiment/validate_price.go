@@ -6,6 +6,7 @@ package experiment
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -50,7 +51,7 @@ func (v *validator) checkPriceShared(p *PriceShared) {
 			continue
 		}
 		for j, c := range m.Countries {
-			if !containsString(cm.Countries, c) {
+			if !slices.Contains(cm.Countries, c) {
 				v.fail("market_pricing_incomplete", fmt.Sprintf("%s.countries[%d]", param, j),
 					"Market %s does not sell to %q.", cm.Name, c)
 			}

@@ -182,19 +182,15 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	for _, d := range spec.Breakdown {
 		mq.Breakdown = append(mq.Breakdown, Dimension(d))
 	}
-	rows, set, err := s.cappedRows(ctx, mq)
-	if err != nil {
-		return nil, "", err
-	}
-	custom, err := s.cfg.Warehouse.CustomEvents(ctx, mq)
+	rows, custom, set, err := s.metricRows(ctx, mq)
 	if err != nil {
 		return nil, "", err
 	}
 	doc, err := queryDoc(spec, rows, custom, t, shop.Currency, now)
-	doc.Analysis = set.analysis(shop.Currency)
 	if err != nil {
 		return nil, "", err
 	}
+	doc.Analysis = set.analysis(shop.Currency)
 	body, err := json.Marshal(doc)
 	return body, "", err
 }

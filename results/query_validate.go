@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,7 +148,7 @@ func scopeToProducts(spec *QuerySpec, t *experiment.Test, req QueryRequest, prod
 	spec.ProductGroupID, spec.Products = id, ids
 	if req.ProductID != nil {
 		p := numericID(*req.ProductID)
-		if !contains(ids, p) {
+		if !slices.Contains(ids, p) {
 			return queryInvalid("invalid_request", "product_id", "Product %q is not in product group %q.", *req.ProductID, id)
 		}
 		spec.ProductID, spec.Products = *req.ProductID, []string{p}
@@ -215,15 +216,6 @@ func numericID(id string) string {
 		return id[i+1:]
 	}
 	return id
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // ProductGroupProducts resolves a test's product group to numeric product

@@ -103,7 +103,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	// its cells (sums over units add up).
 	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
-	deviceRows, custom, set, err := s.snapshotRows(ctx, q)
+	deviceRows, custom, set, err := s.metricRows(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -139,10 +139,10 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	return &Snapshot{ShopID: shop.ID, TestID: t.ID, ComputedAt: now, Final: final, Body: body, Summary: summary}, nil
 }
 
-// snapshotRows reads the snapshot's sums, capped at the default
-// winsorizing caps, and its custom events. The custom events run alongside
+// metricRows reads the sums of q (a snapshot's or a custom query's), capped
+// at the default winsorizing caps, and its custom events. The custom events run alongside
 // the caps and sums; each query is mostly single-threaded work.
-func (s *Service) snapshotRows(ctx context.Context, q MetricsQuery) ([]GroupRow, []CustomEventRow, settings, error) {
+func (s *Service) metricRows(ctx context.Context, q MetricsQuery) ([]GroupRow, []CustomEventRow, settings, error) {
 	var custom []CustomEventRow
 	var customErr error
 	done := make(chan struct{})

@@ -3,6 +3,7 @@ package experimenttest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func testCreate(t *testing.T, nb NewBackend) {
 		if got.ChecksPending != pending || x.ChecksPending != pending {
 			t.Fatalf("%s: checks pending = %v (read back %v), want %v", typ, x.ChecksPending, got.ChecksPending, pending)
 		}
-		if queued := contains(b.Queue.Checks(), x.ID); queued != pending {
+		if queued := slices.Contains(b.Queue.Checks(), x.ID); queued != pending {
 			t.Fatalf("%s: checks queued = %v, want %v", typ, queued, pending)
 		}
 		// What a create answers is what a later read returns (as JSON:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func testDuplicate(t *testing.T, nb NewBackend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !b.Get(t, out.Test.ID).ChecksPending || !contains(b.Queue.Checks(), out.Test.ID) {
+		if !b.Get(t, out.Test.ID).ChecksPending || !slices.Contains(b.Queue.Checks(), out.Test.ID) {
 			t.Fatal("a theme test's copy does not wait for its own checks")
 		}
 	})

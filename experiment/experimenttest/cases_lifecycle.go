@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,7 @@ func testLaunch(t *testing.T, nb NewBackend) {
 		if again.Test.Status != experiment.StatusActive || again.Test.FailureReason != "" || again.Test.StartedAt == nil {
 			t.Fatalf("relaunch = %+v", again.Test)
 		}
-		if !contains(b.Platform.Launches(), x.ID) {
+		if !slices.Contains(b.Platform.Launches(), x.ID) {
 			t.Fatal("the relaunch prepared nothing on the platform")
 		}
 	})
@@ -374,7 +375,7 @@ func testRunChecks(t *testing.T, nb NewBackend) {
 	if err := b.Service.RunChecks(ctx, b.Shop.ID, x.ID); err != nil {
 		t.Fatal(err)
 	}
-	if b.Get(t, x.ID).ChecksPending || !contains(b.Platform.Launches(), x.ID) {
+	if b.Get(t, x.ID).ChecksPending || !slices.Contains(b.Platform.Launches(), x.ID) {
 		t.Fatal("the checks did not run or did not clear the flag")
 	}
 	if r := b.Audit(t, b.Shop.ID)[0]; r.Action != "experiment.checks_done" || r.Actor != "worker" {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -174,7 +175,7 @@ func newer(a, b *experiment.Test) bool {
 }
 
 func matches(t *experiment.Test, f experiment.Filter) bool {
-	if len(f.Statuses) > 0 && !contains(f.Statuses, t.Status) || len(f.Types) > 0 && !contains(f.Types, t.Type) {
+	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, t.Status) || len(f.Types) > 0 && !slices.Contains(f.Types, t.Type) {
 		return false
 	}
 	if f.Scheduled != nil && *f.Scheduled != t.Scheduled() {
@@ -186,15 +187,6 @@ func matches(t *experiment.Test, f experiment.Filter) bool {
 		return false
 	}
 	return f.After == nil || newer(&experiment.Test{CreatedAt: f.After.CreatedAt, ID: f.After.ID}, t)
-}
-
-func contains[T comparable](xs []T, x T) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func findTest(tests map[int64]*experiment.Test, shopID, id int64) (*experiment.Test, error) {
