@@ -17,12 +17,8 @@ var openAPI []byte
 // OpenAPI returns the embedded document.
 func OpenAPI() []byte { return openAPI }
 
-// MountPublicOpenAPI serves the document at GET /openapi.json without a
-// token: it describes the API, holds no shop's data, and a client generator
-// or an assistant reads it before it has a token. /v1/openapi.json stays
-// as it was, behind the token.
-func MountPublicOpenAPI(r gin.IRouter) { r.GET("/openapi.json", serveOpenAPI) }
-
+// serveOpenAPI answers GET /v1/openapi.json (behind a token, as it always
+// was); the public document of every surface is package apidoc's.
 func serveOpenAPI(c *gin.Context) {
 	c.Data(http.StatusOK, "application/json; charset=utf-8", openAPI)
 }

@@ -62,8 +62,14 @@ func mountMCP(r *gin.Engine, v *v1.API) {
 	server := mcpserver.New(client, version())
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: v.MaxBodyBytes})
-	r.Any("/mcp", api.UseSurface(api.SurfaceV1), api.LimitBody(v.MaxBodyBytes), api.LimitUnauthenticated(v.Limiter),
-		api.Authenticate(v.Tokens), gin.WrapH(h))
+	// The methods streamable HTTP defines (POST messages, GET the stream,
+	// DELETE a session); any other falls through to the 404 every unknown
+	// route answers, as the API document says.
+	chain := []gin.HandlerFunc{api.UseSurface(api.SurfaceV1), api.LimitBody(v.MaxBodyBytes), api.LimitUnauthenticated(v.Limiter),
+		api.Authenticate(v.Tokens), gin.WrapH(h)}
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		r.Handle(m, "/mcp", chain...)
+	}
 }
 
 // inProcess is a RoundTripper that serves a request with a handler instead

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/liftab/lift/api"
+	"github.com/liftab/lift/api/apidoc"
 	"github.com/liftab/lift/api/session"
 	"github.com/liftab/lift/api/storefront"
 	v1 "github.com/liftab/lift/api/v1"
@@ -107,7 +108,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		v := a.v1()
 		v.Mount(r)
 		mountMCP(r, v)                // cmd/lift/mcp.go: the v1 operations as MCP tools
-		v1.MountPublicOpenAPI(r)      // GET /openapi.json, no token
+		apidoc.Mount(r)               // GET /openapi.json (every surface) and /docs, no token
 		a.sessionAPI().Mount(r)       // the admin panel's /api/experiments…
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
 		a.installAPI().Mount(r)       // cmd/lift/install.go
