@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 LIFT  := .lift/bin/lift
 
-.PHONY: run test bench stop build check fuzz
+.PHONY: run test bench stop build check fuzz docs-assets
 
 build:
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 (https://go.dev/dl) and retry"; exit 1; }
@@ -63,3 +63,9 @@ stop: build
 check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+
+# Re-copy the API reference renderer (GET /docs) from the Redoc version
+# api/apidoc/web pins; the copy is committed, so build and test need no npm.
+docs-assets:
+	cd api/apidoc/web && npm ci --ignore-scripts --legacy-peer-deps --no-audit --no-fund
+	cp api/apidoc/web/node_modules/redoc/bundles/redoc.standalone.js api/apidoc/web/node_modules/redoc/bundles/redoc.standalone.js.LICENSE.txt api/apidoc/assets/
