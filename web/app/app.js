@@ -158,6 +158,8 @@ const LiftApp = (() => {
   const fmt = {
     int: (n) => (n === null || n === undefined ? '–' : intFmt.format(n)),
     pct: (x, digits = 2) => (x === null || x === undefined ? '–' : (x * 100).toFixed(digits) + '%'),
+    // A chance is never shown as a certainty: 0.99996 is "> 99.9%".
+    prob: (p) => (p === null || p === undefined ? '–' : p >= 0.9995 ? '> 99.9%' : p <= 0.0005 ? '< 0.1%' : (p * 100).toFixed(1) + '%'),
     lift: (x) => (x === null || x === undefined ? '–' : (x > 0 ? '+' : '') + (x * 100).toFixed(1) + '%'),
     money(m) {
       if (!m || m.amount === undefined) return '–';
@@ -177,7 +179,7 @@ const LiftApp = (() => {
   // ---- views -------------------------------------------------------------
 
   function show(...nodes) {
-    main().replaceChildren(...nodes);
+    main().replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
   }
 
   function errorBox(err) {
@@ -187,7 +189,8 @@ const LiftApp = (() => {
   function signIn(message) {
     setToken(null);
     const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true });
-    const form = h('form', { id: 'signin', class: 'card signin' },
+    // POST, so that even without the script's handler a token never lands in a URL.
+    const form = h('form', { id: 'signin', class: 'card signin', method: 'post' },
       h('h1', {}, 'Sign in'),
       h('p', {}, 'Paste a Lift API token with read access (read_experiments). It stays in this browser tab and is sent only to this Lift server.'),
       h('label', { for: 'token' }, 'API token'),
@@ -288,5 +291,5 @@ const LiftApp = (() => {
     route();
   });
 
-  return { h, api, poll, fmt, badge, show, errorBox, failed, views, APIError, isCurrent: (gen) => gen === generation };
+  return { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, views, APIError, isCurrent: (gen) => gen === generation };
 })();

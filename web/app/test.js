@@ -6,7 +6,7 @@
 'use strict';
 
 (() => {
-  const { h, api, poll, fmt, badge, show, errorBox, failed, views, isCurrent } = LiftApp;
+  const { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, views, isCurrent } = LiftApp;
 
   // The metrics the snapshot compares with the control (contract §2.8).
   const METRICS = {
@@ -135,7 +135,7 @@
     const when = [t.started_at ? 'Started ' + fmt.date(t.started_at) : 'Not started', t.ended_at ? 'ended ' + fmt.date(t.ended_at) : null];
     return h('header', { class: 'test-head' },
       h('h1', { id: 'test-name' }, t.name),
-      h('p', { class: 'meta' }, badge(t.status, t.status), ' ', t.type.replace('_', ' '), ' · ', when.filter(Boolean).join(', ')),
+      h('p', { class: 'meta' }, badge(statusWords[t.status] || t.status, t.status), ' ', t.type.replace('_', ' '), ' · ', when.filter(Boolean).join(', ')),
       t.hypothesis ? h('p', { class: 'hypothesis' }, t.hypothesis) : null);
   }
 
@@ -150,7 +150,7 @@
       const vs = (r.test_groups.find((g) => g.test_group_index === win) || {}).vs_control || {};
       const p = vs[primary] && vs[primary].bayesian ? vs[primary].bayesian.prob_beat_control : null;
       [head, kind, detail] = ['Winner: ' + name(win), 'good',
-        name(win) + ' beats the control on ' + label + (p !== null ? ' with a ' + fmt.pct(p, 1) + ' chance.' : '.')];
+        name(win) + ' beats the control on ' + label + (p !== null ? ' with a ' + fmt.prob(p) + ' chance.' : '.')];
     } else if (r.outcome === 'inconclusive') {
       [head, kind, detail] = ['No winner yet', 'neutral', 'No group is clearly better on ' + label + ' so far.'];
     } else if (r.outcome === 'insufficient_data') {
@@ -218,7 +218,7 @@
       return h('tr', { dataset: { group: String(g.test_group_index) } }, label, val,
         cell(cols[2], h('span', { class: liftClass(vs.lift, f, spec) }, fmt.lift(vs.lift)), 'lift'),
         cell(cols[3], fmt.lift(b.credible_interval.lower) + ' to ' + fmt.lift(b.credible_interval.upper), 'credible_interval'),
-        cell(cols[4], fmt.pct(spec.lowerIsBetter ? 1 - b.prob_beat_control : b.prob_beat_control, 1), 'prob_beat_control'),
+        cell(cols[4], fmt.prob(spec.lowerIsBetter ? 1 - b.prob_beat_control : b.prob_beat_control), 'prob_beat_control'),
         cell(cols[5], f.p_value < 0.001 ? '< 0.001' : f.p_value.toFixed(3), 'p_value'),
         cell(cols[6], [h('span', { class: 'ci-text' }, fmt.lift(f.confidence_interval.lower) + ' to ' + fmt.lift(f.confidence_interval.upper)),
           intervalBar(f.confidence_interval, vs.lift, span, spec)], 'confidence_interval'));
@@ -296,6 +296,9 @@
     return (v) => fmt.money({ amount: v, currency });
   }
 
+  const DAY = 86400;
+  const dayLabel = (ts) => new Date(ts * 1000).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
   function drawChart(box, q, metric, name) {
     const c = cumulate(q, metric);
     if (box._plot) box._plot.destroy();
@@ -312,10 +315,12 @@
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
       scales: { x: { time: true } },
       cursor: { drag: { x: false, y: false } },
-      series: [{ label: 'Day', value: (u, v) => (v === null || v === undefined ? '–' : new Date(v * 1e3).toISOString().slice(0, 10)) }]
+      series: [{ label: 'Day', value: (u, v) => (v === null || v === undefined ? '–' : dayLabel(v)) }]
         .concat(c.groups.map((g, i) => ({ label: name(g), stroke: COLORS[g % COLORS.length], width: 2,
           points: { show: c.xs.length < 40, size: 6 }, value: (u, v) => (v === null || v === undefined ? '–' : f(v)) }))),
-      axes: [{ stroke: '#475569' }, { stroke: '#475569', size: 70, values: (u, vals) => vals.map(f) }],
+      // Ticks on whole days: the series has one point a day.
+      axes: [{ stroke: '#475569', incrs: [DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY], values: (u, vals) => vals.map(dayLabel) },
+        { stroke: '#475569', size: 70, values: (u, vals) => vals.map(f) }],
     });
     box._plot = new uPlot(opts, [c.xs, ...c.ys], box);
     box._resize = new ResizeObserver(() => box._plot.setSize(size()));
