@@ -267,10 +267,11 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Banner", Split: 50}},
 		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
 	lifttest.PutTest(t, s.app.DB, tt)
-	lifttest.PutTest(t, s.app.DB, &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusDraft,
+	draft := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusDraft,
 		Name: "Next idea", TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
 		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-		CreatedAt: started, UpdatedAt: started})
+		CreatedAt: started, UpdatedAt: started}
+	lifttest.PutTest(t, s.app.DB, draft)
 	resultsAppPlant(t, s.app.Warehouse, shop.ID, tt.ID, started, 4, 200, []float64{0.03, 0.12}, 60)
 	if err := s.app.results().TakeSnapshot(ctx, shop.ID, tt.ID, false); err != nil {
 		t.Fatal(err)
@@ -304,6 +305,15 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#chart[data-state="drawn"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#breakdown[data-state="ready"]`)))
 	resultsAppCompare(t, api, resultsAppRun(t, b, "read the page", chromedp.Evaluate[resultsAppDOM](resultsAppReadDOM)))
+	// The chart cumulates the daily rows of a custom query by date: its
+	// last point is the whole run, so it must land on the snapshot's rate.
+	last := resultsAppRun(t, b, "read the chart's series", chromedp.Evaluate[[]float64](
+		`document.getElementById('chart')._plot.data.slice(1).map((s) => s[s.length - 1])`))
+	for i, g := range api.TestGroups {
+		if i >= len(last) || math.Abs(last[i]-g.ConversionRate) > 1e-9 {
+			t.Errorf("the chart ends at %v for group %d, the results' conversion is %v", last, g.Index, g.ConversionRate)
+		}
+	}
 
 	b.do(t, "desktop width", chromedp.EmulateViewport(1280, 800))
 	resultsAppScreenshot(t, b, "results-app-desktop.png")
@@ -322,6 +332,15 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 	if painted := resultsAppRun(t, b, "count painted pixels", chromedp.Evaluate[int](resultsAppPainted)); painted < 500 || chartWidth < 200 {
 		t.Errorf("at 390 px the chart is %d px wide with %d painted pixels", chartWidth, painted)
 	}
+
+	t.Run("DraftSaysWhy", func(t *testing.T) {
+		b.do(t, "open the draft", chromedp.Navigate(s.url+"/app/#/tests/"+strconv.FormatInt(draft.ID, 10)),
+			chromedp.WaitVisible(chromedp.CSS(`main .error`)))
+		if msg := resultsAppRun(t, b, "read the error", chromedp.Text(chromedp.CSS(`main .error`))); !strings.Contains(msg, "this test has not started") {
+			t.Errorf("a draft's page says %q; want the 422 results_not_available in plain words", msg)
+		}
+		b.do(t, "back to the test", chromedp.Navigate(s.url+"/app/#/tests/"+exp), chromedp.WaitVisible(chromedp.ID("export")))
+	})
 
 	t.Run("Export", func(t *testing.T) {
 		b.do(t, "export", chromedp.Click(chromedp.ID("export")), chromedp.WaitVisible(chromedp.ID("download")))
