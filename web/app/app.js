@@ -139,12 +139,13 @@ const LiftApp = (() => {
 
   // poll reads path until done(data) or the time runs out, waiting a little
   // longer each time: custom queries and exports are computed by a worker.
+  // With gen, it gives up (answering null) once the page has moved on.
   async function poll(path, done, gen) {
     let wait = 500;
     const until = Date.now() + 120000;
     for (;;) {
       const { data } = await api('GET', path);
-      if (gen !== generation) return null;
+      if (gen !== undefined && gen !== generation) return null;
       if (done(data)) return data;
       if (Date.now() > until) throw new APIError(0, 'timeout', 'This is taking longer than usual. Try again in a few minutes.');
       await new Promise((r) => setTimeout(r, wait));

@@ -31,24 +31,28 @@
   };
   const COLORS = ['#64748b', '#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed'];
 
-  // Custom queries already answered in this tab, by test and body: switching
-  // breakdowns back and forth does not spend the query budget again.
+  // Custom queries asked in this tab, by test and body, for ten minutes:
+  // switching breakdowns back and forth does not spend the query budget
+  // again, and a tab left open still gets fresh figures later.
   const queries = new Map();
+  const KEEP_MS = 10 * 60 * 1000;
 
-  function runQuery(id, body, gen) {
+  // runQuery's answer is shared by every view that asks, so it polls to the
+  // end even when the page that started it has moved on.
+  function runQuery(id, body) {
     const key = id + ' ' + JSON.stringify(body);
-    if (!queries.has(key)) {
-      const p = (async () => {
-        const { data } = await api('POST', '/experiments/' + id + '/results', body);
-        const done = await poll('/experiments/' + id + '/results/' + encodeURIComponent(data.id),
-          (q) => q.status !== 'pending', gen);
-        if (done && done.status === 'failed') throw new LiftApp.APIError(0, 'query_failed', done.failure_reason || 'This query could not be computed.');
-        return done;
-      })();
-      queries.set(key, p);
-      p.then((d) => { if (!d) queries.delete(key); }, () => queries.delete(key));
-    }
-    return queries.get(key);
+    const kept = queries.get(key);
+    if (kept && Date.now() - kept.at < KEEP_MS) return kept.p;
+    const p = (async () => {
+      const { data } = await api('POST', '/experiments/' + id + '/results', body);
+      const done = await poll('/experiments/' + id + '/results/' + encodeURIComponent(data.id),
+        (q) => q.status !== 'pending');
+      if (done.status === 'failed') throw new LiftApp.APIError(0, 'query_failed', done.failure_reason || 'This query could not be computed.');
+      return done;
+    })();
+    queries.set(key, { p, at: Date.now() });
+    p.catch(() => queries.delete(key)); // a failure is not kept: the next view asks again
+    return p;
   }
 
   function value(kind, v) {
@@ -123,8 +127,8 @@
         breakdownBox),
       exportSection(id, gen));
 
-    runQuery(id, { breakdown: ['date'] }, gen).then((q) => {
-      if (!q || !isCurrent(gen)) return;
+    runQuery(id, { breakdown: ['date'] }).then((q) => {
+      if (!isCurrent(gen)) return;
       daily = q;
       drawChart(chartBox, daily, chartMetric, name);
     }, (err) => isCurrent(gen) && chartBox.replaceChildren(errorBox(err)));
@@ -335,8 +339,8 @@
     box.replaceChildren(h('p', { class: 'muted' }, 'Computing the breakdown by ' + DIMENSIONS[dim].toLowerCase() + '…'));
     box.dataset.state = 'loading';
     try {
-      const q = await runQuery(id, { breakdown: [dim] }, gen);
-      if (!q || !isCurrent(gen) || document.getElementById('dimension').value !== dim) return;
+      const q = await runQuery(id, { breakdown: [dim] });
+      if (!isCurrent(gen) || document.getElementById('dimension').value !== dim) return;
       box.replaceChildren(breakdownTable(q, dim, name));
       box.dataset.state = 'ready';
       box.dataset.dimension = dim;
