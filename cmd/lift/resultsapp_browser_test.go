@@ -168,6 +168,7 @@ type resultsAppSnapshot struct {
 		Orders         int64            `json:"orders"`
 		ConversionRate float64          `json:"conversion_rate"`
 		Revenue        experiment.Money `json:"revenue"`
+		RPV            experiment.Money `json:"revenue_per_visitor"`
 		VsControl      map[string]*struct {
 			Lift     *float64 `json:"lift"`
 			Bayesian *struct {
@@ -332,6 +333,46 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 	if painted := resultsAppRun(t, b, "count painted pixels", chromedp.Evaluate[int](resultsAppPainted)); painted < 500 || chartWidth < 200 {
 		t.Errorf("at 390 px the chart is %d px wide with %d painted pixels", chartWidth, painted)
 	}
+
+	t.Run("Pickers", func(t *testing.T) {
+		pick := func(id, value string) chromedp.Action[chromedp.Void] {
+			return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+				`(() => { const s = document.getElementById(%q); s.value = %q; s.dispatchEvent(new Event('change')); })()`, id, value))
+		}
+		// The comparison on another metric: the API's lift of revenue per visitor.
+		b.do(t, "compare on revenue per visitor", pick("metric", "revenue_per_visitor"))
+		for _, g := range api.TestGroups[1:] {
+			vs := g.VsControl["revenue_per_visitor"]
+			if vs == nil || vs.Lift == nil {
+				t.Fatalf("group %d: the API has no revenue-per-visitor lift (%+v)", g.Index, vs)
+			}
+			shown := resultsAppRun(t, b, "read the lift", chromedp.Text(chromedp.CSS(fmt.Sprintf(`#comparison tr[data-group="%d"] [data-metric=lift]`, g.Index))))
+			near(t, fmt.Sprintf("group %d revenue per visitor lift", g.Index), shown, *vs.Lift*100, 0.05)
+		}
+		// The chart of revenue per visitor ends on the snapshot's (its
+		// revenue is summed from rows in cents, so to the cent).
+		b.do(t, "chart revenue per visitor", pick("chart-metric", "revenue_per_visitor"), chromedp.WaitVisible(chromedp.CSS(`#chart[data-state="drawn"]`)))
+		last := resultsAppRun(t, b, "read the chart's series", chromedp.Evaluate[[]float64](
+			`document.getElementById('chart')._plot.data.slice(1).map((s) => s[s.length - 1])`))
+		for i, g := range api.TestGroups {
+			if rpv, _ := strconv.ParseFloat(g.RPV.Amount, 64); i >= len(last) || math.Abs(last[i]-rpv) > 0.005+1e-9 {
+				t.Errorf("the revenue-per-visitor chart ends at %v for group %d, the results say %s", last, g.Index, g.RPV.Amount)
+			}
+		}
+		// Another breakdown: a second custom query, every visitor in the US.
+		b.do(t, "break down by country", pick("dimension", "country"),
+			chromedp.WaitVisible(chromedp.CSS(`#breakdown[data-state="ready"][data-dimension="country"]`)))
+		rows := resultsAppRun(t, b, "read the breakdown", chromedp.Evaluate[resultsAppDOM](resultsAppReadDOM)).Breakdown
+		if len(rows) != len(api.TestGroups) {
+			t.Fatalf("country breakdown rows %+v, want one per group (every planted visitor is in the US)", rows)
+		}
+		for i, r := range rows {
+			if r.Value != "US" || r.Group != api.TestGroups[i].Index {
+				t.Errorf("country row %+v", r)
+			}
+			near(t, "country row visitors", r.Visitors, float64(api.TestGroups[i].SampleSize), 0)
+		}
+	})
 
 	t.Run("DraftSaysWhy", func(t *testing.T) {
 		b.do(t, "open the draft", chromedp.Navigate(s.url+"/app/#/tests/"+strconv.FormatInt(draft.ID, 10)),
