@@ -326,6 +326,8 @@
       axes: [{ stroke: '#475569', incrs: [DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY], values: (u, vals) => vals.map(dayLabel) },
         { stroke: '#475569', size: 70, values: (u, vals) => vals.map(f) }],
     });
+    // The legend starts on the last day (the whole run so far), not on dashes.
+    opts.hooks = { ready: [(u) => u.setLegend({ idx: c.xs.length - 1 })] };
     box._plot = new uPlot(opts, [c.xs, ...c.ys], box);
     box._resize = new ResizeObserver(() => box._plot.setSize(size()));
     box._resize.observe(box);
