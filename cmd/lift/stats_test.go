@@ -116,3 +116,41 @@ func TestStatsSimulate(t *testing.T) {
 		t.Errorf("--kind count: err = %v, want invalid request", err)
 	}
 }
+
+func TestStatsSimulateSuite(t *testing.T) {
+	t.Parallel()
+	args := []string{"simulate", "--runs", "30", "--visitors", "1000", "--conversion", "0.1", "--days", "5", "--seed", "3"}
+	out, err := execStatsArgs(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatalf("lift stats simulate: %v\n%s", err, out)
+	}
+	var got stats.Report
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not a report: %v\n%s", err, out)
+	}
+	want, err := stats.SimulateReport(stats.ReportConfig{Visitors: 1000, Runs: 30, Conversion: 0.1, Days: 5,
+		PowerLift: 0.1, Method: stats.RelativeFieller, Level: 0.95, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the flags did not reach the suite (-want +got):\n%s", diff)
+	}
+	table, err := execStatsArgs(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"conversion           -  -",
+		"revenue per visitor  2  0.99",
+		"average order value  2  off",
+		"fixed-horizon Welch                    daily          " + withSE(want.Peeking.FixedPeeked),
+		"always-valid sequential (tuning 2000)  daily          " + withSE(want.Peeking.SequentialPeeked),
+		withSE(want.Power.Significant) + "  " + percent(want.NormalPower),
+	} {
+		// Column widths depend on the numbers: compare words.
+		if !strings.Contains(strings.Join(strings.Fields(table), " "), strings.Join(strings.Fields(line), " ")) {
+			t.Errorf("table lacks %q:\n%s", line, table)
+		}
+	}
+}
