@@ -20,21 +20,72 @@ func init() { rootCmd.AddCommand(newStatsCmd()) }
 // analysis can be checked or reproduced without the service. The request and
 // response schema are documented in stats/README.md.
 func newStatsCmd() *cobra.Command {
+	var caseName string
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Compare test groups from sufficient statistics (JSON request on stdin, JSON analysis on stdout)",
 		Long: `Reads one analysis request (metric kind, per-group sufficient statistics,
 levels, options) as JSON on stdin and writes the comparison of every variant
 with the control as indented JSON on stdout. A malformed request is reported
-on stderr with exit status 1. See stats/README.md for the schema.`,
-		Example: `  echo '{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}]}' | lift stats`,
-		Args:    cobra.NoArgs,
+on stderr with exit status 1. See stats/README.md for the schema.
+
+--case NAME reproduces a published reference case of GrowthBook's or
+PostHog's test suite instead: it prints the source, the request (which can be
+piped back into lift stats) and each published value beside the engine's,
+and fails when one disagrees. --case list names them.`,
+		Example: `  echo '{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}]}' | lift stats
+  lift stats --case posthog-ratio-relative`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if caseName != "" {
+				return runStatsCase(cmd.OutOrStdout(), caseName)
+			}
 			return runStats(cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().StringVar(&caseName, "case", "", "reproduce a published reference case (list: name them all)")
 	cmd.AddCommand(newStatsSimulateCmd())
 	return cmd
+}
+
+// runStatsCase prints one reference case, or all their names, and fails
+// when the engine disagrees with a published value.
+func runStatsCase(out io.Writer, name string) error {
+	if name == "list" {
+		for _, c := range stats.ReferenceCases() {
+			fmt.Fprintf(out, "%s\t%s\n", c.Name, c.Source)
+		}
+		return nil
+	}
+	c, ok := stats.FindReferenceCase(name)
+	if !ok {
+		return fmt.Errorf("stats: %w: no reference case %q (lift stats --case list names them)", stats.ErrInvalidRequest, name)
+	}
+	_, checks, err := c.Check()
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
+	req, err := json.Marshal(c.Request)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "case:    %s\nsource:  %s\nnote:    %s\nrequest: %s\n\n", c.Name, c.Source, c.Note, req)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "field\tpublished\tlift stats\tplaces\tagree")
+	bad := 0
+	for _, k := range checks {
+		fmt.Fprintf(tw, "%s\t%v\t%.9f\t%d\t%s\n", k.Field, k.Value, k.Got, k.Places, map[bool]string{true: "yes", false: "NO"}[k.Agree])
+		if !k.Agree {
+			bad++
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return fmt.Errorf("stats: case %s: %d of %d published values not reproduced", c.Name, bad, len(checks))
+	}
+	return nil
 }
 
 func runStats(in io.Reader, out io.Writer) error {

@@ -154,3 +154,43 @@ func TestStatsSimulateSuite(t *testing.T) {
 		}
 	}
 }
+
+func TestStatsCase(t *testing.T) {
+	t.Parallel()
+	for _, c := range stats.ReferenceCases() {
+		out, err := execStatsArgs(t, "--case", c.Name)
+		if err != nil {
+			t.Errorf("lift stats --case %s: %v\n%s", c.Name, err, out)
+			continue
+		}
+		if strings.Contains(out, " NO\n") || strings.Count(out, " yes\n") != len(c.Want) || !strings.Contains(out, c.Source) {
+			t.Errorf("lift stats --case %s:\n%s", c.Name, out)
+		}
+	}
+	// The printed request is what lift stats reads: piped back, it gives
+	// the published lift.
+	out, err := execStatsArgs(t, "--case", "posthog-ratio-relative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, req, _ := strings.Cut(out, "request: ")
+	req, _, _ = strings.Cut(req, "\n")
+	analysis, err := execStats(t, req)
+	if err != nil {
+		t.Fatalf("piped request: %v", err)
+	}
+	var got stats.Analysis
+	if err := json.Unmarshal([]byte(analysis), &got); err != nil || got.Comparisons[0].Lift == nil {
+		t.Fatalf("piped request: %v\n%s", err, analysis)
+	}
+	if lift := *got.Comparisons[0].Lift; lift < 0.0413325 || lift > 0.0413335 {
+		t.Errorf("piped request: lift %v, published 0.041333", lift)
+	}
+	list, err := execStatsArgs(t, "--case", "list")
+	if err != nil || strings.Count(list, "\n") != len(stats.ReferenceCases()) {
+		t.Errorf("--case list: %v\n%s", err, list)
+	}
+	if _, err := execStatsArgs(t, "--case", "nonesuch"); !errors.Is(err, stats.ErrInvalidRequest) {
+		t.Errorf("--case nonesuch: err = %v", err)
+	}
+}
