@@ -128,25 +128,13 @@ func newStatsSimulateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Simulate A/A and planted-lift tests: false positives per direction, daily peeking, power",
-		Long: `Draws --runs tests of --visitors visitors a group: each visitor buys with
-probability --conversion, orders are lognormal with mean 50 and σ --sigma
-(ratio metrics: a buyer orders again with probability 0.2). Each test is
-analysed by the engine from its sufficient statistics.
-
-Without --kind it prints the calibration suite: A/A false-positive rates,
-overall and per direction (losses, wins), beside the nominal α and α/2 with
-the Monte Carlo standard error, for conversion, revenue per visitor and
-average order value at σ = 1 and 2, raw and winsorized at the 99th
-percentile among buyers; the A/A conversion test looked at daily over --days
-days, fixed-horizon and sequential; and power at a planted --power-lift
-relative conversion lift beside normal theory. --sigma, --lift and
---winsorize do not apply to it.
-
-With --kind proportion, mean, ratio or all it prints one row per kind for the
-given --sigma, --lift (on the conversion rate for proportions, on order
-values otherwise; 0 is A/A) and --winsorize (0 = off), with Wilson 95%
-intervals. Every run has its own seeded generator: the output depends only
-on the flags, not on the number of CPUs.`,
+		Long: `Draws --runs tests of --visitors visitors a group (buy with probability
+--conversion; lognormal orders of mean 50 and σ --sigma) and analyses each.
+Without --kind: the calibration suite (A/A false positives per metric and
+direction with Monte Carlo errors, raw and winsorized; daily peeking over
+--days, fixed vs sequential; power at --power-lift vs normal theory). With
+--kind: one row per kind for --sigma, --lift, --winsorize. Seeded per run:
+the output depends on the flags only. Details: stats/README.md.`,
 		Example: `  lift stats simulate
   lift stats simulate --kind mean --sigma 2 --winsorize 0 --runs 20000`,
 		Args: cobra.NoArgs,
