@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -95,5 +96,24 @@ func TestAnalysisValueRejectsUnknownFields(t *testing.T) {
 		if _, err := a.Value(field); err == nil {
 			t.Errorf("Value(%q) did not fail", field)
 		}
+	}
+}
+
+// TestGrowthBookRatioCaseIsImpossible: gbstats' only ratio-metric case with
+// bare sums (growthbook/growthbook@8f1db4456915a8e7b7faf23d5632ca7219d2f469
+// packages/stats/tests/test_gbstats.py RATIO_STATISTICS_DF, asserted by
+// test_get_metric_dfs_frequentist_ratio: p 0.610663339) cannot be
+// reproduced: its denominator sums have Σd² < (Σd)²/n (810 < 510²/100), a
+// negative variance no data set has, and the engine refuses such requests
+// rather than compute on them. The ratio case reproduced is PostHog's.
+func TestGrowthBookRatioCaseIsImpossible(t *testing.T) {
+	t.Parallel()
+	req := AnalysisRequest{MetricKind: KindRatio, Options: Options{RelativeMethod: RelativeDelta}, Groups: []GroupStats{
+		{N: 100, Sum: 270, SumSquares: 848.79, DenominatorSum: 510, DenominatorSumSquares: 810, CrossSum: -900},
+		{N: 120, Sum: 300, SumSquares: 869, DenominatorSum: 500, DenominatorSumSquares: 800, CrossSum: -905},
+	}}
+	_, err := Analyze(req)
+	if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), "denominator_sum_squares 810 is less than denominator_sum²/n") {
+		t.Errorf("err = %v", err)
 	}
 }
