@@ -98,6 +98,9 @@ func ReferenceCases() []ReferenceCase {
 	// [0.3, 0.5, 0.9, 22]: Σ 11, Σ² 39; Σ 23.7, Σ² 485.15; Σpost·pre 71.6.
 	gbTheta := cupedGroup(4, 11, 39, 23.7, 485.15, 71.6)
 	withCUPED := func(r AnalysisRequest) AnalysisRequest { r.Options.CUPED = true; return r }
+	gbSeqCUPED := withCUPED(delta(KindMean, cupedGroup(3000, 1396.87, 52377.9767, 16.87, 527.9767, 1),
+		cupedGroup(3461, 2422.7, 134698.29, 22.7, 1348.29, 1)))
+	gbSeqCUPED.Options.Sequential = &Sequential{TuningParameter: DefaultTuningParameter}
 	return []ReferenceCase{
 		{Name: "growthbook-mean-relative", Source: gbFrequentist + "TestTwoSidedTTest.test_two_sided_ttest", Note: noteDelta,
 			Request: delta(KindMean, gbMeanA, gbMeanB),
@@ -128,6 +131,11 @@ func ReferenceCases() []ReferenceCase {
 			Note:    noteCUPED + "; the two groups are the same arrays, so only theta is asserted",
 			Request: withCUPED(delta(KindMean, gbTheta, gbTheta)),
 			Want:    want(5, "cuped_theta", 0.01864)},
+		{Name: "growthbook-sequential-cuped", Source: gbFrequentist + "TestSequentialTTest.test_sequential_test_runs_ra",
+			Note: noteCUPED + ". Only the lift is asserted here: the source's interval (-0.50969, 1.51646) uses gbstats' " +
+				"relative CUPED variance (unadjusted treatment mean in the control term), PostHog's form gives (-0.50975, 1.51652)",
+			Request: gbSeqCUPED,
+			Want:    want(5, "lift", 0.50338, "p_value", 1.0)},
 		{Name: "posthog-mean-relative", Source: phFrequentist + "TestTwoSidedTTest.test_two_sided_ttest_with_sample_mean", Note: noteDelta,
 			Request: delta(KindMean, meanGroup(2507, 1196.87, 37377.9767), meanGroup(2461, 1922.7, 94698.29)),
 			Want:    want(4, "lift", 0.63646, "ci.lower", -0.0875, "ci.upper", 1.36048, "p_value", 0.08487)},
