@@ -41,6 +41,9 @@ type Report struct {
 	// normal theory expects of it.
 	Power       SimulationResult `json:"power"`
 	NormalPower float64          `json:"normal_power"`
+	// PeekingPower is the daily-peeked test at the planted lift: what the
+	// sequential test's safety costs in power.
+	PeekingPower PeekingResult `json:"peeking_power"`
 }
 
 // SimulateReport runs the calibration suite. Each row has its own seed
@@ -79,6 +82,11 @@ func SimulateReport(cfg ReportConfig) (Report, error) {
 		return Report{}, err
 	}
 	r.NormalPower = NormalPower(cfg.Conversion, cfg.PowerLift, cfg.Visitors, cfg.Level)
+	r.PeekingPower, err = SimulatePeeking(PeekingConfig{Visitors: cfg.Visitors, Days: cfg.Days, Runs: cfg.Runs,
+		Conversion: cfg.Conversion, Lift: cfg.PowerLift, Level: cfg.Level, Seed: cfg.Seed + 300, Workers: cfg.Workers})
+	if err != nil {
+		return Report{}, err
+	}
 	return r, nil
 }
 

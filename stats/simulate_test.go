@@ -189,7 +189,12 @@ func TestSimulateReport(t *testing.T) {
 			t.Errorf("not an A/A row of 20 runs: %+v", row)
 		}
 	}
-	if r.Peeking.Config.Days != 7 || r.Power.Config.Lift != 0.1 || r.NormalPower != NormalPower(0.1, 0.1, 1000, 0.95) {
+	if r.Peeking.Config.Days != 7 || r.Peeking.Config.Lift != 0 || r.Power.Config.Lift != 0.1 || r.NormalPower != NormalPower(0.1, 0.1, 1000, 0.95) {
 		t.Errorf("peeking %+v, power %+v, normal %v", r.Peeking.Config, r.Power.Config, r.NormalPower)
+	}
+	// The peeked power run sees the same lift; on its last day it is the
+	// fixed test at full size, so it cannot find more than the daily looks.
+	if p := r.PeekingPower; p.Config.Lift != 0.1 || p.Config.Days != 7 || p.FixedFinal.Count > p.FixedPeeked.Count {
+		t.Errorf("peeking power %+v", p)
 	}
 }

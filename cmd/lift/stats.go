@@ -284,6 +284,11 @@ func printReportPower(out io.Writer, r stats.Report) {
 	fmt.Fprintf(tw, "%s\t%s\t%+.2f pts\t%s\n", withSE(r.Power.Significant), percent(r.NormalPower),
 		100*(r.Power.Significant.Rate-r.NormalPower), fmt.Sprintf("±%.0f pts: %s", 100*stats.TargetPowerTolerance, verdictWord(r.PowerWithinTarget())))
 	tw.Flush()
+	p := r.PeekingPower
+	fmt.Fprintf(out, "\nthe same lift looked at daily (%d looks; significant at any look, or at the last):\n", p.Config.Days)
+	fmt.Fprintf(out, "  always-valid sequential: %s daily, %s at the last look only\n", withSE(p.SequentialPeeked), withSE(p.SequentialFinal))
+	fmt.Fprintf(out, "  fixed-horizon Welch:     %s daily (not valid: its A/A rate is above), %s at the last look\n",
+		withSE(p.FixedPeeked), withSE(p.FixedFinal))
 }
 
 func withSE(r stats.Rate) string { return fmt.Sprintf("%.2f%% ± %.2f", 100*r.Rate, 100*r.StdErr) }
