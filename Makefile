@@ -4,6 +4,7 @@ GO    ?= go
 LIFT  := .lift/bin/lift
 
 .PHONY: run test bench stop build check fuzz docs-assets
+.PHONY: run test bench stop build check fuzz app-assets
 
 build:
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 (https://go.dev/dl) and retry"; exit 1; }
@@ -69,3 +70,20 @@ check:
 docs-assets:
 	cd api/apidoc/web && npm ci --ignore-scripts --legacy-peer-deps --no-audit --no-fund
 	cp api/apidoc/web/node_modules/redoc/bundles/redoc.standalone.js api/apidoc/web/node_modules/redoc/bundles/redoc.standalone.js.LICENSE.txt api/apidoc/assets/
+# The results app's chart library (web/app): install exactly what
+# web/app/package-lock.json pins, in a scratch directory, and copy its built
+# files into web/app/vendor/ with a MANIFEST (version, sha256 of each file).
+# vendor/ is committed and embedded in the binary, so run and test need no
+# npm; run this only after changing web/app/package.json.
+APP_VENDOR := web/app/vendor
+app-assets:
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js and npm, then retry"; exit 1; }
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	cp web/app/package.json web/app/package-lock.json "$$tmp"/ && \
+	(cd "$$tmp" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) && \
+	mkdir -p $(APP_VENDOR) && \
+	cp "$$tmp"/node_modules/uplot/dist/uPlot.iife.min.js "$$tmp"/node_modules/uplot/dist/uPlot.min.css $(APP_VENDOR)/ && \
+	cp "$$tmp"/node_modules/uplot/LICENSE $(APP_VENDOR)/uPlot.LICENSE && \
+	version=$$(node -p 'require(process.argv[1]).version' "$$tmp"/node_modules/uplot/package.json) && \
+	{ echo "uplot $$version"; (cd $(APP_VENDOR) && sha256sum uPlot.iife.min.js uPlot.min.css uPlot.LICENSE); } > $(APP_VENDOR)/MANIFEST.tmp && \
+	mv $(APP_VENDOR)/MANIFEST.tmp $(APP_VENDOR)/MANIFEST && cat $(APP_VENDOR)/MANIFEST

@@ -10,6 +10,9 @@ type Analysis struct {
 	ControlIndex  int        `json:"control_index"`
 	// Settings echo the levels and options applied, defaults filled in.
 	Settings Settings `json:"analysis"`
+	// CUPEDTheta is the regression coefficient θ CUPED applied; present
+	// only with Options.CUPED.
+	CUPEDTheta *float64 `json:"cuped_theta,omitempty"`
 	// Groups describe each group as analysed (capped values when winsorized).
 	Groups []GroupSummary `json:"groups"`
 	// Comparisons hold one entry per variant, in test group order.
@@ -44,7 +47,7 @@ func Analyze(req AnalysisRequest) (Analysis, error) {
 	if err := req.Validate(); err != nil {
 		return Analysis{}, err
 	}
-	summaries, problems := summarizeAll(req)
+	summaries, problems, theta := summarizeAll(req)
 	a := Analysis{
 		MetricKind:    req.MetricKind,
 		LowerIsBetter: req.LowerIsBetter,
@@ -54,6 +57,7 @@ func Analyze(req AnalysisRequest) (Analysis, error) {
 			CredibleIntervalLevel: req.CredibleIntervalLevel,
 			Options:               req.Options,
 		},
+		CUPEDTheta:  theta,
 		Groups:      groupSummaries(req.Groups, summaries, problems),
 		Comparisons: compareAll(req, summaries, problems),
 	}
@@ -70,21 +74,25 @@ func Analyze(req AnalysisRequest) (Analysis, error) {
 	return a, nil
 }
 
-func summarizeAll(req AnalysisRequest) ([]summary, []*notComputable) {
+func summarizeAll(req AnalysisRequest) ([]summary, []*notComputable, *float64) {
 	summaries := make([]summary, len(req.Groups))
 	problems := make([]*notComputable, len(req.Groups))
 	for i, g := range req.Groups {
 		summaries[i], problems[i] = summarize(req.MetricKind, g, g.Winsorized)
 	}
-	if req.Options.CUPED {
-		fit := cupedFit(req.Groups)
-		for i, g := range req.Groups {
-			if problems[i] == nil {
-				summaries[i] = fit.apply(summaries[i], g)
-			}
+	if !req.Options.CUPED {
+		return summaries, problems, nil
+	}
+	fit := cupedFit(req.Groups)
+	if req.Options.RelativeMethod == RelativeDelta {
+		fit = cupedFitJoint(req.Groups)
+	}
+	for i, g := range req.Groups {
+		if problems[i] == nil {
+			summaries[i] = fit.apply(summaries[i], g)
 		}
 	}
-	return summaries, problems
+	return summaries, problems, &fit.theta
 }
 
 func groupSummaries(groups []GroupStats, summaries []summary, problems []*notComputable) []GroupSummary {

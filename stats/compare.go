@@ -111,18 +111,21 @@ func compareDelta(ctl, trt summary, set settings) (Comparison, *notComputable) {
 }
 
 // effects are the relative lift (B − A)/A and the difference B − A, with
-// their delta-method and Welch variances (DESIGN §8).
+// their delta-method and Welch variances (DESIGN §8). The lift divides by
+// the control's base, its mean except under CUPED (cupedFitJoint), where
+// the variance keeps the published libraries' form
+// s²_B/(n_B·base²) + s²_A·m_B²/(n_A·base⁴).
 func effects(ctl, trt summary) (rel, abs effect, nc *notComputable) {
 	switch {
-	case ctl.mean == 0:
+	case ctl.base == 0:
 		return rel, abs, &notComputable{ReasonControlMeanZero, "the control mean is 0, so a relative lift is undefined"}
-	case ctl.mean < 0:
+	case ctl.base < 0:
 		return rel, abs, &notComputable{ReasonControlMeanNegative, "the control mean is negative, so a relative lift has no meaningful sign"}
 	}
 	seA, seB := ctl.variance/ctl.n, trt.variance/trt.n
 	abs = effect{trt.mean - ctl.mean, seA + seB}
-	r := trt.mean / ctl.mean
-	rel = effect{r - 1, (seB + seA*r*r) / (ctl.mean * ctl.mean)}
+	r := trt.mean / ctl.base
+	rel = effect{abs.estimate / ctl.base, (seB + seA*r*r) / (ctl.base * ctl.base)}
 	if abs.variance == 0 || rel.variance == 0 {
 		return rel, abs, &notComputable{ReasonZeroVariance, "the estimate has zero variance (all units alike), so there is no test or interval to give"}
 	}

@@ -14,9 +14,11 @@ import (
 // within-group sums, and X̄ is the pooled mean, so every group is shifted by
 // the same rule and a treatment effect on Y cannot leak into θ.
 
-// cupedAdjustment is θ and the pooled covariate mean X̄.
+// cupedAdjustment is θ and the covariate mean X̄ each group is centred on.
+// keepBase leaves summary.base at the unadjusted mean (cupedFitJoint).
 type cupedAdjustment struct {
 	theta, xbar float64
+	keepBase    bool
 }
 
 // cupedFit computes θ from the groups that have at least two units. A
@@ -41,6 +43,32 @@ func cupedFit(groups []GroupStats) cupedAdjustment {
 	return cupedAdjustment{theta: cov / varX, xbar: sumX / n}
 }
 
+// cupedFitJoint is the convention of GrowthBook's gbstats and PostHog
+// (compute_theta in both), kept so that RelativeDelta reproduces their
+// published CUPED values: θ from the groups' sums pooled as if one sample,
+// Cov(Y, X)/Var(X) over all units, so that a difference between the groups'
+// means enters θ; each group's mean becomes Ȳ_g − θX̄_g (X̄ = 0, not
+// centred); and the relative lift divides the adjusted difference by the
+// control's unadjusted mean. cupedFit (within groups, centred) is the
+// default because a treatment effect cannot leak into its θ, and its
+// adjusted control mean, not Ȳ_A, is the control's best estimate.
+func cupedFitJoint(groups []GroupStats) cupedAdjustment {
+	var sumY, sumX, sqX, cross, n float64
+	for _, g := range groups {
+		y, _ := analysedY(g)
+		sumY += y
+		sumX += g.Covariate.Sum
+		sqX += g.Covariate.SumSquares
+		cross += g.Covariate.CrossSum
+		n += float64(g.N)
+	}
+	varX := centered(sqX, sumX, n)
+	if varX == 0 || n < 2 {
+		return cupedAdjustment{keepBase: true}
+	}
+	return cupedAdjustment{theta: (cross - sumY*(sumX/n)) / varX, keepBase: true}
+}
+
 // apply shifts a group's mean by −θ(X̄_g − X̄) and replaces its per-unit
 // variance by Var(Y − θX) = Var Y − 2θ·Cov(Y, X) + θ²·Var X.
 func (c cupedAdjustment) apply(s summary, g GroupStats) summary {
@@ -56,6 +84,9 @@ func (c cupedAdjustment) apply(s summary, g GroupStats) summary {
 		v = 0
 	}
 	s.variance = v
+	if !c.keepBase {
+		s.base = s.mean
+	}
 	return s
 }
 

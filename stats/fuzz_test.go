@@ -140,6 +140,12 @@ func FuzzParseRequest(f *testing.F) {
 			}
 		}
 	}
+	// The published reference cases, CUPED under the delta method among them.
+	for _, c := range ReferenceCases() {
+		if data, err := json.Marshal(c.Request); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Add([]byte(`{"metric_kind":"proportion","groups":[{"n":100,"sum":49},{"n":100,"sum":51}],"splits":[50,50]}`))
 	f.Add([]byte(`{"metric_kind":"mean","groups":[{"n":2,"sum":1e308,"sum_squares":1e308},{"n":0,"sum":0}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

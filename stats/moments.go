@@ -31,6 +31,10 @@ type summary struct {
 	n        float64
 	mean     float64
 	variance float64
+	// base is what the delta method's relative lift divides by: the mean,
+	// except under CUPED with RelativeDelta, where the published libraries
+	// divide by the unadjusted mean (see cupedFitJoint).
+	base float64
 }
 
 // summarize turns sufficient statistics into a summary. capped, when not nil,
@@ -65,6 +69,7 @@ func summarize(kind MetricKind, g GroupStats, capped *CappedSums) (summary, *not
 	if !finite(s.mean) || !finite(s.variance) {
 		return summary{}, &notComputable{ReasonNumericOverflow, "the sums are too large to compute with"}
 	}
+	s.base = s.mean
 	return s, nil
 }
 

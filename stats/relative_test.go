@@ -93,6 +93,25 @@ func TestDefaultKeepsPublishedDifference(t *testing.T) {
 	}
 }
 
+// TestAverageOrderValueWithoutOrdersIsRefused: average order value of a
+// group with no orders is 0/0, undefined whatever the method, so the
+// comparison is refused with a reason naming the group, not compared.
+func TestAverageOrderValueWithoutOrdersIsRefused(t *testing.T) {
+	t.Parallel()
+	groups := []GroupStats{
+		{N: 1000, Sum: 350, SumSquares: 17500, DenominatorSum: 7, DenominatorSumSquares: 7, CrossSum: 350},
+		{N: 1000},
+	}
+	for _, method := range []RelativeMethod{RelativeFieller, RelativeDelta} {
+		a := mustAnalyze(t, AnalysisRequest{MetricKind: KindRatio, Groups: groups, Options: Options{RelativeMethod: method}})
+		checkAnalysis(t, a)
+		c := a.Comparisons[0]
+		if c.Computable || c.Reason != ReasonZeroDenominator || !strings.Contains(c.Message, "variant (test group 1)") {
+			t.Errorf("%s: %v", method, c)
+		}
+	}
+}
+
 func TestOneGroupWithoutSpreadIsCompared(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -103,6 +122,9 @@ func TestOneGroupWithoutSpreadIsCompared(t *testing.T) {
 		{"variant with 0 orders against 7", KindProportion, []GroupStats{{N: 1000, Sum: 7}, {N: 1000, Sum: 0}}},
 		{"everyone converts in the variant", KindProportion, []GroupStats{{N: 200, Sum: 150}, {N: 200, Sum: 200}}},
 		{"variant values all alike", KindMean, []GroupStats{{N: 10, Sum: 30, SumSquares: 100}, {N: 12, Sum: 36, SumSquares: 108}}},
+		// Revenue per visitor: seven orders of 50 against none at all.
+		{"revenue: variant with 0 orders against 7", KindMean, []GroupStats{{N: 1000, Sum: 350, SumSquares: 17500}, {N: 1000}}},
+		{"control values all alike", KindMean, []GroupStats{{N: 10, Sum: 30, SumSquares: 90}, {N: 12, Sum: 36, SumSquares: 120}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -174,6 +174,7 @@ Demo shop %[2]s
   read token:  %[3]s
   write token: %[4]s
   install URL: %[5]s/api/auth?shop=%[2]s  (OAuth install against the built-in fake platform)
+  results app: http://%[1]s/app/#token=%[3]s  (open in a browser; signs in with the read token)
 
 Try:
   curl -s http://%[1]s/readyz

@@ -24,6 +24,7 @@ import (
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/ingest"
 	"github.com/liftab/lift/warehouse"
+	webapp "github.com/liftab/lift/web/app"
 )
 
 func init() { rootCmd.AddCommand(newServeCmd()) }
@@ -113,6 +114,9 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
 		a.installAPI().Mount(r)       // cmd/lift/install.go
 		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
+		if err := mountResultsApp(r); err != nil {
+			return nil, nil, err
+		}
 	}
 	if role == "ingest" || role == "all" {
 		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
@@ -146,6 +150,19 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		c.JSON(http.StatusNotFound, gin.H{"status": "error", "message": "not found"})
 	})
 	return r, stop, nil
+}
+
+// mountResultsApp serves the merchant's results app (web/app) at /app/; it
+// calls /v1 from the browser with the merchant's token.
+func mountResultsApp(r gin.IRouter) error {
+	h, err := webapp.New()
+	if err != nil {
+		return err
+	}
+	r.GET("/app", gin.WrapH(h))
+	r.GET(webapp.Prefix+"*file", gin.WrapH(h))
+	r.HEAD(webapp.Prefix+"*file", gin.WrapH(h))
+	return nil
 }
 
 // v1 builds the public API with this process's connections.

@@ -116,3 +116,81 @@ func TestStatsSimulate(t *testing.T) {
 		t.Errorf("--kind count: err = %v, want invalid request", err)
 	}
 }
+
+func TestStatsSimulateSuite(t *testing.T) {
+	t.Parallel()
+	args := []string{"simulate", "--runs", "30", "--visitors", "1000", "--conversion", "0.1", "--days", "5", "--seed", "3"}
+	out, err := execStatsArgs(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatalf("lift stats simulate: %v\n%s", err, out)
+	}
+	var got stats.Report
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not a report: %v\n%s", err, out)
+	}
+	want, err := stats.SimulateReport(stats.ReportConfig{Visitors: 1000, Runs: 30, Conversion: 0.1, Days: 5,
+		PowerLift: 0.1, Method: stats.RelativeFieller, Level: 0.95, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the flags did not reach the suite (-want +got):\n%s", diff)
+	}
+	table, err := execStatsArgs(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"conversion           -  -",
+		"revenue per visitor  2  0.99",
+		"average order value  2  off",
+		"fixed-horizon Welch                    daily          " + withSE(want.Peeking.FixedPeeked),
+		"always-valid sequential (tuning 2000)  daily          " + withSE(want.Peeking.SequentialPeeked),
+		withSE(want.Power.Significant) + "  " + percent(want.NormalPower),
+	} {
+		// Column widths depend on the numbers: compare words.
+		if !strings.Contains(strings.Join(strings.Fields(table), " "), strings.Join(strings.Fields(line), " ")) {
+			t.Errorf("table lacks %q:\n%s", line, table)
+		}
+	}
+}
+
+func TestStatsCase(t *testing.T) {
+	t.Parallel()
+	for _, c := range stats.ReferenceCases() {
+		out, err := execStatsArgs(t, "--case", c.Name)
+		if err != nil {
+			t.Errorf("lift stats --case %s: %v\n%s", c.Name, err, out)
+			continue
+		}
+		if strings.Contains(out, " NO\n") || strings.Count(out, " yes\n") != len(c.Want) || !strings.Contains(out, c.Source) {
+			t.Errorf("lift stats --case %s:\n%s", c.Name, out)
+		}
+	}
+	// The printed request is what lift stats reads: piped back, it gives
+	// the published lift.
+	out, err := execStatsArgs(t, "--case", "posthog-ratio-relative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, req, _ := strings.Cut(out, "request: ")
+	req, _, _ = strings.Cut(req, "\n")
+	analysis, err := execStats(t, req)
+	if err != nil {
+		t.Fatalf("piped request: %v", err)
+	}
+	var got stats.Analysis
+	if err := json.Unmarshal([]byte(analysis), &got); err != nil || got.Comparisons[0].Lift == nil {
+		t.Fatalf("piped request: %v\n%s", err, analysis)
+	}
+	if lift := *got.Comparisons[0].Lift; lift < 0.0413325 || lift > 0.0413335 {
+		t.Errorf("piped request: lift %v, published 0.041333", lift)
+	}
+	list, err := execStatsArgs(t, "--case", "list")
+	if err != nil || strings.Count(list, "\n") != len(stats.ReferenceCases()) {
+		t.Errorf("--case list: %v\n%s", err, list)
+	}
+	if _, err := execStatsArgs(t, "--case", "nonesuch"); !errors.Is(err, stats.ErrInvalidRequest) {
+		t.Errorf("--case nonesuch: err = %v", err)
+	}
+}
