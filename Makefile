@@ -3,8 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 LIFT  := .lift/bin/lift
 
-.PHONY: run test bench stop build check fuzz docs-assets
-.PHONY: run test bench stop build check fuzz app-assets
+.PHONY: run test bench stop build check fuzz docs-assets app-assets
 
 build:
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 (https://go.dev/dl) and retry"; exit 1; }
