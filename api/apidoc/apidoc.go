@@ -46,8 +46,11 @@ func build() ([]byte, error) {
 	paths := map[string]any{}
 	for p, ops := range doc["paths"].(map[string]any) {
 		for method, o := range ops.(map[string]any) {
-			if m, ok := o.(map[string]any); ok && m["security"] == nil && method != "parameters" {
-				m["security"] = v1Security
+			if m, ok := o.(map[string]any); ok && method != "parameters" {
+				if m["security"] == nil {
+					m["security"] = v1Security
+				}
+				addRateLimitHeaders(m)
 			}
 		}
 		paths["/v1"+p] = ops
@@ -147,6 +150,33 @@ func mergeComponents(into map[string]any, from map[string]map[string]any, surfac
 		}
 	}
 	return nil
+}
+
+// addRateLimitHeaders declares X-RateLimit-* on every answer of a v1
+// operation that takes a token: the limiter runs before anything else can
+// answer, so each of them carries the headers (v1's own document names them
+// where their meaning differs, on 401 and 429). Retry-After goes on 429.
+func addRateLimitHeaders(op map[string]any) {
+	if sec, _ := op["security"].([]any); len(sec) == 0 {
+		return // the signed download: no token, no budget
+	}
+	responses, _ := op["responses"].(map[string]any)
+	for code, r := range responses {
+		resp, _ := r.(map[string]any)
+		headers, _ := resp["headers"].(map[string]any)
+		if headers == nil {
+			headers = map[string]any{}
+			resp["headers"] = headers
+		}
+		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+			if headers[h] == nil {
+				headers[h] = map[string]any{"$ref": "#/components/headers/" + h}
+			}
+		}
+		if code == "429" && headers["Retry-After"] == nil {
+			headers["Retry-After"] = map[string]any{"description": "Seconds until the budget refills.", "schema": map[string]any{"type": "integer"}}
+		}
+	}
 }
 
 // PathOf turns a gin route pattern (/v1/experiments/:id) into the

@@ -68,6 +68,9 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 				}
 			}
 		}
+		if strings.HasPrefix(c.path, "/v1/") && r.header.Get("X-RateLimit-Limit") == "" {
+			t.Errorf("%s %s → %d without the X-RateLimit-* headers the document promises", c.method, c.path, r.status)
+		}
 		if *updateExamples && strings.HasPrefix(c.path, "/v1/") {
 			record(examples, opID(t, raw, c), c, r)
 		}
