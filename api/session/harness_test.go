@@ -25,6 +25,7 @@ import (
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/warehouse"
 )
@@ -101,7 +102,8 @@ func newEnv(t testing.TB) *env {
 		Idempotency: api.IdempotencyConfig{StaleAfter: 90 * time.Second, Retention: 24 * time.Hour},
 		Experiments: &v1.Experiments{Service: svc, Warnings: db}}).Mount(g)
 	(&session.API{Service: svc, Shops: db, APIKey: apiKey, APISecret: apiSecret, AdminKey: adminKey,
-		Orders: warehouse.OrderLookup{W: wh}, Scripts: inst, Warnings: db, Now: now}).Mount(g)
+		Orders: warehouse.OrderLookup{W: wh}, Scripts: inst, Warnings: db, Now: now,
+		Analytics: results.NewAnalytics(results.AnalyticsConfig{Tests: db, Warehouse: wh, Activity: wh, Now: now})}).Mount(g)
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, db: db, wh: wh, fake: fake, install: inst}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/results"
 )
 
 // Shops finds an installed shop by its domain; *store.DB implements it.
@@ -48,7 +49,9 @@ type API struct {
 	Scripts ScriptEnabler
 	// Warnings, when set, adds a test's standing webhook warnings
 	// (THEMES_PUBLISH) to GET /api/experiments/{id}.
-	Warnings     experiment.TestWarningReader
+	Warnings experiment.TestWarningReader
+	// Analytics answers part 4.3's analytics; nil leaves those routes out.
+	Analytics    *results.Analytics
 	MaxBodyBytes int64
 	Now          func() time.Time // default time.Now
 }
@@ -68,6 +71,9 @@ func (a *API) Mount(r gin.IRouter) {
 	s := g.Group("", a.authenticate())
 	a.testRoutes(s)
 	a.createRoutes(s)
+	if a.Analytics != nil {
+		a.analyticsRoutes(s)
+	}
 	a.adminRoutes(g.Group("", a.requireAdminKey()))
 }
 

@@ -36,6 +36,13 @@ func resultsJobs(a *App, w *jobs.Worker) []jobs.Source {
 	return []jobs.Source{jobs.SnapshotSource(s.SnapshotsDue, 500)}
 }
 
+// analytics is the admin panel's session analytics over the same
+// warehouse sums as the results (its response cache lives as long as the
+// process's session surface).
+func (a *App) analytics() *results.Analytics {
+	return results.NewAnalytics(results.AnalyticsConfig{Tests: a.DB, Warehouse: a.Warehouse, Activity: a.Warehouse, Now: a.Now})
+}
+
 // resultsAPI is the results surface of the public API.
 func (a *App) resultsAPI() *v1.Results { return &v1.Results{Service: a.results()} }
 

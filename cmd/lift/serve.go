@@ -189,7 +189,8 @@ func (a *App) v1() *v1.API {
 func (a *App) sessionAPI() *session.API {
 	c := a.Config
 	return &session.API{Service: a.experiments(), Shops: a.DB, APIKey: c.Platform.APIKey, APISecret: c.Platform.APISecret,
-		AdminKey: c.Admin.APIKey, Orders: warehouse.OrderLookup{W: a.Warehouse}, Scripts: a.installService(), Warnings: a.DB, MaxBodyBytes: c.HTTP.MaxBodyBytes, Now: a.Now}
+		AdminKey: c.Admin.APIKey, Orders: warehouse.OrderLookup{W: a.Warehouse}, Scripts: a.installService(), Warnings: a.DB, MaxBodyBytes: c.HTTP.MaxBodyBytes, Now: a.Now,
+		Analytics: a.analytics()} // cmd/lift/results.go
 }
 
 // geoIPPath is where the storefront's country database is read from.

@@ -1,0 +1,155 @@
+package warehouse
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/liftab/lift/results"
+)
+
+// The session analytics port (results.AnalyticsWarehouse): what the admin
+// panel's analytics read beyond GroupMetrics. Visitors, orders and revenue
+// are never computed here: results reads them through GroupMetrics, the one
+// statement snapshots and exports share, so every surface agrees.
+
+// The Warehouse is the session analytics port.
+var _ results.AnalyticsWarehouse = (*Warehouse)(nil)
+
+// analyticsAssignedSQL is one row per visitor the test assigned in the
+// window (first assignment wins; bots and excluded visitors dropped, as
+// GroupMetrics does), narrowed by the audience filter.
+func analyticsAssignedSQL(f results.AudienceFilter) string {
+	having := []string{"a_group >= 0", "a_bot = 0", "a_device != 'bot'", inWindow("a_at")}
+	if f.Device != "" {
+		having = append(having, "a_device = @device")
+	}
+	if len(f.Countries) > 0 {
+		having = append(having, "has(@countries, upper(a_country))")
+	}
+	if f.VisitorType != "" {
+		having = append(having, "a_vtype = @vtype")
+	}
+	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, argMax(test_group, version) AS a_group,
+		argMax(is_bot, version) AS a_bot, argMax(assigned_at, version) AS a_at, argMax(device, version) AS a_device,
+		argMax(country, version) AS a_country, argMax(visitor_type, version) AS a_vtype
+	FROM {db}.assignments
+	WHERE shop_id = @shop AND experiment_id = @exp
+	GROUP BY vid
+	HAVING ` + strings.Join(having, " AND ")
+}
+
+// storewideActivitySQL counts every store event of the test's visitors in
+// the window, whatever test (if any) the event carries: one event is one
+// row per test it carries, so events count as distinct ids. The events
+// are read over the shop's key range, only for visitors the test knows.
+func storewideActivitySQL(q results.MetricsQuery, f results.AudienceFilter) string {
+	products := ""
+	if len(q.ProductIDs) > 0 {
+		products = " AND hasAny(product_ids, @products)"
+	}
+	return `SELECT a_group, toUInt64(countIf(s_views > 0)) AS viewers, toUInt64(sum(s_views)) AS views,
+	toUInt64(countIf(s_atc > 0)) AS adders, toUInt64(sum(s_atc)) AS atcs,
+	toUInt64(countIf(s_chk > 0)) AS starters, toUInt64(sum(s_chk)) AS starts
+FROM (` + analyticsAssignedSQL(f) + `) AS assigned
+ALL INNER JOIN (
+	SELECT ` + vidSQL("visitor_id") + ` AS vid,
+		uniqExactIf(event_id, event_type = 'product_viewed') AS s_views,
+		uniqExactIf(event_id, event_type = 'product_added_to_cart') AS s_atc,
+		uniqExactIf(event_id, event_type = 'checkout_started') AS s_chk
+	FROM {db}.events
+	WHERE shop_id = @shop AND is_bot = 0 AND ` + inWindow("created_at") + products + `
+		AND event_type IN ('product_viewed', 'product_added_to_cart', 'checkout_started')
+		AND visitor_id IN (SELECT visitor_id FROM {db}.assignments WHERE shop_id = @shop AND experiment_id = @exp)
+	GROUP BY vid) AS activity USING vid
+GROUP BY a_group
+ORDER BY a_group`
+}
+
+// StorewideActivity implements results.AnalyticsWarehouse.
+func (w *Warehouse) StorewideActivity(ctx context.Context, q results.MetricsQuery, f results.AudienceFilter) ([]results.ActivityRow, error) {
+	q.Breakdown = nil
+	if err := validate(q); err != nil {
+		return nil, fmt.Errorf("warehouse.StorewideActivity: %w", err)
+	}
+	rows, err := w.conn.Query(ctx, w.render(storewideActivitySQL(q, f)), analyticsArgs(q, f)...)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse.StorewideActivity %s: %w", q.ExperimentID, err)
+	}
+	defer rows.Close()
+	var out []results.ActivityRow
+	for rows.Next() {
+		var g int16
+		var c [6]uint64
+		if err := rows.Scan(&g, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5]); err != nil {
+			return nil, fmt.Errorf("warehouse.StorewideActivity %s: %w", q.ExperimentID, err)
+		}
+		out = append(out, results.ActivityRow{TestGroup: int(g), ProductViewers: int64(c[0]), ProductViews: int64(c[1]),
+			CartAdders: int64(c[2]), AddToCarts: int64(c[3]), CheckoutStarter: int64(c[4]), CheckoutStarts: int64(c[5])})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("warehouse.StorewideActivity %s: %w", q.ExperimentID, err)
+	}
+	return out, nil
+}
+
+// analyticsArgs are args(q) and the audience filter's parameters.
+func analyticsArgs(q results.MetricsQuery, f results.AudienceFilter) []any {
+	countries := f.Countries
+	if countries == nil {
+		countries = []string{}
+	}
+	return append(args(q), clickhouse.Named("device", f.Device), clickhouse.Named("countries", countries),
+		clickhouse.Named("vtype", f.VisitorType))
+}
+
+// dataVersionSQL is, per table of the test's key range, a tag, its row
+// count and its newest moment (receipt, or the order version): any insert
+// raises one of them, and an erase (reset analytics) lowers a count. With
+// storewide, the shop's other events count too.
+func dataVersionSQL(storewide bool) string {
+	part := func(tag int, table, newest, where string) string {
+		return `SELECT toUInt8(` + fmt.Sprint(tag) + `) AS v_tag, toUInt64(count()) AS v_rows, toUInt64(max(` + newest + `)) AS v_newest
+		FROM {db}.` + table + ` WHERE shop_id = @shop AND ` + where
+	}
+	test := "experiment_id = @exp"
+	parts := []string{
+		part(1, "events", "toUInt32(received_at)", test),
+		part(2, "assignments", "toUInt32(received_at)", test),
+		part(3, "orders", "version", test),
+		part(4, "sessions", "toUInt32(seen_at)", test),
+		part(5, "page_views", "toUInt32(viewed_at)", test),
+	}
+	if storewide {
+		parts = append(parts, part(6, "events", "toUInt32(received_at)", "experiment_id != @exp"))
+	}
+	return strings.Join(parts, "\nUNION ALL\n")
+}
+
+// DataVersion implements results.AnalyticsWarehouse.
+func (w *Warehouse) DataVersion(ctx context.Context, shopID int64, experimentID string, storewide bool) (string, error) {
+	rows, err := w.conn.Query(ctx, w.render(dataVersionSQL(storewide)),
+		clickhouse.Named("shop", shopID), clickhouse.Named("exp", experimentID))
+	if err != nil {
+		return "", fmt.Errorf("warehouse.DataVersion %s: %w", experimentID, err)
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var tag uint8
+		var n, newest uint64
+		if err := rows.Scan(&tag, &n, &newest); err != nil {
+			return "", fmt.Errorf("warehouse.DataVersion %s: %w", experimentID, err)
+		}
+		parts = append(parts, fmt.Sprintf("%d:%d:%d", tag, n, newest))
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("warehouse.DataVersion %s: %w", experimentID, err)
+	}
+	// UNION ALL returns its parts in any order.
+	sort.Strings(parts)
+	return strings.Join(parts, ","), nil
+}
