@@ -117,6 +117,12 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 	run(tourCall{"POST", "/api/experiments/" + id + "/duplicate", session, "", nil, 200})
 	run(tourCall{"POST", "/api/redirect-experiments/create", session, `{"name":"x"}`, nil, 400})
 	run(tourCall{"POST", "/api/get-order", "", fmt.Sprintf(`{"shop":%q,"orderId":"1"}`, shop.Domain), []string{"x-api-key", "admin"}, 404})
+	an := `{"dateStart":"` + time.Now().UTC().AddDate(0, 0, -3).Format("2006-01-02") + `","dateFinish":"` + time.Now().UTC().Format("2006-01-02") + `"}`
+	for _, view := range []string{"", "v1/", "v2/", "v1/storewide/", "v2/storewide/", "shipping/", "redirect/", "template/", "theme/", "checkout/"} {
+		run(tourCall{"POST", "/api/analytics/" + view + id, session, an, nil, 200})
+	}
+	run(tourCall{"POST", "/api/analytics/timeseries/" + id, session, strings.TrimSuffix(an, "}") + `,"totalViews":[200,200]}`, nil, 200})
+	run(tourCall{"POST", "/api/analytics/v1/" + id, session, `{"dateStart":"tomorrow"}`, nil, 400})
 	run(tourCall{"GET", "/api/enable-script", "", "", []string{"x-api-key", "wrong"}, 401})
 
 	// Storefront tracking, webhooks, install, operations.
