@@ -23,6 +23,12 @@ type writable struct {
 	Groups            []groupInput               `json:"test_groups"`
 	Schedule          *Schedule                  `json:"schedule"`
 	Audience          json.RawMessage            `json:"audience"`
+	Analysis          json.RawMessage            `json:"analysis,omitempty"`
+	Guardrails        json.RawMessage            `json:"guardrails,omitempty"`
+
+	// Parsed from Analysis and Guardrails by decodeWritable.
+	analysis   AnalysisOptions
+	guardrails []Guardrail
 
 	Object              json.RawMessage `json:"object,omitempty"`
 	ID                  json.RawMessage `json:"id,omitempty"`
@@ -32,6 +38,7 @@ type writable struct {
 	ProductGroup        json.RawMessage `json:"product_group,omitempty"`
 	ResultsSummary      json.RawMessage `json:"results_summary,omitempty"`
 	FailureReason       json.RawMessage `json:"failure_reason,omitempty"`
+	PauseReason         json.RawMessage `json:"pause_reason,omitempty"`
 	CreatedAt           json.RawMessage `json:"created_at,omitempty"`
 	UpdatedAt           json.RawMessage `json:"updated_at,omitempty"`
 	StartedAt           json.RawMessage `json:"started_at,omitempty"`
@@ -111,12 +118,19 @@ func decodeWritable(body []byte) (*writable, error) {
 		return nil, err
 	}
 	var in writable
-	if err := strictUnmarshal(body, &in); err != nil {
+	var err error
+	if err = strictUnmarshal(body, &in); err != nil {
 		p, msg := jsonErrorParam(err)
 		if p == "" {
 			msg = "The request body does not fit the schema of a test."
 		}
 		return nil, Refuse("invalid_request", p, "%s", msg)
+	}
+	if in.analysis, err = ParseAnalysis(in.Analysis, DefaultAnalysis(), "analysis"); err != nil {
+		return nil, err
+	}
+	if in.guardrails, err = parseGuardrails(in.Guardrails); err != nil {
+		return nil, err
 	}
 	for i, g := range in.Groups {
 		if g.Index != nil && *g.Index > MaxGroupIndex {
@@ -204,12 +218,20 @@ func (in *writable) applyTo(t *Test) {
 	if string(t.Audience) == "null" {
 		t.Audience = nil
 	}
+	t.Analysis, t.Guardrails = in.analysis, in.guardrails
 }
 
 // writableOf is t's writable form, groups ordered by index.
 func writableOf(t *Test) writable {
 	w := writable{Type: t.Type, Name: t.Name, Hypothesis: t.Hypothesis, PrimaryMetric: t.PrimaryMetric,
 		Shared: t.Shared, Schedule: t.Schedule, Audience: t.Audience}
+	// Marshalling plain values cannot fail.
+	w.Analysis, _ = json.Marshal(t.Analysis.Normalized())
+	guardrails := t.Guardrails
+	if guardrails == nil {
+		guardrails = []Guardrail{}
+	}
+	w.Guardrails, _ = json.Marshal(guardrails)
 	ta := t.TrafficAllocation
 	w.TrafficAllocation = &ta
 	gs := append([]Group(nil), t.Groups...)
@@ -326,7 +348,7 @@ func checkPatchAllowed(cur *Test, changed []change) error {
 	for _, c := range changed {
 		if !openAfterLaunch(c.path) {
 			return Errorf(KindConflict, "locked_field",
-				"%s cannot change after launch; only name, hypothesis, primary_metric, test group names and splits, and schedule.end_at can. Create a new test to change anything else.", c.path).
+				"%s cannot change after launch; only name, hypothesis, primary_metric, test group names and splits, schedule.end_at, analysis and guardrails can. Create a new test to change anything else.", c.path).
 				WithParam(c.path)
 		}
 	}
@@ -336,6 +358,11 @@ func checkPatchAllowed(cur *Test, changed []change) error {
 func openAfterLaunch(p string) bool {
 	switch p {
 	case "name", "hypothesis", "primary_metric", "schedule.end_at":
+		return true
+	}
+	// Analysis options and guardrails change how results are read, never
+	// what a visitor sees, so they stay open while the test runs.
+	if p == "analysis" || strings.HasPrefix(p, "analysis.") || strings.HasPrefix(p, "guardrails") {
 		return true
 	}
 	return groupNameOrSplit.MatchString(p)

@@ -111,6 +111,7 @@ func (p Plan) Apply(t *Test, now time.Time) {
 			t.StartedAt = &now
 		}
 		t.FailureReason = ""
+		t.PauseReason = ""
 	case StatusEnded:
 		t.EndedAt = &now
 	}

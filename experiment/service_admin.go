@@ -51,7 +51,12 @@ func (s *Service) Duplicate(ctx context.Context, shop *Shop, id int64, reply Rep
 func copyOf(t *Test, now time.Time) *Test {
 	c := &Test{ShopID: t.ShopID, Type: t.Type, Status: StatusDraft, Name: t.Name, Hypothesis: t.Hypothesis,
 		PrimaryMetric: t.PrimaryMetric, TrafficAllocation: t.TrafficAllocation, HasForceAssignRules: t.HasForceAssignRules,
-		AssignmentVersion: 1, ProductGroup: t.ProductGroup, CreatedAt: now, UpdatedAt: now}
+		AssignmentVersion: 1, ProductGroup: t.ProductGroup, CreatedAt: now, UpdatedAt: now, Analysis: t.Analysis,
+		Guardrails: append([]Guardrail{}, t.Guardrails...)}
+	if t.Analysis.Prior != nil {
+		p := *t.Analysis.Prior
+		c.Analysis.Prior = &p
+	}
 	if t.Shared != nil {
 		c.Shared = make(map[string]json.RawMessage, len(t.Shared))
 		for k, v := range t.Shared {

@@ -96,6 +96,12 @@ type Test struct {
 	HasForceAssignRules bool                       `json:"has_force_assign_rules"`
 	AssignmentVersion   int                        `json:"assignment_version"`
 	ProductGroup        *ProductGroup              `json:"product_group"`
+	// Analysis and Guardrails say how results are read (analysis.go).
+	Analysis   AnalysisOptions `json:"analysis"`
+	Guardrails []Guardrail     `json:"guardrails"`
+	// PauseReason says why Lift paused the test by itself (a guardrail
+	// breach); empty for a manual pause and once the test runs again.
+	PauseReason string `json:"pause_reason,omitempty"`
 	// FailureReason says in plain language why a launch ended in `failed`.
 	FailureReason string     `json:"failure_reason,omitempty"`
 	CreatedAt     time.Time  `json:"created_at"`

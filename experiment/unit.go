@@ -78,6 +78,9 @@ type WriteMeta struct {
 	ShopID       int64  // 0 when the write creates the shop; then WriteResult.ShopID names it
 	Action       string // e.g. "experiment.create", "experiment.start"
 	ResourceType string // e.g. "experiment"
+	// Reason is why the write happened when no person asked for it (an
+	// automatic pause names the guardrail it breached); empty otherwise.
+	Reason string
 }
 
 // WriteResult is what a write produced: the resource it touched and, for a

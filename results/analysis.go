@@ -22,6 +22,19 @@ type Analysis struct {
 	Sequential bool         `json:"sequential"`
 	CUPED      bool         `json:"cuped"`
 	Prior      *stats.Prior `json:"prior"`
+	// Requested are the options the test (or the custom query) asked for;
+	// Applied names those that shaped these figures ("sequential",
+	// "cuped", "winsorize", "correction", "prior"), and NotApplied says
+	// why a requested one did not.
+	Requested  experiment.AnalysisOptions `json:"requested"`
+	Applied    []string                   `json:"applied"`
+	NotApplied []NotApplied               `json:"not_applied"`
+}
+
+// NotApplied is a requested option that did not shape the figures, and why.
+type NotApplied struct {
+	Option string `json:"option"`
+	Reason string `json:"reason"`
 }
 
 // WinsorizationApplied is the percentile the caps were taken at (among
@@ -32,9 +45,10 @@ type WinsorizationApplied struct {
 	Caps       map[string]experiment.Money `json:"caps"`
 }
 
-// settings are the analysis choices of one computation: the caps the
-// warehouse returned (nil: no winsorizing).
+// settings are the analysis choices of one computation: the options asked
+// for and the caps the warehouse returned (nil: no winsorizing).
 type settings struct {
+	opts experiment.AnalysisOptions
 	caps *Caps
 }
 
@@ -53,7 +67,7 @@ func (s settings) capOf(m metric) float64 {
 // request is the stats request of metric m over sums, with the options the
 // settings apply to it.
 func (s settings) request(m metric, sums []Sums) stats.AnalysisRequest {
-	req := stats.AnalysisRequest{MetricKind: m.kind, LowerIsBetter: m.lowerIsBetter}
+	req := stats.AnalysisRequest{MetricKind: m.kind, LowerIsBetter: m.lowerIsBetter, Options: s.statsOptions()}
 	limit := s.capOf(m)
 	if limit > 0 {
 		req.Options.Winsorization = &stats.Winsorization{Percentile: s.caps.Percentile, Cap: limit}
@@ -68,18 +82,57 @@ func (s settings) request(m metric, sums []Sums) stats.AnalysisRequest {
 	return req
 }
 
+// statsOptions are the options of every metric's request; winsorizing is
+// per metric (request).
+func (s settings) statsOptions() stats.Options {
+	var o stats.Options
+	if s.opts.Sequential {
+		o.Sequential = &stats.Sequential{TuningParameter: stats.DefaultTuningParameter}
+	}
+	if p := s.opts.Prior; p != nil {
+		o.Prior = &stats.Prior{Mean: p.Mean, StdDev: p.StdDev}
+	}
+	if s.opts.Correction != experiment.CorrectionNone {
+		o.Correction = stats.Correction(s.opts.Correction)
+	}
+	return o
+}
+
+// cupedUnavailable is why a requested CUPED is not applied: the warehouse
+// port has no pre-exposure sums per visitor yet.
+const cupedUnavailable = "The results store does not provide pre-exposure values per visitor yet, so the figures are not CUPED-adjusted."
+
 // analysis is the wire form of the settings.
 func (s settings) analysis(currency string) Analysis {
+	o := s.statsOptions()
 	a := Analysis{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel,
-		RelativeMethod: string(stats.RelativeFieller), Correction: "none"}
+		RelativeMethod: string(stats.RelativeFieller), Correction: string(s.opts.Correction),
+		Sequential: o.Sequential != nil, Prior: o.Prior, Requested: s.opts, Applied: []string{}, NotApplied: []NotApplied{}}
+	if a.Sequential {
+		a.Applied = append(a.Applied, "sequential")
+	}
+	if s.opts.CUPED {
+		a.NotApplied = append(a.NotApplied, NotApplied{Option: "cuped", Reason: cupedUnavailable})
+	}
 	caps := map[string]experiment.Money{}
 	for _, m := range compared {
 		if limit := s.capOf(m); limit > 0 {
 			caps[m.name] = formatMoney(limit, currency)
 		}
 	}
-	if len(caps) > 0 {
+	switch {
+	case len(caps) > 0:
 		a.Winsorization = &WinsorizationApplied{Percentile: s.caps.Percentile, Caps: caps}
+		a.Applied = append(a.Applied, "winsorize")
+	case s.opts.Winsorize > 0:
+		a.NotApplied = append(a.NotApplied, NotApplied{Option: "winsorize",
+			Reason: "No visitor has revenue or profit yet, so there is nothing to cap."})
+	}
+	if o.Correction != "" {
+		a.Applied = append(a.Applied, "correction")
+	}
+	if o.Prior != nil {
+		a.Applied = append(a.Applied, "prior")
 	}
 	return a
 }

@@ -65,6 +65,9 @@ type FrequentVs struct {
 	PValue             float64  `json:"p_value"`
 	ConfidenceInterval Interval `json:"confidence_interval"`
 	DifferenceInterval any      `json:"difference_interval"`
+	// AdjustedPValue is p_value adjusted across the variants when the
+	// analysis applies a correction (holm or benjamini_hochberg).
+	AdjustedPValue *float64 `json:"adjusted_p_value,omitempty"`
 }
 
 // metric is one of the nine compared metrics: how its sufficient
@@ -219,7 +222,8 @@ func (c comparison) vsControl(index int, currency string) map[string]*VsControl 
 			Bayesian: &BayesianVs{CredibleInterval: Interval(b.CredibleInterval), ProbBeatControl: b.ProbBeatControl,
 				Risk: amount(b.Risk)},
 			Frequentist: &FrequentVs{PValue: f.PValue, ConfidenceInterval: Interval(f.ConfidenceInterval),
-				DifferenceInterval: map[string]any{"lower": amount(f.DifferenceInterval.Lower), "upper": amount(f.DifferenceInterval.Upper)}},
+				DifferenceInterval: map[string]any{"lower": amount(f.DifferenceInterval.Lower), "upper": amount(f.DifferenceInterval.Upper)},
+				AdjustedPValue:     f.AdjustedPValue},
 		}
 	}
 	return out

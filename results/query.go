@@ -182,11 +182,15 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	for _, d := range spec.Breakdown {
 		mq.Breakdown = append(mq.Breakdown, Dimension(d))
 	}
-	rows, custom, set, err := s.metricRows(ctx, mq)
+	opts := t.Analysis.Normalized()
+	if spec.Analysis != nil {
+		opts = *spec.Analysis
+	}
+	rows, custom, set, err := s.metricRows(ctx, mq, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	doc, err := queryDoc(spec, rows, custom, t, shop.Currency, now)
+	doc, err := queryDoc(spec, rows, custom, t, shop.Currency, now, set)
 	if err != nil {
 		return nil, "", err
 	}
@@ -198,7 +202,7 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 // queryDoc shapes a query's sums: per group without a breakdown, else one
 // row per cell and group (no separate totals), in the metric set's fields,
 // each row with the SRM status of its cell.
-func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *experiment.Test, currency string, now time.Time) (QueryDoc, error) {
+func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *experiment.Test, currency string, now time.Time, set settings) (QueryDoc, error) {
 	groups := len(t.Groups)
 	doc := QueryDoc{ComputedAt: now, MetricSet: spec.MetricSet, Warnings: []string{}, FilterStale: spec.Clamped,
 		DateRange: spec.DateRange}
@@ -209,11 +213,14 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *exper
 	total := make([]Sums, groups)
 	if len(spec.Breakdown) == 0 {
 		total = sumsByGroup(rows, groups)
+		// The comparisons are where the analysis options act.
+		cmp := compare(total, set)
 		for i, s := range total {
 			m, err := pick(groupMetrics(i, s, currency), spec.MetricSet)
 			if err != nil {
 				return doc, err
 			}
+			m["vs_control"] = inSet(cmp.vsControl(i, currency), m)
 			doc.TestGroups = append(doc.TestGroups, m)
 		}
 	} else {
@@ -235,6 +242,21 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *exper
 	}
 	doc.CustomEvents = customEvents(custom, total)
 	return doc, nil
+}
+
+// inSet keeps the vs_control entries of the metrics the row reports (the
+// query's metric set); nil (the control) stays nil.
+func inSet(vs map[string]*VsControl, row map[string]any) map[string]*VsControl {
+	if vs == nil {
+		return nil
+	}
+	out := map[string]*VsControl{}
+	for k, v := range vs {
+		if _, ok := row[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // cellSRM is the SRM status of each breakdown cell: its groups' units

@@ -24,6 +24,9 @@ type QueryRequest struct {
 	MetricSet      *string           `json:"metric_set"`
 	ProductGroupID *string           `json:"product_group_id"`
 	ProductID      *string           `json:"product_id"`
+	// Analysis overrides the test's analysis options for this query; fields
+	// left out keep the test's.
+	Analysis json.RawMessage `json:"analysis"`
 }
 
 // DateRangeRequest is the requested window; a bound left out is the run's.
@@ -43,6 +46,9 @@ type QuerySpec struct {
 	ProductGroupID string    `json:"product_group_id,omitempty"`
 	ProductID      string    `json:"product_id,omitempty"`
 	Products       []string  `json:"products,omitempty"`
+	// Analysis is the test's options with the query's overrides; nil in
+	// queries stored before it existed (then the test's, as they stand).
+	Analysis *experiment.AnalysisOptions `json:"analysis,omitempty"`
 }
 
 // queryInvalid is a 422 of a custom query: its code and param, repeated as
@@ -100,6 +106,11 @@ func ValidateQuery(shop *experiment.Shop, t *experiment.Test, req QueryRequest, 
 	if err := scopeToProducts(spec, t, req, products); err != nil {
 		return nil, err
 	}
+	opts, err := experiment.ParseAnalysis(req.Analysis, t.Analysis.Normalized(), "analysis")
+	if err != nil {
+		return nil, err
+	}
+	spec.Analysis = &opts
 	return spec, nil
 }
 

@@ -93,8 +93,11 @@ type Config struct {
 	Tests     Tests
 	Warehouse Warehouse
 	Jobs      JobQueue
-	Now       func() time.Time // the one clock; default time.Now
-	Logger    *slog.Logger
+	// Pauser pauses a test whose snapshot finds a guardrail breached; nil
+	// reports breaches in the results without pausing (tools, tests).
+	Pauser Pauser
+	Now    func() time.Time // the one clock; default time.Now
+	Logger *slog.Logger
 
 	// Snapshots is when running tests get a snapshot.
 	Snapshots SnapshotPolicy

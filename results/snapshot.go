@@ -36,6 +36,9 @@ type Snapshot struct {
 	Final      bool // taken when the test ended
 	Body       json.RawMessage
 	Summary    json.RawMessage
+	// PauseReason is set when the snapshot found a guardrail breached: the
+	// test is to be paused (not stored apart; the body carries it).
+	PauseReason string
 }
 
 // SnapshotDue is a test whose results need computing.
@@ -88,6 +91,23 @@ func (s *Service) TakeSnapshot(ctx context.Context, shopID, testID int64, final 
 		})
 	if err != nil {
 		return fmt.Errorf("results.TakeSnapshot %d: %w", testID, err)
+	}
+	return s.pauseOnBreach(ctx, snap)
+}
+
+// pauseOnBreach pauses the test of a snapshot that found a guardrail
+// breached. The snapshot is saved first, so the results say why even if the
+// pause must be retried (a retry computes a fresh snapshot and pauses).
+func (s *Service) pauseOnBreach(ctx context.Context, snap *Snapshot) error {
+	if snap.PauseReason == "" || snap.Final || s.cfg.Pauser == nil {
+		return nil
+	}
+	paused, err := s.cfg.Pauser.PauseForGuardrail(worker(ctx, ""), snap.ShopID, snap.TestID, snap.PauseReason)
+	if err != nil {
+		return fmt.Errorf("results.TakeSnapshot %d: pause: %w", snap.TestID, err)
+	}
+	if paused {
+		s.cfg.Logger.InfoContext(ctx, "test paused by a guardrail", "experiment", snap.TestID, "reason", snap.PauseReason)
 	}
 	return nil
 }

@@ -60,19 +60,24 @@ type CustomEventGroup struct {
 // SnapshotDoc is the stored snapshot (§2.8). isRefreshing is not stored:
 // it depends on when the snapshot is read, so the API adds it.
 type SnapshotDoc struct {
-	Object                string            `json:"object"`
-	ExperimentID          string            `json:"experiment_id"`
-	ComputedAt            time.Time         `json:"computed_at"`
-	TestGroups            []GroupResult     `json:"test_groups"`
-	Outcome               string            `json:"outcome"`
-	WinningTestGroupIndex *int              `json:"winning_test_group_index"`
-	SRMStatus             string            `json:"srm_status"`
-	Analysis              Analysis          `json:"analysis"`
-	CustomEvents          []CustomEvent     `json:"customEvents"`
-	Warnings              []string          `json:"warnings"`
-	FilterStale           bool              `json:"filterStale"`
-	DateRange             DateRange         `json:"date_range"`
-	Breakdown             SnapshotBreakdown `json:"breakdown"`
+	Object                string        `json:"object"`
+	ExperimentID          string        `json:"experiment_id"`
+	ComputedAt            time.Time     `json:"computed_at"`
+	TestGroups            []GroupResult `json:"test_groups"`
+	Outcome               string        `json:"outcome"`
+	WinningTestGroupIndex *int          `json:"winning_test_group_index"`
+	SRMStatus             string        `json:"srm_status"`
+	Analysis              Analysis      `json:"analysis"`
+	// Guardrails are the test's guardrails as this snapshot found them;
+	// PauseReason is set when one was breached and the test was paused
+	// because of it.
+	Guardrails   []GuardrailResult `json:"guardrails"`
+	PauseReason  string            `json:"pause_reason,omitempty"`
+	CustomEvents []CustomEvent     `json:"customEvents"`
+	Warnings     []string          `json:"warnings"`
+	FilterStale  bool              `json:"filterStale"`
+	DateRange    DateRange         `json:"date_range"`
+	Breakdown    SnapshotBreakdown `json:"breakdown"`
 }
 
 // Summary is a test's results_summary (`?include=results_summary`): the
@@ -103,7 +108,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	// its cells (sums over units add up).
 	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
-	deviceRows, custom, set, err := s.metricRows(ctx, q)
+	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized())
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +132,11 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	doc.Warnings = append(doc.Warnings, snapshotWarnings(t, sums, doc.SRMStatus, cmp, primary)...)
 	doc.Breakdown = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency, set)
 	doc.CustomEvents = customEvents(custom, sums)
+	var reason string
+	doc.Guardrails, reason = guardrails(t, sums, cmp, set.opts.Sequential)
+	if t.Status == experiment.StatusActive && !final && s.cfg.Pauser != nil {
+		doc.PauseReason = reason
+	}
 
 	body, err := json.Marshal(doc)
 	if err != nil {
@@ -136,13 +146,14 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{ShopID: shop.ID, TestID: t.ID, ComputedAt: now, Final: final, Body: body, Summary: summary}, nil
+	return &Snapshot{ShopID: shop.ID, TestID: t.ID, ComputedAt: now, Final: final, Body: body, Summary: summary,
+		PauseReason: doc.PauseReason}, nil
 }
 
 // metricRows reads the sums of q (a snapshot's or a custom query's), capped
-// at the default winsorizing caps, and its custom events. The custom events run alongside
+// at the winsorizing caps of opts, and its custom events. The custom events run alongside
 // the caps and sums; each query is mostly single-threaded work.
-func (s *Service) metricRows(ctx context.Context, q MetricsQuery) ([]GroupRow, []CustomEventRow, settings, error) {
+func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, []CustomEventRow, settings, error) {
 	var custom []CustomEventRow
 	var customErr error
 	done := make(chan struct{})
@@ -150,7 +161,7 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery) ([]GroupRow, [
 		defer close(done)
 		custom, customErr = s.cfg.Warehouse.CustomEvents(ctx, q)
 	}()
-	rows, set, err := s.cappedRows(ctx, q)
+	rows, set, err := s.cappedRows(ctx, q, opts)
 	<-done
 	if err != nil {
 		return nil, nil, settings{}, err
@@ -161,15 +172,20 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery) ([]GroupRow, [
 	return rows, custom, set, nil
 }
 
-// cappedRows computes the caps of money metrics (stats.DefaultWinsorPercentile
-// among converters, pooled over the groups) and then the sums of q with
-// capped values, so one whale order cannot decide a test.
-func (s *Service) cappedRows(ctx context.Context, q MetricsQuery) ([]GroupRow, settings, error) {
-	caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, stats.DefaultWinsorPercentile)
+// cappedRows computes the caps of money metrics (opts.Winsorize, by default
+// stats.DefaultWinsorPercentile, among converters, pooled over the groups)
+// and then the sums of q with capped values, so one whale order cannot
+// decide a test. Winsorize 0 reads the raw sums only.
+func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, settings, error) {
+	set := settings{opts: opts}
+	if opts.Winsorize == 0 {
+		rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
+		return rows, set, err
+	}
+	caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
 	if err != nil {
 		return nil, settings{}, err
 	}
-	set := settings{}
 	if caps.Revenue > 0 || caps.Profit > 0 {
 		set.caps, q.Caps = &caps, &caps
 	}

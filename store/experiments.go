@@ -23,7 +23,7 @@ func errTestNotFound(id int64) error {
 const testColumns = `id, shop_id, type, status, name, hypothesis, primary_metric, traffic_allocation,
 	shared, audience, schedule_start_at, schedule_end_at, has_force_assign_rules, assignment_version,
 	product_group_id, product_group_name, checks_pending, failure_reason, created_at, updated_at,
-	started_at, ended_at`
+	started_at, ended_at, analysis, guardrails, pause_reason`
 
 // CreateTest inserts t with its groups and sets t.ID.
 func createTest(ctx context.Context, q querier, t *experiment.Test) error {
@@ -33,14 +33,19 @@ func createTest(ctx context.Context, q querier, t *experiment.Test) error {
 	}
 	start, end := scheduleTimes(t.Schedule)
 	pgID, pgName := productGroup(t.ProductGroup)
+	analysis, guardrails, err := analysisColumns(t)
+	if err != nil {
+		return fmt.Errorf("store.CreateTest: %w", err)
+	}
 	err = q.QueryRow(ctx, `INSERT INTO experiments (shop_id, type, status, name, hypothesis, primary_metric,
 		traffic_allocation, shared, audience, schedule_start_at, schedule_end_at, has_force_assign_rules,
 		assignment_version, product_group_id, product_group_name, checks_pending, failure_reason,
-		created_at, updated_at, started_at, ended_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21) RETURNING id`,
+		created_at, updated_at, started_at, ended_at, analysis, guardrails, pause_reason)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24) RETURNING id`,
 		t.ShopID, t.Type, t.Status, t.Name, t.Hypothesis, metricPtr(t.PrimaryMetric), t.TrafficAllocation,
 		shared, jsonOrNil(t.Audience), start, end, t.HasForceAssignRules, t.AssignmentVersion, pgID, pgName,
-		t.ChecksPending, t.FailureReason, t.CreatedAt, t.UpdatedAt, t.StartedAt, t.EndedAt).Scan(&t.ID)
+		t.ChecksPending, t.FailureReason, t.CreatedAt, t.UpdatedAt, t.StartedAt, t.EndedAt,
+		analysis, guardrails, t.PauseReason).Scan(&t.ID)
 	if err != nil {
 		return fmt.Errorf("store.CreateTest: %w", err)
 	}
@@ -58,13 +63,18 @@ func saveTest(ctx context.Context, q querier, t *experiment.Test) error {
 		return fmt.Errorf("store.SaveTest: %w", err)
 	}
 	start, end := scheduleTimes(t.Schedule)
+	analysis, guardrails, err := analysisColumns(t)
+	if err != nil {
+		return fmt.Errorf("store.SaveTest %d: %w", t.ID, err)
+	}
 	tag, err := q.Exec(ctx, `UPDATE experiments SET status=$3, name=$4, hypothesis=$5, primary_metric=$6,
 		traffic_allocation=$7, shared=$8, audience=$9, schedule_start_at=$10, schedule_end_at=$11,
-		assignment_version=$12, checks_pending=$13, failure_reason=$14, updated_at=$15, started_at=$16, ended_at=$17
+		assignment_version=$12, checks_pending=$13, failure_reason=$14, updated_at=$15, started_at=$16, ended_at=$17,
+		analysis=$18, guardrails=$19, pause_reason=$20
 		WHERE shop_id=$1 AND id=$2`,
 		t.ShopID, t.ID, t.Status, t.Name, t.Hypothesis, metricPtr(t.PrimaryMetric), t.TrafficAllocation,
 		shared, jsonOrNil(t.Audience), start, end, t.AssignmentVersion, t.ChecksPending, t.FailureReason,
-		t.UpdatedAt, t.StartedAt, t.EndedAt)
+		t.UpdatedAt, t.StartedAt, t.EndedAt, analysis, guardrails, t.PauseReason)
 	if err != nil {
 		return fmt.Errorf("store.SaveTest %d: %w", t.ID, err)
 	}
@@ -236,14 +246,22 @@ func (db *DB) FindDueActions(ctx context.Context, now time.Time, limit int) ([]e
 
 func scanTest(row pgx.Row) (*experiment.Test, error) {
 	var t experiment.Test
-	var shared, audience []byte
+	var shared, audience, analysis, guardrails []byte
 	var metric, pgID, pgName *string
 	var start, end *time.Time
 	err := row.Scan(&t.ID, &t.ShopID, &t.Type, &t.Status, &t.Name, &t.Hypothesis, &metric, &t.TrafficAllocation,
 		&shared, &audience, &start, &end, &t.HasForceAssignRules, &t.AssignmentVersion, &pgID, &pgName,
-		&t.ChecksPending, &t.FailureReason, &t.CreatedAt, &t.UpdatedAt, &t.StartedAt, &t.EndedAt)
+		&t.ChecksPending, &t.FailureReason, &t.CreatedAt, &t.UpdatedAt, &t.StartedAt, &t.EndedAt,
+		&analysis, &guardrails, &t.PauseReason)
 	if err != nil {
 		return nil, err
+	}
+	t.Analysis = experiment.DefaultAnalysis()
+	if err := json.Unmarshal(analysis, &t.Analysis); err != nil {
+		return nil, fmt.Errorf("analysis of test %d: %w", t.ID, err)
+	}
+	if err := json.Unmarshal(guardrails, &t.Guardrails); err != nil || t.Guardrails == nil {
+		t.Guardrails = []experiment.Guardrail{}
 	}
 	if err := json.Unmarshal(shared, &t.Shared); err != nil {
 		return nil, fmt.Errorf("shared of test %d: %w", t.ID, err)
@@ -300,6 +318,20 @@ func loadGroups(ctx context.Context, q querier, ts []*experiment.Test) error {
 }
 
 // compactJSON undoes jsonb's spacing so stored JSON reads back as it was sent.
+// analysisColumns are the JSONB of t's analysis options (the defaults for a
+// test built without them) and guardrails (never null).
+func analysisColumns(t *experiment.Test) (analysis, guardrails []byte, err error) {
+	if analysis, err = json.Marshal(t.Analysis.Normalized()); err != nil {
+		return nil, nil, err
+	}
+	g := t.Guardrails
+	if g == nil {
+		g = []experiment.Guardrail{}
+	}
+	guardrails, err = json.Marshal(g)
+	return analysis, guardrails, err
+}
+
 func compactJSON(raw []byte) json.RawMessage {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {

@@ -89,7 +89,12 @@ func newTest(shopID int64, created time.Time) *experiment.Test {
 		Name: "t", TrafficAllocation: 100, AssignmentVersion: 1,
 		Shared:    map[string]json.RawMessage{"url_redirect": json.RawMessage(`{"source_path":"/"}`)},
 		Groups:    []experiment.Group{{Index: 0, Name: "A", Split: 50, Content: json.RawMessage(`{}`)}, {Index: 1, Name: "B", Split: 50, Content: json.RawMessage(`{"destination":"/b"}`)}},
-		CreatedAt: created, UpdatedAt: created}
+		CreatedAt: created, UpdatedAt: created,
+		// Options other than the defaults, so the round trip proves they are kept.
+		Analysis: experiment.AnalysisOptions{Sequential: true, CUPED: true, Winsorize: 0.95,
+			Correction: experiment.CorrectionHolm, Prior: &experiment.Prior{Mean: 0.01, StdDev: 0.1}},
+		Guardrails:  []experiment.Guardrail{{Metric: "conversion_rate", MaxHarm: 0.02}},
+		PauseReason: "guardrail conversion_rate breached"}
 }
 
 func TestTestsRoundTripListAndDue(t *testing.T) {

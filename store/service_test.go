@@ -69,7 +69,7 @@ func postgresBackend(t *testing.T, now experiment.Clock) experimenttest.Backend 
 			}
 			out := make([]experimenttest.AuditRecord, len(entries))
 			for i, e := range entries {
-				out[i] = experimenttest.AuditRecord{ShopID: e.ShopID, Action: e.Action, Actor: e.Actor, ResourceID: e.ResourceID}
+				out[i] = experimenttest.AuditRecord{ShopID: e.ShopID, Action: e.Action, Actor: e.Actor, ResourceID: e.ResourceID, Reason: e.Reason}
 			}
 			return out
 		},

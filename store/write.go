@@ -83,9 +83,10 @@ func writeAudit(ctx context.Context, tx *Tx, meta experiment.WriteMeta, res expe
 		tokenID = &a.TokenID
 	}
 	_, err := tx.tx.Exec(ctx, `INSERT INTO audit_log
-		(shop_id, actor, token_id, action, resource_type, resource_id, request_id, method, path, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		res.ShopID, a.Name, tokenID, meta.Action, meta.ResourceType, res.ResourceID, a.RequestID, a.Method, a.Path, tx.now)
+		(shop_id, actor, token_id, action, resource_type, resource_id, request_id, method, path, created_at, reason)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		res.ShopID, a.Name, tokenID, meta.Action, meta.ResourceType, res.ResourceID, a.RequestID, a.Method, a.Path, tx.now,
+		meta.Reason)
 	return err
 }
 
@@ -102,19 +103,20 @@ type AuditEntry struct {
 	Method       string
 	Path         string
 	CreatedAt    time.Time
+	Reason       string // why, for a write no person asked for (an automatic pause)
 }
 
 // FindAuditEntries returns a shop's audit log, newest first.
 func (db *DB) FindAuditEntries(ctx context.Context, shopID int64, limit int) ([]AuditEntry, error) {
 	rows, err := db.pool.Query(ctx, `SELECT id, shop_id, actor, token_id, action, resource_type, resource_id,
-		request_id, method, path, created_at FROM audit_log WHERE shop_id = $1 ORDER BY id DESC LIMIT $2`, shopID, limit)
+		request_id, method, path, created_at, reason FROM audit_log WHERE shop_id = $1 ORDER BY id DESC LIMIT $2`, shopID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store.FindAuditEntries: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
 		var e AuditEntry
 		err := r.Scan(&e.ID, &e.ShopID, &e.Actor, &e.TokenID, &e.Action, &e.ResourceType, &e.ResourceID,
-			&e.RequestID, &e.Method, &e.Path, &e.CreatedAt)
+			&e.RequestID, &e.Method, &e.Path, &e.CreatedAt, &e.Reason)
 		return e, err
 	})
 	if err != nil {

@@ -160,8 +160,11 @@ func settingsPatch(s map[string]json.RawMessage, patch map[string]any) error {
 				return badRequest("settings.targetingRules must be an object or null.")
 			}
 			patch["audience"] = rules
+		case "analysis", "guardrails":
+			// Passed through as v1's fields: the domain validates them.
+			patch[k] = raw
 		default:
-			return badRequest("Unknown setting %q: settings take startDate, endDate and targetingRules.", k)
+			return badRequest("Unknown setting %q: settings take startDate, endDate, targetingRules, analysis and guardrails.", k)
 		}
 	}
 	if len(schedule) > 0 {

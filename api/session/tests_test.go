@@ -36,7 +36,9 @@ func TestReadTests(t *testing.T) {
 		"products": []any{map[string]any{"productId": tee, "variants": []any{
 			map[string]any{"variantId": teeS, "price": "19.00", "compareAtPrice": "25.00"}}}},
 		"testGroups": []any{map[string]any{"name": "Control", "weight": 50.0}, map[string]any{"name": "Variant", "weight": 50.0}},
-		"settings":   map[string]any{"startDate": nil, "endDate": nil, "targetingRules": map[string]any{}},
+		"settings": map[string]any{"startDate": nil, "endDate": nil, "targetingRules": map[string]any{},
+			"analysis":   map[string]any{"sequential": false, "cuped": false, "winsorize": 0.99, "correction": "none", "prior": nil},
+			"guardrails": []any{}},
 	}
 	for k, w := range want {
 		if diff := cmp.Diff(w, d[k]); diff != "" {
@@ -229,5 +231,37 @@ func TestBothSurfaces(t *testing.T) {
 	wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+v1ID, `{"status":"STOPPED"}`))
 	if r := s.v1(t, "GET", "/v1/experiments/"+v1ID, ""); r.obj()["status"] != "ended" {
 		t.Fatalf("v1 after STOPPED: %s", r.Raw)
+	}
+}
+
+// TestAnalysisSettings: the admin panel sets v1's analysis options and
+// guardrails through settings, on a draft and on a running test; the domain
+// refuses a bad value, and nothing changes.
+func TestAnalysisSettings(t *testing.T) {
+	t.Parallel()
+	s := newEnv(t).newShop()
+	id := s.created(t, "/api/price-experiments/v1/create", priceV1("Analysed"))
+	path := "/api/experiments/" + id
+	settings := func() map[string]any {
+		return s.do(t, "GET", path, "").data().(map[string]any)["settings"].(map[string]any)
+	}
+	wantSuccess(t, s.do(t, "PUT", path, `{"settings":{"analysis":{"sequential":true,"correction":"holm"},
+		"guardrails":[{"metric":"conversion_rate","max_harm":0.02}]}}`))
+	want := map[string]any{"sequential": true, "cuped": false, "winsorize": 0.99, "correction": "holm", "prior": nil}
+	if diff := cmp.Diff(want, settings()["analysis"]); diff != "" {
+		t.Fatalf("analysis mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{map[string]any{"metric": "conversion_rate", "max_harm": 0.02}}, settings()["guardrails"]); diff != "" {
+		t.Fatalf("guardrails mismatch (-want +got):\n%s", diff)
+	}
+	msg := wantError(t, s.do(t, "PUT", path, `{"settings":{"analysis":{"correction":"bonferroni"}}}`), http.StatusBadRequest)
+	if msg != `analysis.correction is one of holm, benjamini_hochberg, none; got "bonferroni".` {
+		t.Fatalf("message %q", msg)
+	}
+	wantSuccess(t, s.do(t, "PUT", path, `{"status":"ACTIVE"}`))
+	wantSuccess(t, s.do(t, "PUT", path, `{"settings":{"analysis":{"winsorize":0},"guardrails":null}}`))
+	want["winsorize"] = 0.0
+	if got := settings(); cmp.Diff(want, got["analysis"]) != "" || len(got["guardrails"].([]any)) != 0 {
+		t.Fatalf("settings after launch: %v", got)
 	}
 }

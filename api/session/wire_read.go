@@ -27,6 +27,8 @@ type fullWire struct {
 	Products   []productWire `json:"products"`
 	TestGroups []groupWire   `json:"testGroups"`
 	Settings   settingsWire  `json:"settings"`
+	// PauseReason says why Lift paused the test by itself; absent otherwise.
+	PauseReason string `json:"pauseReason,omitempty"`
 	// Warnings are what webhooks raised on the test until lifted (a
 	// published theme that changes what the test shows); absent when none.
 	Warnings []experiment.Finding `json:"warnings,omitempty"`
@@ -69,6 +71,9 @@ type settingsWire struct {
 	StartDate      *string         `json:"startDate"`
 	EndDate        *string         `json:"endDate"`
 	TargetingRules json.RawMessage `json:"targetingRules"`
+	// Analysis and Guardrails are v1's fields of the same names.
+	Analysis   experiment.AnalysisOptions `json:"analysis"`
+	Guardrails []experiment.Guardrail     `json:"guardrails"`
 }
 
 // experimentTypes names each domain type as part 2.1 does. Price v2 tests
@@ -125,6 +130,10 @@ func fullOf(ctx context.Context, svc *experiment.Service, shop *experiment.Shop,
 		w.Settings.StartDate, w.Settings.EndDate = isoPtr(sc.StartAt), isoPtr(sc.EndAt)
 	}
 	w.Settings.TargetingRules = t.Audience
+	w.Settings.Analysis, w.Settings.Guardrails, w.PauseReason = t.Analysis.Normalized(), t.Guardrails, t.PauseReason
+	if w.Settings.Guardrails == nil {
+		w.Settings.Guardrails = []experiment.Guardrail{}
+	}
 	if len(w.Settings.TargetingRules) == 0 {
 		w.Settings.TargetingRules = json.RawMessage("{}")
 	}

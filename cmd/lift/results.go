@@ -21,6 +21,7 @@ func (a *App) results() *results.Service {
 		Tests:         a.DB,
 		Warehouse:     a.Warehouse,
 		Jobs:          jobs.ResultsQueue{Client: a.Jobs},
+		Pauser:        a.experiments(), // a guardrail breach pauses through the lifecycle
 		Now:           a.Now,
 		Logger:        a.Log,
 		Snapshots:     results.SnapshotPolicy{FirstAfter: a.Config.Results.FirstSnapshotAfter},

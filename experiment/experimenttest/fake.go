@@ -24,6 +24,7 @@ type AuditRecord struct {
 	Action     string
 	Actor      string
 	ResourceID string
+	Reason     string
 }
 
 // Repo is an in-memory experiment.Repository. A unit of work runs on a copy
@@ -116,7 +117,7 @@ func (r *Repo) Write(ctx context.Context, meta experiment.WriteMeta, fn func(ctx
 	r.tests = tx.tests
 	r.nextID = max(r.nextID, tx.lastID)
 	r.audit = append(r.audit, AuditRecord{ShopID: res.ShopID, Action: meta.Action,
-		Actor: experiment.ActorFrom(ctx).Name, ResourceID: res.ResourceID})
+		Actor: experiment.ActorFrom(ctx).Name, ResourceID: res.ResourceID, Reason: meta.Reason})
 	if _, ok := experiment.ClaimFrom(ctx); ok {
 		r.claims = append(r.claims, res)
 	}

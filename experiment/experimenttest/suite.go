@@ -249,6 +249,8 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"Duplicate", testDuplicate},
 		{"ResetAnalytics", testResetAnalytics},
 		{"RemoveProducts", testRemoveProducts},
+		{"Analysis", testAnalysis},
+		{"PauseForGuardrail", testPauseForGuardrail},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,212 @@
+package results_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/results"
+	"github.com/liftab/lift/stats"
+)
+
+// pauser records the pauses a snapshot asks for.
+type pauser struct {
+	mu      sync.Mutex
+	reasons []string
+}
+
+func (p *pauser) PauseForGuardrail(_ context.Context, _, _ int64, reason string) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reasons = append(p.reasons, reason)
+	return true, nil
+}
+
+// converting are n visitors a group; group g converts (one order of 40)
+// every every[g]-th visitor.
+func converting(n int, every [2]int) []plantedUnit {
+	var out []plantedUnit
+	for g := 0; g < 2; g++ {
+		for i := 0; i < n; i++ {
+			u := plantedUnit{group: g, device: "desktop", at: start.Add(time.Duration(i) * time.Second)}
+			if i%every[g] == 0 {
+				u.orders, u.revenue = 1, 40
+			}
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func TestDefaultWinsorizeIsStats(t *testing.T) {
+	if experiment.DefaultWinsorize != stats.DefaultWinsorPercentile {
+		t.Fatalf("experiment.DefaultWinsorize %v, stats.DefaultWinsorPercentile %v", experiment.DefaultWinsorize, stats.DefaultWinsorPercentile)
+	}
+	for _, m := range experiment.GuardrailMetrics {
+		// Every guardrail metric is one a snapshot compares.
+		if !strings.Contains(strings.Join(comparedMetrics(t), ","), m) {
+			t.Errorf("guardrail metric %s is not compared by a snapshot", m)
+		}
+	}
+}
+
+// comparedMetrics are the vs_control keys of a computed snapshot.
+func comparedMetrics(t *testing.T) []string {
+	b := fakeBundle(t)
+	tt := b.test(t, experiment.StatusActive)
+	b.plant(t, tt, visitors(10))
+	snap, err := b.svc.ComputeSnapshot(context.Background(), b.shop, tt, start.Add(time.Hour), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc results.SnapshotDoc
+	if err := json.Unmarshal(snap.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for k := range doc.TestGroups[1].VsControl {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestGuardrails: a sequential snapshot pauses a test whose variant harms a
+// guardrail beyond its tolerance, and only then.
+func TestGuardrails(t *testing.T) {
+	t.Parallel()
+	seq := experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone}
+	fixed := experiment.DefaultAnalysis()
+	cases := []struct {
+		name      string
+		opts      experiment.AnalysisOptions
+		n         int
+		every     [2]int
+		maxHarm   float64
+		status    string
+		wantPause bool
+	}{
+		{"Breached", seq, 600, [2]int{3, 10}, 0.02, results.GuardrailBreached, true},
+		{"WithinTolerance", seq, 600, [2]int{3, 10}, 0.9, results.GuardrailOK, false},
+		{"Improved", seq, 600, [2]int{10, 3}, 0, results.GuardrailOK, false},
+		{"NotSequential", fixed, 600, [2]int{3, 10}, 0.02, results.GuardrailNotMonitored, false},
+		{"TooFewVisitors", seq, 60, [2]int{3, 10}, 0.02, results.GuardrailInsufficientData, false},
+	}
+	for _, be := range backends {
+		for _, c := range cases {
+			t.Run(be.name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				b := be.setup(t)
+				p := &pauser{}
+				cfg := b.cfg
+				cfg.Pauser = p
+				svc := results.New(cfg)
+				b.clock.Set(start.Add(3 * time.Hour))
+				tt := b.test(t, experiment.StatusActive)
+				tt.Analysis, tt.Guardrails = c.opts, []experiment.Guardrail{{Metric: "conversion_rate", MaxHarm: c.maxHarm}}
+				b.save(t, tt)
+				b.plant(t, tt, converting(c.n, c.every))
+				if err := svc.TakeSnapshot(context.Background(), b.shop.ID, tt.ID, false); err != nil {
+					t.Fatal(err)
+				}
+				latest, err := svc.LatestSnapshot(context.Background(), b.shop, tt.ID)
+				if err != nil || latest.Snapshot == nil {
+					t.Fatalf("latest = %+v, %v", latest, err)
+				}
+				var doc results.SnapshotDoc
+				if err := json.Unmarshal(latest.Snapshot.Body, &doc); err != nil {
+					t.Fatal(err)
+				}
+				if len(doc.Guardrails) != 1 || doc.Guardrails[0].Status != c.status {
+					t.Fatalf("guardrails %s, want status %s", mustJSON(doc.Guardrails), c.status)
+				}
+				if got := len(p.reasons) == 1; got != c.wantPause || (doc.PauseReason != "") != c.wantPause {
+					t.Fatalf("pauses %q, snapshot pause_reason %q; want a pause: %v", p.reasons, doc.PauseReason, c.wantPause)
+				}
+				if c.wantPause && (p.reasons[0] != doc.PauseReason ||
+					!strings.HasPrefix(doc.PauseReason, "Guardrail conversion_rate breached: test group 1 (Variant) changes it by -70.0%")) {
+					t.Fatalf("reason %q, snapshot %q", p.reasons[0], doc.PauseReason)
+				}
+			})
+		}
+	}
+}
+
+// TestOptionsApplied: the analysis object says which options shaped the
+// figures, for a snapshot and for a custom query that overrides them.
+func TestOptionsApplied(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := be.setup(t)
+			b.clock.Set(start.Add(3 * time.Hour))
+			tt := b.test(t, experiment.StatusActive)
+			tt.Analysis = experiment.AnalysisOptions{Sequential: true, CUPED: true, Winsorize: 0.95,
+				Correction: experiment.CorrectionBenjaminiHochberg, Prior: &experiment.Prior{Mean: 0, StdDev: 0.1}}
+			b.save(t, tt)
+			b.plant(t, tt, converting(300, [2]int{4, 5}))
+			snap, err := b.svc.ComputeSnapshot(ctx, b.shop, tt, b.clock.Now(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc results.SnapshotDoc
+			if err := json.Unmarshal(snap.Body, &doc); err != nil {
+				t.Fatal(err)
+			}
+			a := doc.Analysis
+			if diff := cmp.Diff([]string{"sequential", "winsorize", "correction", "prior"}, a.Applied); diff != "" {
+				t.Errorf("applied mismatch (-want +got):\n%s", diff)
+			}
+			if len(a.NotApplied) != 1 || a.NotApplied[0].Option != "cuped" || a.CUPED {
+				t.Errorf("not_applied %+v, cuped %v", a.NotApplied, a.CUPED)
+			}
+			if !a.Sequential || a.Correction != "benjamini_hochberg" || a.Winsorization == nil ||
+				a.Winsorization.Percentile != 0.95 || a.Prior == nil || a.Prior.StdDev != 0.1 || cmp.Diff(tt.Analysis, a.Requested) != "" {
+				t.Errorf("analysis %s", mustJSON(a))
+			}
+			if f := doc.TestGroups[1].VsControl["conversion_rate"].Frequentist; f == nil || f.AdjustedPValue == nil {
+				t.Errorf("frequentist %+v: want the adjusted p-value", f)
+			}
+
+			// The query turns capping and sequential off and keeps the rest.
+			q, err := b.svc.CreateQuery(ctx, b.shop, tt.ID, results.QueryRequest{
+				Analysis: json.RawMessage(`{"sequential":false,"winsorize":0}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			done, err := b.svc.FindQuery(ctx, b.shop, tt.ID, q.ID)
+			if err != nil || done.Status != results.QueryCompleted {
+				t.Fatalf("query = %+v, %v", done, err)
+			}
+			var qdoc results.QueryDoc
+			if err := json.Unmarshal(done.Body, &qdoc); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"correction", "prior"}, qdoc.Analysis.Applied); diff != "" || qdoc.Analysis.Winsorization != nil {
+				t.Errorf("query applied mismatch (-want +got):\n%s\n%s", diff, mustJSON(qdoc.Analysis))
+			}
+			vs, _ := qdoc.TestGroups[1]["vs_control"].(map[string]any)
+			if _, ok := vs["conversion_rate"]; !ok || qdoc.TestGroups[0]["vs_control"] != nil {
+				t.Errorf("query vs_control: %s", mustJSON(qdoc.TestGroups))
+			}
+			if _, ok := vs["bounce_rate"]; ok {
+				t.Errorf("vs_control of the core set has an engagement metric: %s", mustJSON(vs))
+			}
+		})
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
