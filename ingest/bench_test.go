@@ -38,6 +38,19 @@ func BenchmarkDecodeEventBody(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeEventRequest is BenchmarkDecodeEventBody through the
+// hand-written scanner the storefront uses (eventjson.go).
+func BenchmarkDecodeEventRequest(b *testing.B) {
+	body, _ := json.Marshal(benchEvent())
+	b.ReportAllocs()
+	for b.Loop() {
+		var req EventRequest
+		if err := DecodeEventRequest(body, &req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkEncodeEvent(b *testing.B) {
 	rows, _ := validEvent(nil, new(benchEvent()), 1, Meta{ReceivedAt: testNow})
 	buf := make([]byte, 0, 1024)

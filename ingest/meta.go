@@ -25,36 +25,48 @@ var botMarkers = []string{
 	"preview", "phantomjs", "puppeteer", "playwright", "python-requests", "scrapy", "wget",
 }
 
-// IsBot reports whether the user agent looks automated.
+// botMarkersByFirst lists the markers by their first byte, so IsBot reads
+// the user agent once instead of once per marker (it runs on every event).
+var botMarkersByFirst = func() (idx [256][]string) {
+	for _, m := range botMarkers {
+		idx[m[0]] = append(idx[m[0]], m)
+	}
+	return idx
+}()
+
+// IsBot reports whether the user agent looks automated: whether it
+// contains a marker, ignoring ASCII case.
 func (m Meta) IsBot() bool {
-	for _, marker := range botMarkers {
-		if containsFold(m.UserAgent, marker) {
-			return true
+	s := m.UserAgent
+	for i := 0; i < len(s); i++ {
+		for _, marker := range botMarkersByFirst[lowerASCII(s[i])] {
+			if hasPrefixFold(s[i:], marker) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// containsFold is strings.Contains ignoring ASCII case, without allocating
-// (the marker is lower case already).
-func containsFold(s, lowerSub string) bool {
-	n := len(lowerSub)
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for ; j < n; j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lowerSub[j] {
-				break
-			}
-		}
-		if j == n {
-			return true
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case, without
+// allocating (the marker is lower case already).
+func hasPrefixFold(s, lowerPrefix string) bool {
+	if len(s) < len(lowerPrefix) {
+		return false
+	}
+	for j := 0; j < len(lowerPrefix); j++ {
+		if lowerASCII(s[j]) != lowerPrefix[j] {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // newRowID is a row's random id. Rows get their id on receipt, before the

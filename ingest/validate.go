@@ -128,7 +128,7 @@ func readPayload(raw json.RawMessage, ev *Event) *experiment.Error {
 		return invalid("payload", "must be an object")
 	}
 	var p eventPayload
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := decodePayload(raw, &p); err != nil {
 		return invalid("payload", "has a field of the wrong type: %s", jsonFieldError(err))
 	}
 	if err := checkText("payload.pageType", p.PageType, 64); err != nil {

@@ -37,7 +37,11 @@ func parseTime(param string, raw json.RawMessage, now time.Time) (time.Time, *ex
 	var t time.Time
 	if raw[0] == '"' {
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+			// raw is a JSON string (the body decoded): without escapes its
+			// content is its bytes, and encoding/json is not needed.
+			s = string(raw[1 : len(raw)-1])
+		} else if err := json.Unmarshal(raw, &s); err != nil {
 			return t, invalid(param, "must be an ISO 8601 time or Unix milliseconds")
 		}
 		var ok bool

@@ -39,10 +39,13 @@ func newBenchCmd() *cobra.Command {
 		Long: `Starts, in this process, the real ingest server (storefront handlers, WAL with fsync,
 flusher into ClickHouse in a fresh database) and a bare Go handler that only answers 202, both on
 loopback. Drives both with the same closed-loop load (single events per request) at each
---workers concurrency and prints events/s and p50/p99 for each and the ratios, then the ratio of
+--workers concurrency (the bare handler for half its phase before the ingest phase and half
+after, so a change in the machine's other load weighs on both alike) and prints events/s and p50/p99 for each and the ratios, then the ratio of
 the peaks; then holds the ingest server at half its peak rate
-(open loop) and prints p50/p99 and RSS/heap every second to show memory stays flat. Finally it
-drains the WAL and checks that ClickHouse holds every acknowledged event once.`,
+(open loop) and prints p50/p99 and RSS/heap every second to show memory stays flat, and sends
+the bare handler the same rate for a few seconds (the p99 the machine itself gives). Finally it
+drains the WAL, checks that ClickHouse holds every acknowledged event once and prints each target
+of issue 14 (ratio ≥ 0.70, no non-2xx answer, p99 < 20 ms at half rate) with ok or MISSED.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	ing.Flags().DurationVar(&o.duration, "duration", 5*time.Second, "length of each closed-loop phase")
@@ -156,9 +159,13 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	// traffic is many independent browsers, and the WAL's group commit turns
 	// concurrency into throughput, so one level alone would say little.
 	var bestBare, bestReal loadResult
+	var realRuns []loadResult
 	for _, workers := range o.workers {
-		bareRes := closedLoop(out, bareURL, bodies, workers, o.duration, o.maxEvents)
-		fmt.Fprintf(out, "%4d conns  bare 202 handler  %s\n", workers, bareRes)
+		// The bare handler runs half its time before the ingest phase and
+		// half after, so load from other processes that rises or falls
+		// during the run weighs on both sides alike (back to back, the
+		// ratio swung from 0.4 to 1.1 on a shared box).
+		bareRes := closedLoop(out, bareURL, bodies, workers, o.duration/2, o.maxEvents/2)
 		if o.cpuProfile != "" && workers == o.workers[len(o.workers)-1] {
 			f, err := os.Create(o.cpuProfile)
 			if err != nil {
@@ -169,6 +176,9 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 		realRes := closedLoop(out, realURL, bodies, workers, o.duration, o.maxEvents)
 		pprof.StopCPUProfile()
 		acked += realRes.ok
+		realRuns = append(realRuns, realRes)
+		bareRes = bareRes.add(closedLoop(out, bareURL, bodies, workers, o.duration-o.duration/2, o.maxEvents-o.maxEvents/2))
+		fmt.Fprintf(out, "%4d conns  bare 202 handler  %s\n", workers, bareRes)
 		fmt.Fprintf(out, "%4d conns  lift ingest       %s  ratio %.2f\n", workers, realRes, realRes.rate()/bareRes.rate())
 		if bareRes.rate() > bestBare.rate() {
 			bestBare = bareRes
@@ -177,8 +187,9 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 			bestReal = realRes
 		}
 	}
-	fmt.Fprintf(out, "peak: bare %.0f events/s, lift ingest %.0f events/s, ratio %.2f (target ≥ 0.50)\n",
-		bestBare.rate(), bestReal.rate(), bestReal.rate()/bestBare.rate())
+	peakRatio := bestReal.rate() / bestBare.rate()
+	fmt.Fprintf(out, "peak: bare %.0f events/s, lift ingest %.0f events/s, ratio %.2f (target ≥ %.2f)\n",
+		bestBare.rate(), bestReal.rate(), peakRatio, targetRatio)
 	realRes := bestReal
 	half := realRes.rate() / 2
 	if half < 1 {
@@ -189,7 +200,11 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	for _, s := range samples {
 		fmt.Fprintf(out, "  t=%3.0fs  rss %6.1f MiB  live heap %6.1f MiB  goroutines %d\n", s.at.Seconds(), s.rssMiB, s.heapMiB, s.goroutines)
 	}
-	fmt.Fprintf(out, "lift ingest @50%%   %s (target p99 < 20 ms)\n", openRes)
+	fmt.Fprintf(out, "lift ingest @50%%   %s (target p99 < %s)\n", openRes, targetP99)
+	// The same open-loop rate on the bare handler: the p99 the machine
+	// itself gives (a busy box's scheduling shows here too).
+	bareOpen, _ := openLoop(nil, bareURL, bodies, half, min(o.sustain, 5*time.Second), o.maxEvents)
+	fmt.Fprintf(out, "bare 202 @same rate %s\n", bareOpen)
 	if len(samples) >= 4 {
 		first, last := samples[1], samples[len(samples)-1]
 		fmt.Fprintf(out, "memory: live heap %.1f → %.1f MiB, rss %.1f → %.1f MiB from t=%.0fs to t=%.0fs (load generator included)\n",
@@ -214,7 +229,30 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	if landed != uint64(acked) {
 		return fmt.Errorf("bench: %d acknowledged but %d landed", acked, landed)
 	}
+	failed := openRes.failed + warm.failed
+	for _, r := range realRuns {
+		failed += r.failed
+	}
+	slices.Sort(openRes.lat)
+	p99 := time.Duration(pct(openRes.lat, 0.99) * float64(time.Millisecond))
+	fmt.Fprintf(out, "targets: ratio %.2f ≥ %.2f %s; non-2xx or failed %d %s; p99 @50%% %s < %s %s; loss 0 ok\n",
+		peakRatio, targetRatio, verdict(peakRatio >= targetRatio), failed, verdict(failed == 0),
+		p99.Round(10*time.Microsecond), targetP99, verdict(p99 < targetP99))
 	return nil
+}
+
+// The targets of issue 14: ingest at 0.7× or more of a bare 202 handler's
+// requests/second on the same box, p99 under 20 ms at half its peak rate.
+const (
+	targetRatio = 0.70
+	targetP99   = 20 * time.Millisecond
+)
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
 }
 
 // benchLogHandler shows errors and the ingester's closing summary (commits,
@@ -287,6 +325,11 @@ type loadResult struct {
 	ok, failed int64
 	elapsed    time.Duration
 	lat        []time.Duration
+}
+
+// add sums two runs of the same load: requests, time and latencies.
+func (r loadResult) add(o loadResult) loadResult {
+	return loadResult{ok: r.ok + o.ok, failed: r.failed + o.failed, elapsed: r.elapsed + o.elapsed, lat: slices.Concat(r.lat, o.lat)}
 }
 
 func (r loadResult) rate() float64 {
