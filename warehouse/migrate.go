@@ -40,6 +40,11 @@ func Migrate(ctx context.Context, conn driver.Conn, db, cluster string) error {
 		if err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("warehouse.Migrate: %04d_%s: %w", s.Version, s.Name, err)
 		}
+		if table, ok := mutationTable(sql); ok {
+			if err := waitMutations(ctx, conn, db, table); err != nil {
+				return fmt.Errorf("warehouse.Migrate: %04d_%s: %w", s.Version, s.Name, err)
+			}
+		}
 		if err := record(ctx, conn, db, s); err != nil {
 			return fmt.Errorf("warehouse.Migrate: record %04d: %w", s.Version, err)
 		}
@@ -100,6 +105,47 @@ func renderDDL(sql, db, cluster string) string {
 		onCluster = "ON CLUSTER " + quoteIdent(cluster)
 	}
 	return strings.NewReplacer("{db}", quoteIdent(db), "{on_cluster}", onCluster).Replace(sql)
+}
+
+// mutationRe matches an ALTER … UPDATE or DELETE, which ClickHouse runs as
+// a background mutation (18.16 has no mutations_sync).
+var mutationRe = regexp.MustCompile("(?is)^\\s*ALTER\\s+TABLE\\s+`[^`]+`\\.(\\w+)\\s+(?:ON\\s+CLUSTER\\s+\\S+\\s+)?(?:UPDATE|DELETE)\\b")
+
+// mutationTable is the table a rendered statement mutates, if it does.
+func mutationTable(sql string) (string, bool) {
+	var body []string
+	for _, line := range strings.Split(sql, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			body = append(body, line)
+		}
+	}
+	m := mutationRe.FindStringSubmatch(strings.Join(body, "\n"))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// waitMutations waits until no mutation of db.table is pending, so that a
+// later step (a type change after a rewrite of the values) sees every row
+// rewritten. (18.16's system.mutations has no failure reason to report: a
+// stuck mutation waits until ctx ends.)
+func waitMutations(ctx context.Context, conn driver.Conn, db, table string) error {
+	const q = `SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0`
+	for {
+		var pending uint64
+		if err := conn.QueryRow(ctx, q, db, table).Scan(&pending); err != nil {
+			return fmt.Errorf("wait for mutations of %s: %w", table, err)
+		}
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // quoteIdent quotes a ClickHouse identifier with backquotes.
