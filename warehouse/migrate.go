@@ -13,7 +13,8 @@ import (
 )
 
 // Migrate creates the database if needed and applies every DDL statement of
-// package clickhouse not yet recorded in {db}.schema_migrations. The
+// package clickhouse not yet recorded in {db}.schema_migrations, rendered
+// for the server's version (migrate_server.go). The
 // statements are idempotent (IF NOT EXISTS), so two processes migrating at
 // once do no harm. cluster is the clickhouse.cluster setting ("" for one node).
 func Migrate(ctx context.Context, conn driver.Conn, db, cluster string) error {
@@ -32,11 +33,19 @@ func Migrate(ctx context.Context, conn driver.Conn, db, cluster string) error {
 	if err != nil {
 		return err
 	}
+	server, err := readServerVersion(ctx, conn)
+	if err != nil {
+		return err
+	}
 	for _, s := range stmts {
 		if done[s.Version] {
 			continue
 		}
-		sql := renderDDL(s.SQL, db, cluster)
+		sql, skip := renderForServer(s.SQL, server)
+		if skip {
+			continue // for a later server version; not recorded, so it runs after an upgrade
+		}
+		sql = renderDDL(sql, db, cluster)
 		if err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("warehouse.Migrate: %04d_%s: %w", s.Version, s.Name, err)
 		}
