@@ -140,4 +140,17 @@ func TestMigrateOrderAmountsToDecimal(t *testing.T) {
 	if eventType != wantType || recorded != wantRecorded {
 		t.Errorf("server %s: events.event_type %s, 0420 recorded %d times; want %s, %d", version, eventType, recorded, wantType, wantRecorded)
 	}
+
+	// Retention: a TTL where the server has one, nothing on 18.16.
+	if err := warehouse.ApplyRetention(ctx, conn, db, "", 30*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	var create string
+	if err := conn.QueryRow(ctx, "SELECT create_table_query FROM system.tables WHERE database = ? AND name = 'events'", db).
+		Scan(&create); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Contains(create, " TTL created_at + toIntervalDay(30)"), wantRecorded == 1; got != want {
+		t.Errorf("server %s: events TTL set %v, want %v: %s", version, got, want, create)
+	}
 }
