@@ -11,7 +11,9 @@
 package money
 
 import (
+	"fmt"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -76,14 +78,31 @@ func FromFloat(x float64) decimal.Decimal {
 	return Stored(decimal.NewFromFloat(x))
 }
 
-// Parse reads a decimal string such as "12.345"; surrounding spaces are
-// ignored. The amount is kept to StoredScale decimals.
+// plainDecimal is how the platform writes amounts: no exponent, no
+// grouping. An exponent is refused: "1e999999999" would make rounding
+// allocate a billion-digit number.
+var plainDecimal = regexp.MustCompile(`^[+-]?[0-9]{1,32}(\.[0-9]{0,32})?$`)
+
+// maxStored bounds what storage holds: Decimal(18,4) has 14 integer digits.
+var maxStored = decimal.New(1, 18-StoredScale)
+
+// Parse reads a plain decimal string such as "12.345"; surrounding spaces
+// are ignored. The amount is kept to StoredScale decimals; one storage
+// cannot hold (1e14 or more) is an error.
 func Parse(s string) (decimal.Decimal, error) {
-	d, err := decimal.NewFromString(strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	if !plainDecimal.MatchString(s) {
+		return decimal.Zero, fmt.Errorf("money: %q is not a plain decimal", s)
+	}
+	d, err := decimal.NewFromString(s)
 	if err != nil {
 		return decimal.Zero, err
 	}
-	return Stored(d), nil
+	d = Stored(d)
+	if d.Abs().GreaterThanOrEqual(maxStored) {
+		return decimal.Zero, fmt.Errorf("money: %s is out of range", s)
+	}
+	return d, nil
 }
 
 // Stored rounds d half-even to StoredScale decimals, what storage keeps.

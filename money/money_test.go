@@ -66,7 +66,12 @@ func TestParse(t *testing.T) {
 	if d, err := Parse(" 12.345 "); err != nil || d.String() != "12.345" {
 		t.Errorf("Parse = %v, %v", d, err)
 	}
-	if _, err := Parse("12,3"); err == nil {
-		t.Error("Parse(12,3) = nil error, want one")
+	for _, bad := range []string{"12,3", "1e3", "1e999999999", "", ".", "100000000000000", "NaN"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) = nil error, want one", bad)
+		}
+	}
+	if d, err := Parse("99999999999999.9999"); err != nil || d.String() != "99999999999999.9999" {
+		t.Errorf("Parse(largest) = %v, %v", d, err)
 	}
 }
