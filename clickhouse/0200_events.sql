@@ -10,14 +10,14 @@ CREATE TABLE IF NOT EXISTS {db}.events {on_cluster} (
     shop_id Int64,
     experiment_id String,
     event_id String,
-    received_at DateTime,
-    created_at DateTime,
+    received_at DateTime {codec:Delta, ZSTD(1)},
+    created_at DateTime {codec:Delta, ZSTD(1)},
     session_id String,
     visitor_id String,
-    event_type String,
-    source String,
+    event_type {lowcard:String},
+    source {lowcard:String},
     page_path String,
-    page_type String,
+    page_type {lowcard:String},
     product_ids Array(String),
     variant_ids Array(String),
     quantity UInt32,
@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS {db}.events {on_cluster} (
     revenue Float64,
     test_group Nullable(Int16),
     is_bot UInt8,
-    payload String
+    payload String {codec:ZSTD(3)}
 ) ENGINE = {engine:ReplacingMergeTree()}
 PARTITION BY toYYYYMM(created_at)
 ORDER BY (shop_id, experiment_id, visitor_id, event_id)

@@ -9,15 +9,15 @@ CREATE TABLE IF NOT EXISTS {db}.sessions {on_cluster} (
     session_id String,
     record_id String,
     visitor_id String,
-    seen_at DateTime,
+    seen_at DateTime {codec:Delta, ZSTD(1)},
     page_path String,
     referrer String,
-    device String,
-    country String,
-    visitor_type String,
-    utm_source String,
-    utm_medium String,
-    utm_campaign String,
+    device {lowcard:String},
+    country {lowcard:String},
+    visitor_type {lowcard:String},
+    utm_source {lowcard:String},
+    utm_medium {lowcard:String},
+    utm_campaign {lowcard:String},
     is_bot UInt8
 ) ENGINE = {engine:ReplacingMergeTree()}
 PARTITION BY toYYYYMM(seen_at)

@@ -7,7 +7,7 @@ CREATE TABLE IF NOT EXISTS {db}.page_views {on_cluster} (
     view_id String,
     session_id String,
     visitor_id String,
-    viewed_at DateTime,
+    viewed_at DateTime {codec:Delta, ZSTD(1)},
     is_bot UInt8
 ) ENGINE = {engine:ReplacingMergeTree()}
 PARTITION BY toYYYYMM(viewed_at)

@@ -14,13 +14,13 @@ CREATE TABLE IF NOT EXISTS {db}.orders {on_cluster} (
     session_id String,
     revenue Float64,
     cost Float64,
-    currency String,
+    currency {lowcard:String},
     line_product_ids Array(String),
     line_variant_ids Array(String),
     line_quantities Array(UInt32),
     line_prices Array(Float64),
-    created_at DateTime,
-    source String,
+    created_at DateTime {codec:Delta, ZSTD(1)},
+    source {lowcard:String},
     is_bot UInt8
 ) ENGINE = {engine:ReplacingMergeTree(version)}
 ORDER BY (shop_id, experiment_id, order_id)

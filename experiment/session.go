@@ -3,6 +3,8 @@ package experiment
 import (
 	"context"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // What the admin panel's session API needs beyond the public API's use
@@ -33,7 +35,7 @@ type OrderVersion struct {
 	ExperimentID string
 	Version      uint64
 	TestGroup    int16
-	Revenue      float64
+	Revenue      decimal.Decimal // exact, in Currency
 	Currency     string
 	Source       string // webhook (signed) or legacy
 	CreatedAt    time.Time

@@ -12,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/liftab/lift/money"
 )
 
 // Cart attributes the storefront script sets on the cart, so the order
@@ -69,32 +73,31 @@ func (o *orderPayload) attribute(name string) string {
 
 // revenue is what the order is worth now: current_total_price when the
 // platform sends it (it already reflects edits and refunds), else
-// total_price less successful refund transactions; never below zero.
-func (o *orderPayload) revenue() float64 {
+// total_price less successful refund transactions; never below zero. The
+// arithmetic is exact (decimals): no rounding until the amount is shown.
+func (o *orderPayload) revenue() decimal.Decimal {
 	if o.CurrentTotalPrice != nil {
-		return math.Max(0, float64(*o.CurrentTotalPrice))
+		return decimal.Max(decimal.Zero, o.CurrentTotalPrice.Decimal)
 	}
-	total := 0.0
+	total := decimal.Zero
 	if o.TotalPrice != nil {
-		total = float64(*o.TotalPrice)
+		total = o.TotalPrice.Decimal
 	}
 	for _, r := range o.Refunds {
 		for _, t := range r.Transactions {
 			if (t.Kind == "" || t.Kind == "refund") && (t.Status == "" || t.Status == "success") {
-				total -= float64(t.Amount)
+				total = total.Sub(t.Amount.Decimal)
 			}
 		}
 	}
-	return math.Max(0, roundCents(total))
+	return decimal.Max(decimal.Zero, total)
 }
-
-func roundCents(x float64) float64 { return math.Round(x*100) / 100 }
 
 // orderLine is one order line as it stands (current_quantity after edits).
 type orderLine struct {
 	productID, variantID string
 	quantity             uint32
-	price                float64
+	price                decimal.Decimal
 }
 
 func (o *orderPayload) lines() []orderLine {
@@ -108,7 +111,7 @@ func (o *orderPayload) lines() []orderLine {
 			continue // removed by an edit or fully refunded
 		}
 		out = append(out, orderLine{productID: string(li.ProductID), variantID: string(li.VariantID),
-			quantity: uint32(min(q, math.MaxUint32)), price: float64(li.Price)})
+			quantity: uint32(min(q, math.MaxUint32)), price: li.Price.Decimal})
 	}
 	return out
 }
@@ -272,7 +275,7 @@ func parseAssignments(s string) []assignmentPair {
 
 // cost is Σ quantity × unit cost over the lines whose variant's cost the
 // catalog mirror knows; lines without a known cost add nothing.
-func (s *WebhookService) cost(ctx context.Context, shopID int64, lines []orderLine) (float64, error) {
+func (s *WebhookService) cost(ctx context.Context, shopID int64, lines []orderLine) (decimal.Decimal, error) {
 	ids := make([]string, 0, len(lines))
 	for _, l := range lines {
 		if l.variantID != "" {
@@ -281,29 +284,32 @@ func (s *WebhookService) cost(ctx context.Context, shopID int64, lines []orderLi
 	}
 	costs, err := s.Repo.VariantCosts(ctx, shopID, ids)
 	if err != nil {
-		return 0, err
+		return decimal.Zero, err
 	}
-	total := 0.0
+	total := decimal.Zero
 	for _, l := range lines {
-		total += float64(l.quantity) * costs[l.variantID]
+		if c, ok := costs[l.variantID]; ok {
+			total = total.Add(money.FromFloat(c).Mul(decimal.NewFromInt(int64(l.quantity))))
+		}
 	}
-	return roundCents(total), nil
+	return money.Stored(total), nil
 }
 
-// platformAmount is a money amount sent as a decimal string or a number.
-type platformAmount float64
+// platformAmount is a money amount sent as a decimal string or a number,
+// read exactly (a JSON number is read from its text, never via a float).
+type platformAmount struct{ decimal.Decimal }
 
 func (a *platformAmount) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	if s == "" || s == "null" {
-		*a = 0
+		a.Decimal = decimal.Zero
 		return nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
+	d, err := money.Parse(s)
 	if err != nil {
 		return fmt.Errorf("amount %s: %w", b, err)
 	}
-	*a = platformAmount(f)
+	a.Decimal = d
 	return nil
 }
 

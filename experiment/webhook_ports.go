@@ -3,6 +3,8 @@ package experiment
 import (
 	"context"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // Inbound platform webhooks (session document parts 4.6 and 6.2;
@@ -113,13 +115,13 @@ type SignedOrder struct {
 	TestGroup      int16
 	VisitorID      string
 	SessionID      string
-	Revenue        float64
-	Cost           float64
+	Revenue        decimal.Decimal // exact, in Currency (package money)
+	Cost           decimal.Decimal
 	Currency       string
 	LineProductIDs []string
 	LineVariantIDs []string
 	LineQuantities []uint32
-	LinePrices     []float64
+	LinePrices     []decimal.Decimal
 	CreatedAt      time.Time
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/liftab/lift/experiment"
 )
 
@@ -288,7 +290,7 @@ func TestWebhookProcessOrders(t *testing.T) {
 			}
 			o := f.orders[0]
 			if o.OrderID != "5001" || o.ExperimentID != "42" || o.TestGroup != c.wantGroup || o.Version != uint64(updated.UnixMilli()) ||
-				o.Revenue != 30 || o.Cost != 19 || o.Currency != "EUR" {
+				!o.Revenue.Equal(decimal.NewFromInt(30)) || !o.Cost.Equal(decimal.NewFromInt(19)) || o.Currency != "EUR" {
 				t.Fatalf("order = %+v", o)
 			}
 		})

@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/money"
 )
 
 // writeExport streams the test's orders from ClickHouse into a temporary file and
@@ -67,23 +70,26 @@ func (s *Service) writeExport(ctx context.Context, x *Export) (int64, error) {
 }
 
 // fillExportRecord renders r. A legacy order states no currency (the
-// contract's body has none): its revenue is in the shop's.
+// contract's body has none): its revenue is in the shop's. Amounts carry
+// the currency's ISO 4217 minor units (JPY 1500, KWD 12.345), rounded
+// half-even only here.
 func fillExportRecord(rec []string, r *ExportRow, t *experiment.Test, shopCurrency string) {
 	name := ""
 	if g := t.Group(int(r.TestGroup)); g != nil {
 		name = g.Name
 	}
-	money := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+	currency := cmp.Or(r.Currency, shopCurrency)
+	amount := func(d decimal.Decimal) string { return money.Format(d, currency) }
 	rec[0] = r.OrderID
 	rec[1] = r.CreatedAt.UTC().Format(time.RFC3339)
 	rec[2] = strconv.Itoa(int(r.TestGroup))
 	rec[3] = name
 	rec[4] = r.VisitorID
 	rec[5] = r.SessionID
-	rec[6] = money(r.Revenue)
-	rec[7] = money(r.Cost)
-	rec[8] = money(r.Revenue - r.Cost)
-	rec[9] = cmp.Or(r.Currency, shopCurrency)
+	rec[6] = amount(r.Revenue)
+	rec[7] = amount(r.Cost)
+	rec[8] = amount(r.Revenue.Sub(r.Cost))
+	rec[9] = currency
 	rec[10] = strconv.FormatUint(r.LineItems, 10)
 	rec[11] = strconv.FormatUint(r.Quantity, 10)
 	rec[12] = strconv.FormatUint(r.Version, 10)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/money"
 	"github.com/liftab/lift/results"
 )
 
@@ -346,7 +347,7 @@ func (m *memory) ExportOrders(_ context.Context, _ int64, exp string, fn func(*r
 			continue
 		}
 		r := results.ExportRow{OrderID: strconv.Itoa(1000 + i), CreatedAt: u.at, TestGroup: int16(u.group),
-			VisitorID: fmt.Sprintf("v%d-%d", u.group, i), Revenue: u.revenue, Currency: "EUR", LineItems: 1, Quantity: 1, Version: 1}
+			VisitorID: fmt.Sprintf("v%d-%d", u.group, i), Revenue: money.FromFloat(u.revenue), Currency: "EUR", LineItems: 1, Quantity: 1, Version: 1}
 		if err := fn(&r); err != nil {
 			return n, err
 		}

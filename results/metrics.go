@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/money"
 	"github.com/liftab/lift/stats"
 )
 
@@ -121,16 +121,12 @@ func ratio(num, den float64) float64 {
 	return num / den
 }
 
-// formatMoney writes an amount as the contract's decimal string, in cents.
+// formatMoney writes an amount as the contract's decimal string with the
+// currency's ISO 4217 minor units (JPY "1500", KWD "12.345"), rounded
+// half-even (package money). The statistics compute in float64; this is
+// the one place their amounts are rounded.
 func formatMoney(amount float64, currency string) experiment.Money {
-	if math.IsNaN(amount) || math.IsInf(amount, 0) {
-		amount = 0
-	}
-	s := strconv.FormatFloat(math.Round(amount*100)/100, 'f', 2, 64)
-	if s == "-0.00" {
-		s = "0.00"
-	}
-	return experiment.Money{Amount: s, Currency: currency}
+	return experiment.Money{Amount: money.FormatFloat(amount, currency), Currency: currency}
 }
 
 // groupMetrics turns one group's sums into its §2.7 values.

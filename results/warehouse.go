@@ -3,6 +3,8 @@ package results
 import (
 	"context"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // The warehouse port: the analytics reads snapshots, custom queries and
@@ -176,8 +178,8 @@ type ExportRow struct {
 	TestGroup int16
 	VisitorID string
 	SessionID string
-	Revenue   float64
-	Cost      float64
+	Revenue   decimal.Decimal // exact, in Currency
+	Cost      decimal.Decimal
 	Currency  string
 	LineItems uint64 // order lines
 	Quantity  uint64 // units over every line

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
 
 	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/money"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -64,13 +66,14 @@ func TestExportAndAttributionReads(t *testing.T) {
 		}
 		row := func(id string, version uint64, group int16, revenue float64) warehouse.ExportRow {
 			return warehouse.ExportRow{OrderID: id, CreatedAt: t0.Add(time.Duration(version) * time.Minute), TestGroup: group,
-				VisitorID: "v-" + id, SessionID: "s-" + id, Revenue: revenue, Cost: 1, Currency: "USD", LineItems: 2, Quantity: 4, Version: version}
+				VisitorID: "v-" + id, SessionID: "s-" + id, Revenue: money.FromFloat(revenue), Cost: decimal.NewFromInt(1), Currency: "USD", LineItems: 2, Quantity: 4, Version: version}
 		}
 		want := []warehouse.ExportRow{row("o2", 2, 0, 8), row("o4", 4, 1, 1), row("o1", 5, 1, 20)}
 		if n != 3 {
 			t.Errorf("rows = %d, want 3", n)
 		}
-		if d := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); d != "" {
+		if d := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) }),
+			cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); d != "" {
 			t.Errorf("mismatch (-want +got):\n%s", d)
 		}
 	})

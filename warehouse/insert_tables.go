@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/liftab/lift/money"
 )
 
 // Every INSERT names its columns: ClickHouse 18.16 fails a batch without a
@@ -118,6 +122,10 @@ const insertOrdersSQL = `INSERT INTO %s.orders (shop_id, experiment_id, order_id
 	session_id, revenue, cost, currency, line_product_ids, line_variant_ids, line_quantities, line_prices,
 	created_at, source, is_bot)`
 
+// insertOrders writes the legacy endpoint's orders. Their amounts reached
+// ingest as JSON numbers (the contract's body types revenue as a number);
+// here they become the decimals the columns hold (clickhouse/0411), read
+// as the shortest decimal that prints as the float, so 19.99 stays 19.99.
 func (w *Warehouse) insertOrders(ctx context.Context, b *Batch) error {
 	if len(b.Orders) == 0 {
 		return nil
@@ -130,8 +138,9 @@ func (w *Warehouse) insertOrders(ctx context.Context, b *Batch) error {
 	for i := range b.Orders {
 		r := &b.Orders[i]
 		if err := batch.Append(r.ShopID, r.ExperimentID, r.OrderID, r.Version, r.TestGroup, r.VisitorID,
-			r.SessionID, r.Revenue, r.Cost, r.Currency, nonNil(r.LineProductIDs), nonNil(r.LineVariantIDs),
-			nonNil(r.LineQuantities), nonNil(r.LinePrices), utc(r.CreatedAt), r.Source, flag(r.IsBot)); err != nil {
+			r.SessionID, money.FromFloat(r.Revenue), money.FromFloat(r.Cost), r.Currency, nonNil(r.LineProductIDs),
+			nonNil(r.LineVariantIDs), nonNil(r.LineQuantities), amounts(r.LinePrices), utc(r.CreatedAt), r.Source,
+			flag(r.IsBot)); err != nil {
 			return fmt.Errorf("orders: %w", err)
 		}
 	}
@@ -149,6 +158,15 @@ func flag(b bool) uint8 {
 }
 
 func utc(t time.Time) time.Time { return t.UTC() }
+
+// amounts turns float amounts into decimals (never nil: see nonNil).
+func amounts(fs []float64) []decimal.Decimal {
+	out := make([]decimal.Decimal, len(fs))
+	for i, f := range fs {
+		out[i] = money.FromFloat(f)
+	}
+	return out
+}
 
 // nonNil gives the driver an empty array instead of a nil slice.
 func nonNil[T any](s []T) []T {

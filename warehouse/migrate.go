@@ -13,7 +13,8 @@ import (
 )
 
 // Migrate creates the database if needed and applies every DDL statement of
-// package clickhouse not yet recorded in {db}.schema_migrations. The
+// package clickhouse not yet recorded in {db}.schema_migrations, rendered
+// for the server's version (migrate_server.go). The
 // statements are idempotent (IF NOT EXISTS), so two processes migrating at
 // once do no harm. cluster is the clickhouse.cluster setting ("" for one node).
 func Migrate(ctx context.Context, conn driver.Conn, db, cluster string) error {
@@ -32,13 +33,26 @@ func Migrate(ctx context.Context, conn driver.Conn, db, cluster string) error {
 	if err != nil {
 		return err
 	}
+	server, err := readServerVersion(ctx, conn)
+	if err != nil {
+		return err
+	}
 	for _, s := range stmts {
 		if done[s.Version] {
 			continue
 		}
-		sql := renderDDL(s.SQL, db, cluster)
+		sql, skip := renderForServer(s.SQL, server)
+		if skip {
+			continue // for a later server version; not recorded, so it runs after an upgrade
+		}
+		sql = renderDDL(sql, db, cluster)
 		if err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("warehouse.Migrate: %04d_%s: %w", s.Version, s.Name, err)
+		}
+		if table, ok := mutationTable(sql); ok {
+			if err := waitMutations(ctx, conn, db, table); err != nil {
+				return fmt.Errorf("warehouse.Migrate: %04d_%s: %w", s.Version, s.Name, err)
+			}
 		}
 		if err := record(ctx, conn, db, s); err != nil {
 			return fmt.Errorf("warehouse.Migrate: record %04d: %w", s.Version, err)
@@ -100,6 +114,47 @@ func renderDDL(sql, db, cluster string) string {
 		onCluster = "ON CLUSTER " + quoteIdent(cluster)
 	}
 	return strings.NewReplacer("{db}", quoteIdent(db), "{on_cluster}", onCluster).Replace(sql)
+}
+
+// mutationRe matches an ALTER … UPDATE or DELETE, which ClickHouse runs as
+// a background mutation (18.16 has no mutations_sync).
+var mutationRe = regexp.MustCompile("(?is)^\\s*ALTER\\s+TABLE\\s+`[^`]+`\\.(\\w+)\\s+(?:ON\\s+CLUSTER\\s+\\S+\\s+)?(?:UPDATE|DELETE)\\b")
+
+// mutationTable is the table a rendered statement mutates, if it does.
+func mutationTable(sql string) (string, bool) {
+	var body []string
+	for _, line := range strings.Split(sql, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			body = append(body, line)
+		}
+	}
+	m := mutationRe.FindStringSubmatch(strings.Join(body, "\n"))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// waitMutations waits until no mutation of db.table is pending, so that a
+// later step (a type change after a rewrite of the values) sees every row
+// rewritten. (18.16's system.mutations has no failure reason to report: a
+// stuck mutation waits until ctx ends.)
+func waitMutations(ctx context.Context, conn driver.Conn, db, table string) error {
+	const q = `SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0`
+	for {
+		var pending uint64
+		if err := conn.QueryRow(ctx, q, db, table).Scan(&pending); err != nil {
+			return fmt.Errorf("wait for mutations of %s: %w", table, err)
+		}
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // quoteIdent quotes a ClickHouse identifier with backquotes.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/warehouse"
 )
@@ -16,10 +18,10 @@ func TestOrderLookupAndErase(t *testing.T) {
 	ctx := context.Background()
 	w := openWarehouse(t)
 	at := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
-	row := func(exp string, version uint64, revenue float64) experiment.SignedOrder {
+	row := func(exp string, version uint64, revenue int64) experiment.SignedOrder {
 		return experiment.SignedOrder{ShopID: 9, ExperimentID: exp, OrderID: "77", Version: version, TestGroup: 1,
-			Revenue: revenue, Currency: "USD", LineProductIDs: []string{"p"}, LineVariantIDs: []string{"v"},
-			LineQuantities: []uint32{1}, LinePrices: []float64{revenue}, CreatedAt: at}
+			Revenue: decimal.NewFromInt(revenue), Currency: "USD", LineProductIDs: []string{"p"}, LineVariantIDs: []string{"v"},
+			LineQuantities: []uint32{1}, LinePrices: []decimal.Decimal{decimal.NewFromInt(revenue)}, CreatedAt: at}
 	}
 	if err := (warehouse.WebhookOrders{W: w}).WriteSignedOrders(ctx, []experiment.SignedOrder{
 		row("1", 2000, 30), row("1", 1000, 50), row("2", 1000, 50)}); err != nil {
@@ -30,7 +32,7 @@ func TestOrderLookupAndErase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got[0].ExperimentID != "1" || got[0].Revenue != 50 || got[1].Revenue != 30 || got[2].ExperimentID != "2" ||
+	if len(got) != 3 || got[0].ExperimentID != "1" || !got[0].Revenue.Equal(decimal.NewFromInt(50)) || !got[1].Revenue.Equal(decimal.NewFromInt(30)) || got[2].ExperimentID != "2" ||
 		got[0].Source != "webhook" || got[0].LineItems != 1 || warehouse.OrderVersionMillis(got[1].Version) != 2000 || !got[0].CreatedAt.Equal(at) {
 		t.Fatalf("FindOrder = %+v", got)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/liftab/lift/clickhouse"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/warehouse"
@@ -42,7 +44,7 @@ func TestSignedOrdersStandAboveLegacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := orders.WriteSignedOrders(ctx, []experiment.SignedOrder{{ShopID: 9, ExperimentID: "1", OrderID: "o1",
-		Version: uint64(updated.UnixMilli()), TestGroup: 1, VisitorID: "v", Revenue: 154, Currency: "USD", CreatedAt: updated}})
+		Version: uint64(updated.UnixMilli()), TestGroup: 1, VisitorID: "v", Revenue: decimal.NewFromInt(154), Currency: "USD", CreatedAt: updated}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestSignedOrdersStandAboveLegacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := standing(t, w, "1")
-	if len(got) != 1 || got[0].Revenue != 154 || got[0].TestGroup != 1 || got[0].Version != uint64(updated.UnixMilli()) {
+	if len(got) != 1 || !got[0].Revenue.Equal(decimal.NewFromInt(154)) || got[0].TestGroup != 1 || got[0].Version != uint64(updated.UnixMilli()) {
 		t.Fatalf("standing = %+v", got)
 	}
 	t.Run("attributions read signed rows only", func(t *testing.T) {
@@ -81,7 +83,7 @@ func TestSignedPriorityMigration(t *testing.T) {
 	if err := w.Insert(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	if got := standing(t, w, "5"); len(got) != 1 || got[0].Revenue != 1 {
+	if got := standing(t, w, "5"); len(got) != 1 || !got[0].Revenue.Equal(decimal.NewFromInt(1)) {
 		t.Fatalf("before: %+v (the legacy row replaced the signed one)", got)
 	}
 	stmts, err := clickhouse.All()
@@ -102,7 +104,7 @@ func TestSignedPriorityMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := standing(t, w, "5")
-		if len(got) != 1 || got[0].Revenue != 154 || got[0].TestGroup != 1 || got[0].Version != uint64(updated.UnixMilli()) {
+		if len(got) != 1 || !got[0].Revenue.Equal(decimal.NewFromInt(154)) || got[0].TestGroup != 1 || got[0].Version != uint64(updated.UnixMilli()) {
 			t.Fatalf("run %d: %+v", i+1, got)
 		}
 	}

@@ -73,7 +73,8 @@ FROM `
 	if len(q.ProductIDs) == 0 {
 		// Unscoped, an order's revenue and cost are all it needs: its lines
 		// are arrays, the costliest columns to read.
-		orders = standingOrdersSQL([]string{"argMax(revenue, version) AS o_revenue", "argMax(cost, version) AS o_cost"},
+		orders = standingOrdersSQL([]string{"argMax(toFloat64(revenue), version) AS o_revenue",
+			"argMax(toFloat64(cost), version) AS o_cost"},
 			[]string{"o_revenue", "o_cost"}, " AND "+inWindow("o_ts"))
 	}
 	return caps + `(

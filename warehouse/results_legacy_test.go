@@ -149,7 +149,7 @@ func TestLegacyOrdersAndAnonymousSessionsCount(t *testing.T) {
 		}
 		var got []line
 		if _, err := w.ExportOrders(ctx, 1, "11", func(r *warehouse.ExportRow) error {
-			got = append(got, line{r.OrderID, r.VisitorID, r.TestGroup, r.Revenue})
+			got = append(got, line{r.OrderID, r.VisitorID, r.TestGroup, r.Revenue.InexactFloat64()})
 			return nil
 		}); err != nil {
 			t.Fatal(err)

@@ -47,12 +47,13 @@ func standingOrdersSQL(cols, out []string, having string) string {
 }
 
 // latestOrdersSQL is each counting order of the window with its session,
-// revenue, cost and lines.
+// revenue, cost and lines. Amounts are stored as Decimal(18,4)
+// (clickhouse/0411) and read as Float64: the statistics work in floats.
 func latestOrdersSQL() string {
 	return standingOrdersSQL([]string{"argMax(session_id, version) AS o_sid",
-		"argMax(revenue, version) AS o_all_revenue", "argMax(cost, version) AS o_all_cost",
+		"argMax(toFloat64(revenue), version) AS o_all_revenue", "argMax(toFloat64(cost), version) AS o_all_cost",
 		"argMax(line_product_ids, version) AS o_lp", "argMax(line_quantities, version) AS o_lq",
-		"argMax(line_prices, version) AS o_lpr"},
+		"argMax(arrayMap(p -> toFloat64(p), line_prices), version) AS o_lpr"},
 		[]string{"o_sid", "o_all_revenue", "o_all_cost", "o_lp", "o_lq", "o_lpr"}, " AND "+inWindow("o_ts"))
 }
 

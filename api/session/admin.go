@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/experiment"
+	isomoney "github.com/liftab/lift/money"
 )
 
 // adminRoutes mounts the admin tools of part 4.5 on g (behind x-api-key).
@@ -48,18 +50,18 @@ type orderWire struct {
 type attributionWire struct {
 	ExperimentID string        `json:"experimentId"`
 	TestGroup    int16         `json:"testGroup"`
-	Revenue      float64       `json:"revenue"`
+	Revenue      json.Number   `json:"revenue"` // a number with the currency's minor units
 	Currency     string        `json:"currency"`
 	Versions     []versionWire `json:"versions"`
 }
 
 type versionWire struct {
-	Version   uint64  `json:"version"`
-	TestGroup int16   `json:"testGroup"`
-	Revenue   float64 `json:"revenue"`
-	Source    string  `json:"source"`
-	CreatedAt string  `json:"createdAt"`
-	LineItems int     `json:"lineItems"`
+	Version   uint64      `json:"version"`
+	TestGroup int16       `json:"testGroup"`
+	Revenue   json.Number `json:"revenue"`
+	Source    string      `json:"source"`
+	CreatedAt string      `json:"createdAt"`
+	LineItems int         `json:"lineItems"`
 }
 
 // getOrder answers the order orderId of shop as the warehouse holds it: 404
@@ -100,8 +102,11 @@ func orderOf(shop *experiment.Shop, orderID string, versions []experiment.OrderV
 			w.Attributions = append(w.Attributions, attributionWire{ExperimentID: v.ExperimentID, Versions: []versionWire{}})
 		}
 		aw := &w.Attributions[i]
-		aw.TestGroup, aw.Revenue, aw.Currency = v.TestGroup, v.Revenue, v.Currency
-		aw.Versions = append(aw.Versions, versionWire{Version: v.Version, TestGroup: v.TestGroup, Revenue: v.Revenue,
+		// The contract types revenue as a number: written from the decimal
+		// with the currency's minor units (JPY 1500, KWD 12.345).
+		revenue := json.Number(isomoney.Format(v.Revenue, cmp.Or(v.Currency, shop.Currency)))
+		aw.TestGroup, aw.Revenue, aw.Currency = v.TestGroup, revenue, v.Currency
+		aw.Versions = append(aw.Versions, versionWire{Version: v.Version, TestGroup: v.TestGroup, Revenue: revenue,
 			Source: v.Source, CreatedAt: isoTime(v.CreatedAt), LineItems: v.LineItems})
 	}
 	return w

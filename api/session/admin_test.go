@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
 
 	"github.com/liftab/lift/api/session"
 	"github.com/liftab/lift/experiment"
@@ -24,10 +25,10 @@ func TestGetOrder(t *testing.T) {
 	s, other := e.newShop(), e.newShop()
 	at := epoch.Add(-time.Hour)
 	rows := []experiment.SignedOrder{
-		{ShopID: s.shop.ID, ExperimentID: "7", OrderID: "5001", Version: 1000, TestGroup: 1, Revenue: 40, Currency: "USD",
-			LineProductIDs: []string{"8101"}, LineVariantIDs: []string{"44001"}, LineQuantities: []uint32{2}, LinePrices: []float64{20}, CreatedAt: at},
-		{ShopID: s.shop.ID, ExperimentID: "7", OrderID: "5001", Version: 2000, TestGroup: 1, Revenue: 20, Currency: "USD",
-			LineProductIDs: []string{"8101"}, LineVariantIDs: []string{"44001"}, LineQuantities: []uint32{1}, LinePrices: []float64{20}, CreatedAt: at},
+		{ShopID: s.shop.ID, ExperimentID: "7", OrderID: "5001", Version: 1000, TestGroup: 1, Revenue: decimal.NewFromInt(40), Currency: "USD",
+			LineProductIDs: []string{"8101"}, LineVariantIDs: []string{"44001"}, LineQuantities: []uint32{2}, LinePrices: []decimal.Decimal{decimal.NewFromInt(20)}, CreatedAt: at},
+		{ShopID: s.shop.ID, ExperimentID: "7", OrderID: "5001", Version: 2000, TestGroup: 1, Revenue: decimal.NewFromInt(20), Currency: "USD",
+			LineProductIDs: []string{"8101"}, LineVariantIDs: []string{"44001"}, LineQuantities: []uint32{1}, LinePrices: []decimal.Decimal{decimal.NewFromInt(20)}, CreatedAt: at},
 	}
 	if err := (warehouse.WebhookOrders{W: e.wh}).WriteSignedOrders(t.Context(), rows); err != nil {
 		t.Fatal(err)

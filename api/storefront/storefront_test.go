@@ -412,7 +412,7 @@ func TestLegacyEndpoints(t *testing.T) {
 	}
 	b.count(t, 1, "SELECT count() FROM events WHERE event_type = 'product_added_to_cart' AND source = 'legacy' AND test_group = 1 AND product_ids = ['12']")
 	b.count(t, 1, "SELECT count() FROM events WHERE event_type = 'checkout_started' AND revenue = 59.5")
-	b.count(t, 1, "SELECT count() FROM orders WHERE order_id = '9001' AND revenue = 59.5 AND test_group = 1 AND source = 'legacy'")
+	b.count(t, 1, "SELECT count() FROM orders WHERE order_id = '9001' AND revenue = toDecimal64('59.5', 4) AND test_group = 1 AND source = 'legacy'")
 	for _, tc := range []struct{ name, path, body, field string }{
 		{"AddToCartNoProduct", "/api/analytics/add-to-cart", `{"shop":"` + shopDomain + `","experimentId":"1","sessionId":"` + sessionID + `","testGroup":0}`, "productId"},
 		{"CheckoutNoRevenue", "/api/analytics/checkout", `{"shop":"` + shopDomain + `","experimentId":"1","sessionId":"` + sessionID + `","testGroup":0}`, "revenue"},

@@ -42,7 +42,7 @@ func (b *bundle) revenueByGroup(t *testing.T, shop *experiment.Shop, test *exper
 	t.Helper()
 	out := map[int16]float64{}
 	for _, o := range b.orders(t, shop.ID, test.ID) {
-		out[o.TestGroup] += o.Revenue
+		out[o.TestGroup] += o.Revenue.InexactFloat64()
 	}
 	return out
 }
@@ -56,7 +56,7 @@ func (b *bundle) standingAfterMerge(t *testing.T, shop *experiment.Shop, test *e
 		t.Fatal(err)
 	}
 	var rev float64
-	err := b.wh.Conn().QueryRow(ctx, fmt.Sprintf(`SELECT revenue FROM %s.orders FINAL
+	err := b.wh.Conn().QueryRow(ctx, fmt.Sprintf(`SELECT toFloat64(revenue) FROM %s.orders FINAL
 		WHERE shop_id = ? AND experiment_id = ? AND order_id = ?`, b.wh.Database()), shop.ID, fmt.Sprint(test.ID), orderID).Scan(&rev)
 	if err != nil {
 		t.Fatal(err)

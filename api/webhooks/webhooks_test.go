@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/shopspring/decimal"
 
 	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/api/webhooks"
@@ -273,7 +274,7 @@ func TestOrdersCreateAttributes(t *testing.T) {
 	version := uint64(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC).UnixMilli())
 	want := func(group int16) []warehouse.ExportRow {
 		return []warehouse.ExportRow{{OrderID: "5001", CreatedAt: time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC), TestGroup: group,
-			VisitorID: "vis-1", Revenue: 154, Cost: 2*9.5 + 41, Currency: "USD", LineItems: 2, Quantity: 3, Version: version}}
+			VisitorID: "vis-1", Revenue: decimal.NewFromInt(154), Cost: decimal.RequireFromString("9.5").Mul(decimal.NewFromInt(2)).Add(decimal.NewFromInt(41)), Currency: "USD", LineItems: 2, Quantity: 3, Version: version}}
 	}
 	cases := []struct {
 		name string
@@ -310,8 +311,9 @@ func TestOrdersCreateAttributes(t *testing.T) {
 }
 
 func sameRow(a, b warehouse.ExportRow) bool {
-	eq := a.CreatedAt.Equal(b.CreatedAt)
+	eq := a.CreatedAt.Equal(b.CreatedAt) && a.Revenue.Equal(b.Revenue) && a.Cost.Equal(b.Cost)
 	a.CreatedAt, b.CreatedAt = time.Time{}, time.Time{}
+	a.Revenue, b.Revenue, a.Cost, b.Cost = decimal.Zero, decimal.Zero, decimal.Zero, decimal.Zero
 	return eq && a == b
 }
 
@@ -380,7 +382,7 @@ func TestOrdersEditedWritesTheLatestVersion(t *testing.T) {
 
 	got := b.orders(t, shop.ID, test.ID)
 	want := warehouse.ExportRow{OrderID: "7001", CreatedAt: time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC), TestGroup: 1, VisitorID: "vis-2",
-		Revenue: 56, Cost: 19, Currency: "USD", LineItems: 1, Quantity: 2,
+		Revenue: decimal.NewFromInt(56), Cost: decimal.NewFromInt(19), Currency: "USD", LineItems: 1, Quantity: 2,
 		Version: uint64(time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC).UnixMilli())}
 	if len(got) != 1 || !sameRow(got[0], want) {
 		t.Fatalf("orders = %+v\nwant %+v", got, want)
@@ -394,7 +396,7 @@ func TestOrdersEditedWritesTheLatestVersion(t *testing.T) {
 			"line_items":[{"product_id":8101,"variant_id":44001,"quantity":1,"price":"28.00"}]}`
 		b.process(t, shop, experiment.TopicOrdersEdited, "e-3", newer)
 		got := b.orders(t, shop.ID, test.ID)
-		if len(got) != 1 || got[0].Revenue != 12.5 || got[0].Cost != 9.5 || got[0].LineItems != 1 {
+		if len(got) != 1 || !got[0].Revenue.Equal(decimal.RequireFromString("12.5")) || !got[0].Cost.Equal(decimal.RequireFromString("9.5")) || got[0].LineItems != 1 {
 			t.Fatalf("orders = %+v", got)
 		}
 	})

@@ -281,7 +281,10 @@ func (a *App) migrate(ctx context.Context) error {
 		return err
 	}
 	defer w.Close()
-	return warehouse.Migrate(ctx, w.Conn(), c.Database, c.Cluster)
+	if err := warehouse.Migrate(ctx, w.Conn(), c.Database, c.Cluster); err != nil {
+		return err
+	}
+	return warehouse.ApplyRetention(ctx, w.Conn(), c.Database, c.Cluster, c.Retention)
 }
 
 // redactURL hides a password in a connection URL for messages.

@@ -63,7 +63,7 @@ func TestLoadgenLooksLikeAStore(t *testing.T) {
 	var rev, cst float64
 	var costly uint64
 	for {
-		if err := wh.QueryRow(ctx, `SELECT count(), sum(revenue), sum(cost), countIf(cost > 0 AND cost < revenue)
+		if err := wh.QueryRow(ctx, `SELECT count(), toFloat64(sum(revenue)), toFloat64(sum(cost)), countIf(cost > 0 AND cost < revenue)
 			FROM (SELECT order_id, argMax(revenue, version) AS revenue, argMax(cost, version) AS cost
 			      FROM orders WHERE experiment_id = ? GROUP BY order_id)`, exp).Scan(&n, &rev, &cst, &costly); err != nil {
 			t.Fatal(err)

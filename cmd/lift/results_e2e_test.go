@@ -381,7 +381,7 @@ func recompute(t *testing.T, wh *warehouse.Warehouse, exp, tz string, window res
 		at            time.Time
 	}
 	orders := map[string]order{}
-	query("SELECT order_id, version, visitor_id, revenue, cost, is_bot, created_at FROM orders WHERE experiment_id = ?",
+	query("SELECT order_id, version, visitor_id, toFloat64(revenue), toFloat64(cost), is_bot, created_at FROM orders WHERE experiment_id = ?",
 		func(r interface{ Scan(...any) error }) error {
 			var id string
 			var o order
