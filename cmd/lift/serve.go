@@ -130,7 +130,8 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 			return nil, nil, err
 		}
 		stop = func(ctx context.Context) error { defer geo.Close(); return in.Close(ctx) }
-		sf, err := storefront.New(storefront.Config{Metadata: analyticsMetadata{a.DB}, Ingester: in, Shops: a.DB, Geo: geo, Logger: a.Log})
+		sf, err := storefront.New(storefront.Config{Metadata: analyticsMetadata{a.DB}, Ingester: in, Shops: a.DB, Geo: geo,
+			Tests: a.experiments(), Logger: a.Log})
 		if err != nil {
 			stop(context.Background())
 			return nil, nil, err
