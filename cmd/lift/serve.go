@@ -22,6 +22,7 @@ import (
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/ingest"
+	"github.com/liftab/lift/tracker"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -100,6 +101,10 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	}
 	r.HandleMethodNotAllowed = false
 	api.MountHealth(r, a.healthChecks(role))
+	// The storefront tracker, on every role: storefronts load it from the
+	// ingest nodes they send to, the demo store from the API.
+	r.GET(tracker.Path, gin.WrapH(tracker.Handler()))
+	r.HEAD(tracker.Path, gin.WrapH(tracker.Handler()))
 	stop := func(context.Context) error { return nil }
 
 	if role == "api" || role == "all" {
