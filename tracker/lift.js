@@ -246,12 +246,16 @@
       var a = [];
       for (var k in lift.assignments) if (lift.assignments[k].group >= 0 && !lift.assignments[k].preview) a.push(k + ':' + lift.assignments[k].group);
       return { _lift_visitor_id: visitor, _lift_session_id: lift.session, _lift_assignments: a.join(',') };
-    }
+    },
+    // syncCart writes the cart attributes now (call it after adding to a new cart).
+    syncCart: function () { return writeCart(true); }
   };
 
-  function writeCart() {
+  // writeCart sets the attributes on the platform cart when they changed, and
+  // always on cart and checkout pages (the cart may be new since).
+  function writeCart(force) {
     var attrs = lift.cartAttributes(), key = JSON.stringify(attrs);
-    if (get(ss, '_lift_cart') === key || !w.fetch) return Promise.resolve();
+    if (!force && get(ss, '_lift_cart') === key || !w.fetch) return Promise.resolve();
     return fetch(cartURL, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ attributes: attrs }) }).then(function (r) { if (r.ok) set(ss, '_lift_cart', key); }, function () {});
   }
@@ -309,7 +313,7 @@
     } else {
       lift.track('page_viewed', { pageType: page.type });
     }
-    return writeCart();
+    return writeCart(page.type === 'cart' || page.type === 'checkout');
   }).then(function () {
     d.documentElement.setAttribute('data-lift-ready', '1');
     try { w.dispatchEvent(new CustomEvent('lift:ready', { detail: lift })); } catch (e) { /* old browser */ }

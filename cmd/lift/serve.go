@@ -21,6 +21,7 @@ import (
 	"github.com/liftab/lift/api/storefront"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/demo"
 	"github.com/liftab/lift/ingest"
 	"github.com/liftab/lift/tracker"
 	"github.com/liftab/lift/warehouse"
@@ -111,12 +112,19 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		a.watchQueues()
 		v := a.v1()
 		v.Mount(r)
-		mountMCP(r, v)                // cmd/lift/mcp.go: the v1 operations as MCP tools
-		v1.MountPublicOpenAPI(r)      // GET /openapi.json, no token
-		a.sessionAPI().Mount(r)       // the admin panel's /api/experiments…
-		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
-		a.installAPI().Mount(r)       // cmd/lift/install.go
-		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
+		mountMCP(r, v)                  // cmd/lift/mcp.go: the v1 operations as MCP tools
+		v1.MountPublicOpenAPI(r)        // GET /openapi.json, no token
+		a.sessionAPI().Mount(r)         // the admin panel's /api/experiments…
+		a.webhooks().Mount(r)           // cmd/lift/webhooks.go
+		a.installAPI().Mount(r)         // cmd/lift/install.go
+		a.exportsAPI().MountPublic(r)   // signed export downloads carry no token
+		shopfront, err := a.demoStore() // cmd/lift/dev.go: /demo/, with the fake platform only
+		if err != nil {
+			return nil, nil, err
+		}
+		if shopfront != nil {
+			r.Any(demo.Path+"*page", gin.WrapH(shopfront))
+		}
 	}
 	if role == "ingest" || role == "all" {
 		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
