@@ -23,7 +23,7 @@ type Cart struct {
 }
 
 // Total is the cart's value.
-func (c *Cart) Total() float64 {
+func (c Cart) Total() float64 {
 	t := 0.0
 	for _, l := range c.Lines {
 		t += float64(l.Quantity) * l.Price
@@ -32,7 +32,7 @@ func (c *Cart) Total() float64 {
 }
 
 // Count is the number of items.
-func (c *Cart) Count() int {
+func (c Cart) Count() int {
 	n := 0
 	for _, l := range c.Lines {
 		n += l.Quantity
