@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/liftab/lift/config"
@@ -315,7 +317,7 @@ func (b *browserShop) journey(t *testing.T, browser context.Context) journey {
 // split against its configuration within binomial 99.9% bounds, in the
 // browser and in ClickHouse's recorded assignments.
 func (b *browserShop) split(t *testing.T, browser context.Context) {
-	visitors, workers := 200, 6
+	visitors, workers := 200, 4
 	if n, err := strconv.Atoi(os.Getenv("LIFT_BROWSER_VISITORS")); err == nil && n > 0 {
 		visitors = n // a quicker look while working on the tracker
 	}
@@ -324,17 +326,22 @@ func (b *browserShop) split(t *testing.T, browser context.Context) {
 	visitorIDs := map[string]bool{}
 	styleGroups := map[int][]string{} // the style test's visitors by group
 	jobs := make(chan int)
-	var wg, closing sync.WaitGroup
+	var wg sync.WaitGroup
 	start := time.Now()
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// One incognito context per worker, emptied between visitors
+			// (cookies, localStorage, sessionStorage): each visitor is new
+			// to Lift, without paying for a new renderer process each.
+			ctx, cancel := newVisitor(t, browser)
+			defer cancel()
 			for range jobs {
-				ctx, cancel := newVisitor(t, browser)
 				st, err := open(ctx, b.url("/demo/"))
-				closing.Add(1)
-				go func() { defer closing.Done(); cancel() }() // disposing a context takes a while; the next visitor need not wait
+				if err == nil {
+					err = forget(ctx)
+				}
 				if err != nil {
 					t.Error(err)
 					continue
@@ -355,7 +362,6 @@ func (b *browserShop) split(t *testing.T, browser context.Context) {
 	}
 	close(jobs)
 	wg.Wait()
-	closing.Wait()
 	t.Logf("%d browser visitors in %s: price %v, style %v", visitors, time.Since(start).Round(time.Millisecond),
 		counts[b.price], counts[b.style])
 	if len(visitorIDs) != visitors {
@@ -371,6 +377,16 @@ func (b *browserShop) split(t *testing.T, browser context.Context) {
 		b.chCount(t, uint64(len(ids)), `SELECT count() FROM assignments WHERE experiment_id = ? AND test_group = ?
 			AND has(?, visitor_id) AND is_bot = 0`, b.style, g, ids)
 	}
+}
+
+// forget clears what the browser context keeps of the visitor: the next
+// page load is a visitor Lift has never seen.
+func forget(ctx context.Context) error {
+	return chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.clear(); sessionStorage.clear()`),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, network.ClearBrowserCookies, cdp.Empty{})
+			return err
+		}))
 }
 
 // withinBinomial checks k successes of n against probability p: |k - np| within
