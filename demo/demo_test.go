@@ -69,6 +69,11 @@ func TestCheckoutDeliversASignedOrder(t *testing.T) {
 	call("POST", "/demo/cart/add.js", `{"variant_id":"44005","quantity":1}`, 200)
 	call("POST", "/demo/cart/add.js", `{"variant_id":"1","quantity":1}`, 400)
 	call("POST", "/demo/cart/update.js", `{"attributes":{"_lift_visitor_id":"v1","_lift_assignments":"42:1"}}`, 200)
+	for _, p := range []string{"/demo/cart", "/demo/checkout"} {
+		if page := call("GET", p, "", 200); !strings.Contains(page, "$146.00") || !strings.Contains(page, "Organic Cotton Tee – S") {
+			t.Errorf("%s does not show the cart's lines and total $146.00:\n%s", p, page)
+		}
+	}
 	var placed struct {
 		OrderID    string  `json:"order_id"`
 		TotalPrice float64 `json:"total_price"`
