@@ -296,7 +296,10 @@
       go = go || navigate(t, a.group);
       show(t, a.group);
     });
-    if (go) { location.replace(go); return; } // the next page tracks the view
+    if (go) { // the next page tracks the view; this one is never ready
+      location.replace(go);
+      return new Promise(function () {});
+    }
     var ids = lift.experimentIds();
     ids.forEach(function (id) {
       ping('/api/observe/session', { sessionId: lift.session, experimentId: id, visitorId: visitor,

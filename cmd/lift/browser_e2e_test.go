@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +91,16 @@ func (s liftState) groups() string {
 // open loads a demo page and waits until lift.js and the page's own script
 // are done, then reads window.lift.
 func open(ctx context.Context, u string) (liftState, error) {
-	err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.Steps(waitReady()))
+	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+		return liftState{}, fmt.Errorf("open %s: %w", u, err)
+	}
+	// A redirect by lift.js replaces the page under the poll: poll again.
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = chromedp.Do(ctx, waitReady()); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		return liftState{}, fmt.Errorf("open %s: %w", u, err)
 	}
@@ -123,13 +135,14 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// browserShop is a server with the demo catalog's shop and two live tests:
-// a price test on the tee (50/50, the variant at $24) and a style test
-// splitting 30/70 among the 80% of visitors it takes in.
+// browserShop is a server with the demo catalog's shop and three live
+// tests: a price test on the tee (50/50, the variant at $24), a style test
+// splitting 30/70 among the 80% of visitors it takes in, and a redirect
+// from the sweater's page to the bag's.
 type browserShop struct {
-	s            *server
-	domain       string
-	price, style string
+	s                      *server
+	domain                 string
+	price, style, redirect string
 }
 
 func newBrowserShop(t *testing.T) *browserShop {
@@ -166,6 +179,10 @@ func newBrowserShop(t *testing.T) *browserShop {
 	b.style = live(&experiment.Test{Type: experiment.TypeVisualEditor, Name: "Green prices", TrafficAllocation: 80,
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 30},
 			{Index: 1, Name: "Green", Split: 70, Content: json.RawMessage(`{"custom_css":".price{color:#0a7a3d}"}`)}}})
+	b.redirect = live(&experiment.Test{Type: experiment.TypeURLRedirect, Name: "Sweater to bag", TrafficAllocation: 100,
+		Shared: map[string]json.RawMessage{"url_redirect": json.RawMessage(`{"source_path":"/demo/products/8102"}`)},
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
+			{Index: 1, Name: "Bag", Split: 50, Content: json.RawMessage(`{"destination":"/demo/products/8105"}`)}}})
 	stop, err := s.app.startWorker(ctx, time.Second) // processes the order webhooks
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +229,9 @@ func (b *browserShop) chCount(t *testing.T, want uint64, query string, args ...a
 func TestBrowserDemoStore(t *testing.T) {
 	browser := startBrowser(t)
 	b := newBrowserShop(t)
+	t.Run("config and tracker over the real router", func(t *testing.T) { b.endpoints(t) })
 	t.Run("visitors browse, keep their group and order", func(t *testing.T) { b.journeys(t, browser) })
+	t.Run("forced groups stick and redirects apply", func(t *testing.T) { b.forced(t, browser) })
 	t.Run("200 visitors split as configured", func(t *testing.T) { b.split(t, browser) })
 }
 
@@ -313,6 +332,81 @@ func (b *browserShop) journey(t *testing.T, browser context.Context) journey {
 	return journey{visitor: first.Visitor, order: order, group: a.Group}
 }
 
+// endpoints reads /api/storefront/config (the real service on Postgres)
+// and /lift.js as a storefront does, and logs their headers.
+func (b *browserShop) endpoints(t *testing.T) {
+	for _, c := range []struct{ path, want string }{
+		{"/api/storefront/config?shop=" + b.domain, "application/json; charset=utf-8"},
+		{"/lift.js", "text/javascript; charset=utf-8"},
+	} {
+		req, _ := http.NewRequest("GET", b.s.url+c.path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		h := resp.Header
+		t.Logf("GET %s: %d, %d bytes; Cache-Control: %s; ETag: %s; Content-Type: %s; Content-Encoding: %s; Access-Control-Allow-Origin: %s",
+			c.path, resp.StatusCode, len(body), h.Get("Cache-Control"), h.Get("ETag"), h.Get("Content-Type"),
+			h.Get("Content-Encoding"), h.Get("Access-Control-Allow-Origin"))
+		if resp.StatusCode != 200 || h.Get("ETag") == "" || h.Get("Cache-Control") == "" || h.Get("Content-Type") != c.want {
+			t.Errorf("GET %s = %d %v", c.path, resp.StatusCode, h)
+		}
+		req.Header.Set("If-None-Match", h.Get("ETag"))
+		if again, err := http.DefaultTransport.RoundTrip(req); err != nil || again.StatusCode != 304 {
+			t.Errorf("GET %s with If-None-Match: %v %v", c.path, again, err)
+		} else {
+			again.Body.Close()
+		}
+		if c.path == "/lift.js" {
+			continue
+		}
+		var cfg experiment.StorefrontConfig
+		if err := json.Unmarshal(body, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, tt := range cfg.Tests {
+			ids = append(ids, tt.ID)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint([]string{b.price, b.style, b.redirect}) || strings.Contains(string(body), "Tee at $24") {
+			t.Errorf("config = %s, want tests %s %s %s oldest first, without names", body, b.price, b.style, b.redirect)
+		}
+	}
+}
+
+// forced: ?lift_force puts a visitor in a group for good, and the redirect
+// test's variant sends its visitors from the sweater to the bag.
+func (b *browserShop) forced(t *testing.T, browser context.Context) {
+	for _, c := range []struct {
+		group    int
+		wantPath string
+	}{{1, "/demo/products/8105"}, {0, "/demo/products/8102"}} {
+		ctx, cancel := newVisitor(t, browser)
+		force := b.url("/demo/products/8102") + "&lift_force=" + b.redirect + ":" + strconv.Itoa(c.group)
+		if _, err := open(ctx, force); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		// Without the parameter the visitor keeps the forced group.
+		st, err := open(ctx, b.url("/demo/products/8102"))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		path, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+		cancel()
+		a := st.Assignments[b.redirect]
+		if err != nil || a.Group != c.group || a.Reason != "force_assign_group" || path != c.wantPath {
+			t.Errorf("forced into %d: group %d reason %q at %s (%v), want %s", c.group, a.Group, a.Reason, path, err, c.wantPath)
+		}
+		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = ?
+			AND reason = 'force_assign_group'`, b.redirect, st.Visitor, c.group)
+	}
+}
+
 // split sends 200 fresh visitors to the home page and checks each test's
 // split against its configuration within binomial 99.9% bounds, in the
 // browser and in ClickHouse's recorded assignments.
@@ -374,6 +468,9 @@ func (b *browserShop) split(t *testing.T, browser context.Context) {
 	// What the browsers decided is what Lift recorded, once per visitor.
 	for _, g := range []int{-1, 0, 1} {
 		ids := styleGroups[g]
+		if len(ids) == 0 {
+			continue // an empty array has no type for has() on 18.16
+		}
 		b.chCount(t, uint64(len(ids)), `SELECT count() FROM assignments WHERE experiment_id = ? AND test_group = ?
 			AND has(?, visitor_id) AND is_bot = 0`, b.style, g, ids)
 	}
