@@ -52,10 +52,13 @@
   // Visitor: a first-party cookie, mirrored in localStorage so either survives
   // the other being cleared.
   var visitor = cookie('_lift_vid') || get(ls, '_lift_vid');
-  var returning = !!visitor;
+  // Returning: the visitor was known before this session began (kept for
+  // the session, so its second page is still a new visitor's).
+  var returning = (cookie('_lift_vt') || (visitor ? 'returning' : 'new')) === 'returning';
   if (!visitor) visitor = uuid();
   setCookie('_lift_vid', visitor, 365 * DAY);
   set(ls, '_lift_vid', visitor);
+  setCookie('_lift_vt', returning ? 'returning' : 'new', 30 * 60 * 1000);
 
   var ua = navigator.userAgent || '';
   var device = /bot|crawl|spider|slurp|headless|lighthouse|preview/i.test(ua) ? 'bot'

@@ -261,7 +261,8 @@ func (b *browserShop) journeys(t *testing.T, browser context.Context) {
 		b.chCount(t, 1, `SELECT count() FROM orders FINAL WHERE experiment_id = ? AND order_id = ? AND visitor_id = ?
 			AND test_group = ? AND revenue = ?`, b.price, j.order, j.visitor, j.group, revenue)
 		// Recorded once, though the visitor loaded five pages in two tabs.
-		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = ? AND is_bot = 0`,
+		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = ? AND is_bot = 0
+			AND device = 'desktop' AND visitor_type = 'new' AND reason = 'random_split'`,
 			b.price, j.visitor, j.group)
 		b.chCount(t, 1, `SELECT count() FROM events WHERE experiment_id = ? AND visitor_id = ? AND event_type = 'checkout_completed'`,
 			b.price, j.visitor)
