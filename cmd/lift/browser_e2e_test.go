@@ -135,14 +135,15 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// browserShop is a server with the demo catalog's shop and three live
+// browserShop is a server with the demo catalog's shop and four live
 // tests: a price test on the tee (50/50, the variant at $24), a style test
-// splitting 30/70 among the 80% of visitors it takes in, and a redirect
-// from the sweater's page to the bag's.
+// splitting 30/70 among the 80% of visitors it takes in, a redirect
+// from the sweater's page to the bag's, and a test for mobile visitors only.
 type browserShop struct {
 	s                      *server
 	domain                 string
 	price, style, redirect string
+	mobileOnly             string // audience: mobile devices only
 }
 
 func newBrowserShop(t *testing.T) *browserShop {
@@ -183,6 +184,10 @@ func newBrowserShop(t *testing.T) *browserShop {
 		Shared: map[string]json.RawMessage{"url_redirect": json.RawMessage(`{"source_path":"/demo/products/8102"}`)},
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
 			{Index: 1, Name: "Bag", Split: 50, Content: json.RawMessage(`{"destination":"/demo/products/8105"}`)}}})
+	b.mobileOnly = live(&experiment.Test{Type: experiment.TypeVisualEditor, Name: "Mobile banner", TrafficAllocation: 100,
+		Audience: json.RawMessage(`{"devices":["mobile","tablet"]}`),
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
+			{Index: 1, Name: "Banner", Split: 50, Content: json.RawMessage(`{"custom_css":"header{background:#fde}"}`)}}})
 	stop, err := s.app.startWorker(ctx, time.Second) // processes the order webhooks
 	if err != nil {
 		t.Fatal(err)
@@ -372,7 +377,7 @@ func (b *browserShop) endpoints(t *testing.T) {
 		for _, tt := range cfg.Tests {
 			ids = append(ids, tt.ID)
 		}
-		if fmt.Sprint(ids) != fmt.Sprint([]string{b.price, b.style, b.redirect}) || strings.Contains(string(body), "Tee at $24") {
+		if fmt.Sprint(ids) != fmt.Sprint([]string{b.price, b.style, b.redirect, b.mobileOnly}) || strings.Contains(string(body), "Tee at $24") {
 			t.Errorf("config = %s, want tests %s %s %s oldest first, without names", body, b.price, b.style, b.redirect)
 		}
 	}
@@ -417,7 +422,8 @@ func (b *browserShop) split(t *testing.T, browser context.Context) {
 		visitors = n // a quicker look while working on the tracker
 	}
 	var mu sync.Mutex
-	counts := map[string]map[int]int{b.price: {}, b.style: {}}
+	counts := map[string]map[int]int{b.price: {}, b.style: {}, b.mobileOnly: {}}
+	var outOfAudience int
 	visitorIDs := map[string]bool{}
 	styleGroups := map[int][]string{} // the style test's visitors by group
 	jobs := make(chan int)
@@ -446,6 +452,9 @@ func (b *browserShop) split(t *testing.T, browser context.Context) {
 				for id, c := range counts {
 					c[st.Assignments[id].Group]++
 				}
+				if a := st.Assignments[b.mobileOnly]; a.Group == -1 && a.Reason == "audience_targeting_excluded" {
+					outOfAudience++
+				}
 				g := st.Assignments[b.style].Group
 				styleGroups[g] = append(styleGroups[g], st.Visitor)
 				mu.Unlock()
@@ -461,6 +470,9 @@ func (b *browserShop) split(t *testing.T, browser context.Context) {
 		counts[b.price], counts[b.style])
 	if len(visitorIDs) != visitors {
 		t.Fatalf("%d distinct visitor ids over %d fresh browsers", len(visitorIDs), visitors)
+	}
+	if outOfAudience != visitors {
+		t.Errorf("%d of %d desktop visitors kept out of the mobile-only test, want all", outOfAudience, visitors)
 	}
 	price, style := counts[b.price], counts[b.style]
 	withinBinomial(t, "price test: group 1 of all", price[1], visitors, 0.5)
