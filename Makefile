@@ -15,11 +15,12 @@ build:
 run: build
 	$(LIFT) dev
 
-# The same local stack, then every test. Services this target started are
+# The same local stack (and Debian's chromium for the browser tests, which
+# fail rather than skip here), then every test. Services this target started are
 # stopped afterwards unless LIFT_KEEP_STACK=1.
 test: build
-	@$(LIFT) stack up --started-file .lift/test-started >/dev/null
-	@status=0; $(GO) test -count=1 -timeout 25m ./... || status=$$?; \
+	@$(LIFT) stack up --browser --started-file .lift/test-started >/dev/null
+	@status=0; LIFT_REQUIRE_BROWSER=1 $(GO) test -count=1 -timeout 25m ./... || status=$$?; \
 	if [ -z "$$LIFT_KEEP_STACK" ]; then $(LIFT) stack down --started-file .lift/test-started; fi; \
 	exit $$status
 

@@ -35,6 +35,9 @@ type Options struct {
 
 	// Persist turns on Redis AOF (lift dev keeps queued jobs across restarts).
 	Persist bool
+	// Browser also installs Debian's chromium when it is missing, for the
+	// browser tests `make test` runs (nothing is started for it).
+	Browser bool
 
 	// Addresses already provided (LIFT_POSTGRES_URL and friends): a non-empty
 	// one is used as it is and that server is not started.
@@ -52,10 +55,15 @@ type Stack struct {
 	Started        []string
 }
 
-// service is one local server.
-type service interface {
+// installable is what install needs of a service: its Debian packages.
+type installable interface {
 	name() string
 	binaries() (missing []string, pkgs []string)
+}
+
+// service is one local server.
+type service interface {
+	installable
 	ready(ctx context.Context) bool
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
@@ -89,7 +97,14 @@ func Up(ctx context.Context, o Options) (*Stack, error) {
 		st.ClickHouseAddr = fmt.Sprintf("127.0.0.1:%d", ClickHouseTCPPort)
 		want = append(want, &clickhouse{l: l})
 	}
-	if err := l.install(ctx, want); err != nil {
+	need := make([]installable, 0, len(want)+1)
+	for _, s := range want {
+		need = append(need, s)
+	}
+	if o.Browser {
+		need = append(need, chromiumPackage{})
+	}
+	if err := l.install(ctx, need); err != nil {
 		return nil, err
 	}
 	for _, s := range want {

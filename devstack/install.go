@@ -11,7 +11,7 @@ import (
 // install makes sure the binaries of the wanted services exist. As root it
 // installs the missing Debian packages (after one apt-get update); otherwise
 // it names the one command a person should run.
-func (l *layout) install(ctx context.Context, want []service) error {
+func (l *layout) install(ctx context.Context, want []installable) error {
 	var pkgs []string
 	for _, s := range want {
 		if missing, p := s.binaries(); len(missing) > 0 {

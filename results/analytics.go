@@ -207,8 +207,9 @@ var (
 // scope is a validated request: the metrics query (window, products) and
 // the audience filter.
 type scope struct {
-	q      MetricsQuery
-	filter AudienceFilter
+	q        MetricsQuery
+	filter   AudienceFilter
+	currency string // the shop's: amounts round to its minor units
 }
 
 // scopeOf validates req against the test and the shop. Products of a test
@@ -218,7 +219,7 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 	if err != nil {
 		return scope{}, err
 	}
-	s := scope{q: MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
+	s := scope{currency: shop.Currency, q: MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: from, To: to, Basis: BasisVisitors}}
 	var ok bool
 	if s.filter.Device, ok = devices[req.DeviceType]; !ok {

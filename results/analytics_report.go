@@ -130,9 +130,9 @@ func (a *Analytics) build(ctx context.Context, t *experiment.Test, view View, s 
 	sig, byGroup := significance(sums)
 	switch view {
 	case ViewProduct:
-		return productReport(sums, len(s.q.ProductIDs) > 0, sig, byGroup), nil
+		return productReport(sums, len(s.q.ProductIDs) > 0, sig, byGroup, s.currency), nil
 	case ViewV1, ViewV2:
-		r := visitorReport(sums, sig, byGroup)
+		r := visitorReport(sums, sig, byGroup, s.currency)
 		if view == ViewV2 {
 			r.Journey = journeyOf(sums, func(g Sums) int64 { return g.ClickedThrough },
 				func(g Sums) int64 { return g.AddedToCart }, func(g Sums) int64 { return g.ReachedCheckout })
@@ -141,7 +141,7 @@ func (a *Analytics) build(ctx context.Context, t *experiment.Test, view View, s 
 	case ViewStorewideV1, ViewStorewideV2:
 		return a.storewide(ctx, view, s, sums, sig, byGroup)
 	}
-	return typeReport(view, sums, sig, byGroup), nil
+	return typeReport(view, sums, sig, byGroup, s.currency), nil
 }
 
 // storewide is the visitor report with the add-to-carts (and, v2, the
@@ -158,7 +158,7 @@ func (a *Analytics) storewide(ctx context.Context, view View, s scope, sums []Su
 			act[r.TestGroup] = r
 		}
 	}
-	r := visitorReport(sums, sig, byGroup)
+	r := visitorReport(sums, sig, byGroup, s.currency)
 	for i := range act {
 		r.TotalAddToCarts[i] = act[i].CartAdders
 	}
@@ -179,13 +179,13 @@ func (a *Analytics) storewide(ctx context.Context, view View, s scope, sums []Su
 	return r, nil
 }
 
-func visitorReport(sums []Sums, sig *Significance, byGroup []*Significance) *VisitorReport {
+func visitorReport(sums []Sums, sig *Significance, byGroup []*Significance, currency string) *VisitorReport {
 	r := &VisitorReport{Significance: sig, ByGroup: byGroup}
 	for _, g := range sums {
 		r.TotalViews = append(r.TotalViews, g.N)
 		r.TotalAddToCarts = append(r.TotalAddToCarts, g.AddedToCart)
 		r.TotalOrders = append(r.TotalOrders, int64(math.Round(g.Orders)))
-		r.TotalRevenue = append(r.TotalRevenue, money(g.Revenue))
+		r.TotalRevenue = append(r.TotalRevenue, roundMoney(g.Revenue, currency))
 	}
 	return r
 }
@@ -216,7 +216,7 @@ func stepRates(sums []Sums, j *Journey) JourneyRates {
 // productReport: views are the visitors who viewed a product of the scope
 // (every visitor of a scoped query did; unscoped, those who viewed any
 // product page), add-to-carts the viewers who added one to cart.
-func productReport(sums []Sums, scoped bool, sig *Significance, byGroup []*Significance) *ProductReport {
+func productReport(sums []Sums, scoped bool, sig *Significance, byGroup []*Significance, currency string) *ProductReport {
 	r := &ProductReport{Significance: sig, ByGroup: byGroup}
 	for _, g := range sums {
 		views := g.N
@@ -225,7 +225,7 @@ func productReport(sums []Sums, scoped bool, sig *Significance, byGroup []*Signi
 		}
 		r.Views = append(r.Views, views)
 		r.AddToCarts = append(r.AddToCarts, g.AddedToCart)
-		r.Revenue = append(r.Revenue, money(g.Revenue))
+		r.Revenue = append(r.Revenue, roundMoney(g.Revenue, currency))
 		r.ConversionRates.AddToCart = append(r.ConversionRates.AddToCart, rate(g.AddedToCart, views))
 		r.ConversionRates.Purchase = append(r.ConversionRates.Purchase, rate(g.Converted, views))
 	}
@@ -234,19 +234,19 @@ func productReport(sums []Sums, scoped bool, sig *Significance, byGroup []*Signi
 
 // typeReport is a per-type endpoint's answer: the shared totals, plus the
 // metrics of that type.
-func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significance) *TypeReport {
+func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significance, currency string) *TypeReport {
 	r := &TypeReport{Significance: sig, ByGroup: byGroup}
 	for _, g := range sums {
 		r.Visitors = append(r.Visitors, g.N)
 		r.Orders = append(r.Orders, int64(math.Round(g.Orders)))
-		r.Revenue = append(r.Revenue, money(g.Revenue))
+		r.Revenue = append(r.Revenue, roundMoney(g.Revenue, currency))
 		r.ConversionRate = append(r.ConversionRate, rate(g.Converted, g.N))
 		switch view {
 		case ViewShipping:
 			// Orders carry no shipping line yet: null says "not recorded",
 			// never a made-up zero.
 			r.ShippingRevenue = append(r.ShippingRevenue, nil)
-			r.AverageOrderValue = append(r.AverageOrderValue, money(ratio(g.Revenue, g.Orders)))
+			r.AverageOrderValue = append(r.AverageOrderValue, roundMoney(ratio(g.Revenue, g.Orders), currency))
 			r.CheckoutStarts = append(r.CheckoutStarts, g.ReachedCheckout)
 			r.CheckoutCompletion = append(r.CheckoutCompletion, rate(g.Converted, g.ReachedCheckout))
 		case ViewRedirect:
@@ -258,7 +258,7 @@ func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significan
 		case ViewCheckout:
 			r.CheckoutStarts = append(r.CheckoutStarts, g.ReachedCheckout)
 			r.CheckoutCompletion = append(r.CheckoutCompletion, rate(g.Converted, g.ReachedCheckout))
-			r.AverageOrderValue = append(r.AverageOrderValue, money(ratio(g.Revenue, g.Orders)))
+			r.AverageOrderValue = append(r.AverageOrderValue, roundMoney(ratio(g.Revenue, g.Orders), currency))
 		}
 	}
 	return r
@@ -323,8 +323,9 @@ func comparedMetric(name string) metric {
 
 func rate(num, den int64) float64 { return ratio(float64(num), float64(den)) }
 
-// money rounds an amount to cents, as the snapshot's money strings do.
-func money(v float64) float64 {
-	f, _ := strconv.ParseFloat(formatMoney(v, "").Amount, 64)
+// roundMoney rounds an amount to the currency's minor units, as the
+// snapshot's money strings do (JPY none, KWD three).
+func roundMoney(v float64, currency string) float64 {
+	f, _ := strconv.ParseFloat(formatMoney(v, currency).Amount, 64)
 	return f
 }

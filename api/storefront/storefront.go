@@ -47,6 +47,9 @@ type Config struct {
 	Shops    ShopResolver
 	Metadata MetadataSource // nil: every lookup answers found=false
 	Geo      *GeoIP         // nil: only CDN headers resolve a country
+	Tests    TestsConfig    // nil: no /api/storefront/config route
+	// ConfigTTL is how long a shop's rendered config is reused; default 5 s.
+	ConfigTTL time.Duration
 
 	// CountryHeaders are read in order for a CDN-provided country before
 	// GeoIP; default CF-IPCountry (Cloudflare), CloudFront-Viewer-Country
@@ -61,10 +64,11 @@ type Config struct {
 
 // Handler holds the surface's dependencies.
 type Handler struct {
-	cfg   Config
-	in    *ingest.Ingester
-	shops *shopCache
-	log   *slog.Logger
+	cfg     Config
+	in      *ingest.Ingester
+	shops   *shopCache
+	configs *configCache
+	log     *slog.Logger
 }
 
 // New checks cfg and fills its defaults.
@@ -78,12 +82,14 @@ func New(cfg Config) (*Handler, error) {
 	cfg.ShopTTL = cmp.Or(cfg.ShopTTL, 60*time.Second)
 	cfg.MissingShopTTL = cmp.Or(cfg.MissingShopTTL, 5*time.Second)
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, 64<<10)
+	cfg.ConfigTTL = cmp.Or(cfg.ConfigTTL, 5*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	return &Handler{
 		cfg: cfg, in: cfg.Ingester, log: cfg.Logger,
-		shops: newShopCache(cfg.Shops, cfg.ShopTTL, cfg.MissingShopTTL, cfg.Ingester.Now),
+		shops:   newShopCache(cfg.Shops, cfg.ShopTTL, cfg.MissingShopTTL, cfg.Ingester.Now),
+		configs: &configCache{ttl: cfg.ConfigTTL, now: cfg.Ingester.Now, m: map[int64]renderedConfig{}},
 	}, nil
 }
 
@@ -125,6 +131,12 @@ func (h *Handler) Mount(r gin.IRouter) {
 		{"POST", PathCheckout, h.legacy(ingest.LegacyCheckout)},
 		{"POST", PathOrder, h.legacy(ingest.LegacyOrder)},
 		{"GET", PathGA4Metadata, h.ga4Metadata},
+	}
+	if h.cfg.Tests != nil {
+		routes = append(routes, struct {
+			method, path string
+			fn           func(*gin.Context) error
+		}{"GET", PathConfig, h.config})
 	}
 	for _, rt := range routes {
 		g.Handle(rt.method, rt.path, api.Handle(rt.fn))

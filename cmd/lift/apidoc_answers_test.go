@@ -134,6 +134,9 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 	run(tourCall{"POST", "/api/track/event" + q1, "", `{"sessionId":"0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b","visitorId":"v-1","eventType":"page_viewed","source":"script","createdAt":1764000000000,"experimentIds":["` + id + `"]}`, nil, 202})
 	run(tourCall{"POST", "/api/track/event" + q1, "", `{"sessionId":"0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b"}`, nil, 400})
 	run(tourCall{"POST", "/api/track/assignment" + q1, "", `{"sessionId":"0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b","visitorId":"v-1","experimentId":"` + id + `","testGroup":1,"createdAt":"2026-11-24T10:00:00Z"}`, nil, 200})
+	run(tourCall{"GET", "/api/storefront/config" + q1, "", "", nil, 200})
+	run(tourCall{"GET", "/api/storefront/config?shop=nope.example", "", "", nil, 400})
+	run(tourCall{"GET", "/lift.js", "", "", nil, 200})
 	run(tourCall{"GET", "/api/ga4/metadata?experimentId=" + id + "&groupIndex=1", "", "", nil, 200})
 	run(tourCall{"OPTIONS", "/api/track/event", "", "", []string{"Origin", "https://shop.example", "Access-Control-Request-Method", "POST"}, 204})
 	body := `{"id":1}`

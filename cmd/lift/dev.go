@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/demo"
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
@@ -104,6 +105,22 @@ func runDev(cmd *cobra.Command, _ []string) error {
 	return app.serve(ctx, ready)
 }
 
+// demoStore is the storefront of /demo/ for the demo catalog, placing its
+// orders as the platform would. It is served only while Lift talks to the
+// built-in fake platform (no platform.url): against a real platform it would
+// let anyone sign orders for any shop.
+func (a *App) demoStore() (*demo.Handler, error) {
+	if a.Config.Platform.URL != "" {
+		return nil, nil
+	}
+	cat, err := demo.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		return nil, err
+	}
+	return demo.New(demo.Config{Catalog: cat, DefaultShop: demoDomain, WebhookSecret: []byte(a.Config.Platform.WebhookSecret),
+		Now: a.Now, Logger: a.Log})
+}
+
 // demoSnapshot takes the demo test's snapshot now, through the same results
 // service the worker runs.
 func (a *App) demoSnapshot(ctx context.Context, testID string) error {
@@ -175,6 +192,7 @@ Demo shop %[2]s
   write token: %[4]s
   install URL: %[5]s/api/auth?shop=%[2]s  (OAuth install against the built-in fake platform)
   results app: http://%[1]s/app/#token=%[3]s  (open in a browser; signs in with the read token)
+  demo store:  http://%[1]s/demo/  (loads /lift.js; a started test splits its visitors, orders arrive as signed webhooks)
 
 Try:
   curl -s http://%[1]s/readyz

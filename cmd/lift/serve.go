@@ -22,7 +22,9 @@ import (
 	"github.com/liftab/lift/api/storefront"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/demo"
 	"github.com/liftab/lift/ingest"
+	"github.com/liftab/lift/tracker"
 	"github.com/liftab/lift/warehouse"
 	webapp "github.com/liftab/lift/web/app"
 )
@@ -102,6 +104,10 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	}
 	r.HandleMethodNotAllowed = false
 	api.MountHealth(r, a.healthChecks(role))
+	// The storefront tracker, on every role: storefronts load it from the
+	// ingest nodes they send to, the demo store from the API.
+	r.GET(tracker.Path, gin.WrapH(tracker.Handler()))
+	r.HEAD(tracker.Path, gin.WrapH(tracker.Handler()))
 	stop := func(context.Context) error { return nil }
 
 	if role == "api" || role == "all" {
@@ -116,6 +122,14 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		a.exportsAPI().MountPublic(r) // signed export downloads carry no token
 		if err := mountResultsApp(r); err != nil {
 			return nil, nil, err
+		}
+		shopfront, err := a.demoStore() // cmd/lift/dev.go: /demo/, with the fake platform only
+		if err != nil {
+			return nil, nil, err
+		}
+		if shopfront != nil {
+			r.GET(demo.Path+"*page", gin.WrapH(shopfront))  // pages, cart.js, assets
+			r.POST(demo.Path+"*page", gin.WrapH(shopfront)) // cart changes, checkout
 		}
 	}
 	if role == "ingest" || role == "all" {
@@ -135,7 +149,8 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 			return nil, nil, err
 		}
 		stop = func(ctx context.Context) error { defer geo.Close(); return in.Close(ctx) }
-		sf, err := storefront.New(storefront.Config{Metadata: analyticsMetadata{a.DB}, Ingester: in, Shops: a.DB, Geo: geo, Logger: a.Log})
+		sf, err := storefront.New(storefront.Config{Metadata: analyticsMetadata{a.DB}, Ingester: in, Shops: a.DB, Geo: geo,
+			Tests: a.experiments(), Logger: a.Log})
 		if err != nil {
 			stop(context.Background())
 			return nil, nil, err

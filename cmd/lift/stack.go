@@ -17,11 +17,14 @@ func init() { rootCmd.AddCommand(newStackCmd()) }
 func newStackCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "stack", Short: "Start, stop or show the local Postgres, Redis and ClickHouse under .lift/"}
 	var startedFile string
+	var browser bool
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Install what is missing and start the local services that are not running",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := devstack.Up(cmd.Context(), stackOptions(cmd, false))
+			o := stackOptions(cmd, false)
+			o.Browser = browser
+			st, err := devstack.Up(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -35,6 +38,7 @@ func newStackCmd() *cobra.Command {
 		},
 	}
 	up.Flags().StringVar(&startedFile, "started-file", "", "write the names of the services this call started to this file")
+	up.Flags().BoolVar(&browser, "browser", false, "also install Debian's chromium for the browser tests (make test)")
 	down := &cobra.Command{
 		Use:   "down [postgres|redis|clickhouse ...]",
 		Short: "Stop the local services (all, the named ones, or those listed in --started-file)",

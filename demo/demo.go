@@ -1,0 +1,271 @@
+// Package demo is a small storefront served at /demo/: home, product pages,
+// cart and checkout, loading /lift.js like a real shop's theme would. Its
+// checkout places the order the way the commerce platform does: the cart's
+// attributes become the order's note_attributes and the order arrives at
+// Lift as a signed ORDERS_CREATE webhook. `lift dev` prints its address, so
+// a started test can be watched working end to end.
+package demo
+
+import (
+	"cmp"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Path is the demo store's root.
+const Path = "/demo/"
+
+//go:embed assets
+var assets embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"money": formatMoney,
+}).ParseFS(assets, "assets/*.html"))
+
+// Config wires the demo store.
+type Config struct {
+	Catalog     *Catalog // required: what the store sells
+	DefaultShop string   // the shop of /demo/ without ?shop=
+	// WebhookSecret signs the order webhooks (platform.webhook_secret);
+	// empty: checkout answers 503, as Lift would refuse the orders.
+	WebhookSecret []byte
+	// WebhookURL receives the orders; default http://<request host>/api/webhooks.
+	WebhookURL string
+	TrackerURL string // default /lift.js
+	Client     *http.Client
+	Now        func() time.Time
+	Logger     *slog.Logger
+}
+
+// Handler serves the demo store.
+type Handler struct {
+	cfg   Config
+	mux   *http.ServeMux
+	carts carts
+	seq   atomic.Int64
+}
+
+// New builds the store.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Catalog == nil || len(cfg.Catalog.Products) == 0 {
+		return nil, fmt.Errorf("demo.New: a catalog with products is required")
+	}
+	cfg.TrackerURL = cmp.Or(cfg.TrackerURL, "/lift.js")
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), carts: carts{m: map[string]*Cart{}}}
+	// Order ids: unique across restarts of one database (they are the
+	// webhook's dedupe key), readable as the platform's numeric ids.
+	h.seq.Store(cfg.Now().UnixMilli() * 1000)
+	static, _ := fs.Sub(assets, "assets")
+	h.mux.Handle("GET /demo/assets/", http.StripPrefix("/demo/assets/", http.FileServerFS(static)))
+	h.mux.HandleFunc("GET /demo/{$}", h.home)
+	h.mux.HandleFunc("GET /demo/products/{id}", h.product)
+	h.mux.HandleFunc("GET /demo/cart", h.cartPage)
+	h.mux.HandleFunc("GET /demo/checkout", h.checkoutPage)
+	h.mux.HandleFunc("GET /demo/cart.js", h.cartJSON)
+	h.mux.HandleFunc("POST /demo/cart/add.js", h.add)
+	h.mux.HandleFunc("POST /demo/cart/update.js", h.updateAttributes)
+	h.mux.HandleFunc("POST /demo/checkout", h.placeOrder)
+	return h, nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/demo" {
+		http.Redirect(w, r, "/demo/?"+r.URL.RawQuery, http.StatusFound)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// view is what every page template gets.
+type view struct {
+	Shop, Query, TrackerURL, Currency, PageType string
+	Products                                    []Product
+	Product                                     *Product
+	Cart                                        Cart
+}
+
+func (h *Handler) shop(r *http.Request) string {
+	return cmp.Or(strings.TrimSpace(r.URL.Query().Get("shop")), h.cfg.DefaultShop)
+}
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, v view) {
+	v.Shop, v.TrackerURL, v.Currency = h.shop(r), h.cfg.TrackerURL, h.cfg.Catalog.Currency
+	v.Query = "?" + url.Values{"shop": {v.Shop}}.Encode()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := pages.ExecuteTemplate(w, name, v); err != nil {
+		h.cfg.Logger.Error("demo: render", "page", name, "err", err)
+	}
+}
+
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, "home.html", view{PageType: "index", Products: h.cfg.Catalog.Products})
+}
+
+func (h *Handler) product(w http.ResponseWriter, r *http.Request) {
+	p := h.cfg.Catalog.product(r.PathValue("id"))
+	if p == nil {
+		http.NotFound(w, r)
+		return
+	}
+	h.render(w, r, "product.html", view{PageType: "product", Product: p})
+}
+
+func (h *Handler) cartPage(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, "cart.html", view{PageType: "cart", Cart: h.carts.update(h.cartKey(w, r), func(*Cart) {})})
+}
+
+func (h *Handler) checkoutPage(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, "checkout.html", view{PageType: "checkout", Cart: h.carts.update(h.cartKey(w, r), func(*Cart) {})})
+}
+
+// cartKey is the visitor's cart of the shop; the cart token is a cookie,
+// as on the platform.
+func (h *Handler) cartKey(w http.ResponseWriter, r *http.Request) string {
+	token := ""
+	if c, err := r.Cookie("demo_cart"); err == nil && len(c.Value) == 32 {
+		token = c.Value
+	} else {
+		b := make([]byte, 16)
+		rand.Read(b)
+		token = hex.EncodeToString(b)
+		http.SetCookie(w, &http.Cookie{Name: "demo_cart", Value: token, Path: "/demo/", MaxAge: 14 * 24 * 3600,
+			HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	}
+	return h.shop(r) + "/" + token
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, map[string]string{"status": "error", "message": fmt.Sprintf(format, args...)})
+}
+
+func (h *Handler) cartJSON(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.carts.update(h.cartKey(w, r), func(*Cart) {}))
+}
+
+// add puts a variant in the cart at the price the page showed. A price test
+// changes what the storefront shows (lift.price); the platform would charge
+// it through its cart transform, which the demo stands in for by taking the
+// shown price within sane bounds of the catalog's.
+func (h *Handler) add(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		VariantID string   `json:"variant_id"`
+		Quantity  int      `json:"quantity"`
+		Price     *float64 `json:"price"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&req); err != nil {
+		fail(w, http.StatusBadRequest, "body must be JSON: {variant_id, quantity, price}")
+		return
+	}
+	p, v := h.cfg.Catalog.variant(req.VariantID)
+	if v == nil || req.Quantity < 1 || req.Quantity > 99 {
+		fail(w, http.StatusBadRequest, "unknown variant_id or quantity outside 1..99")
+		return
+	}
+	price := v.Price
+	if req.Price != nil && *req.Price > 0 && *req.Price <= 10*v.Price {
+		price = math.Round(*req.Price*100) / 100
+	}
+	cart := h.carts.update(h.cartKey(w, r), func(c *Cart) {
+		for i := range c.Lines {
+			if c.Lines[i].VariantID == v.ID && c.Lines[i].Price == price {
+				c.Lines[i].Quantity += req.Quantity
+				return
+			}
+		}
+		c.Lines = append(c.Lines, Line{ProductID: p.ID, VariantID: v.ID, Title: p.Title + " – " + v.Title,
+			Quantity: req.Quantity, Price: price})
+	})
+	writeJSON(w, http.StatusOK, cart)
+}
+
+// updateAttributes is the platform's cart update: the tracker writes the
+// attributes attribution reads here (data-cart-update-url).
+func (h *Handler) updateAttributes(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Attributes map[string]string `json:"attributes"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<10)).Decode(&req); err != nil || len(req.Attributes) > 20 {
+		fail(w, http.StatusBadRequest, "body must be JSON: {attributes: {name: value}}")
+		return
+	}
+	cart := h.carts.update(h.cartKey(w, r), func(c *Cart) {
+		for k, v := range req.Attributes {
+			if v == "" {
+				delete(c.Attributes, k)
+			} else {
+				c.Attributes[k] = v
+			}
+		}
+	})
+	writeJSON(w, http.StatusOK, cart)
+}
+
+// placeOrder turns the cart into an order and delivers it as the platform
+// would: a signed ORDERS_CREATE carrying the cart attributes.
+func (h *Handler) placeOrder(w http.ResponseWriter, r *http.Request) {
+	if len(h.cfg.WebhookSecret) == 0 {
+		fail(w, http.StatusServiceUnavailable, "the demo cannot sign orders: platform.webhook_secret is empty")
+		return
+	}
+	key := h.cartKey(w, r)
+	cart := h.carts.take(key)
+	if len(cart.Lines) == 0 {
+		fail(w, http.StatusBadRequest, "the cart is empty")
+		return
+	}
+	id := fmt.Sprint(h.seq.Add(1))
+	body, err := orderBody(id, cart, h.cfg.Catalog.Currency, h.cfg.Now().UTC())
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "order: %v", err)
+		return
+	}
+	target := h.cfg.WebhookURL
+	if target == "" {
+		target = "http://" + r.Host + "/api/webhooks"
+	}
+	if err := h.deliver(r.Context(), target, h.shop(r), id, body); err != nil {
+		h.cfg.Logger.Error("demo: order not delivered", "order", id, "err", err)
+		h.carts.update(key, func(c *Cart) { *c = cart }) // keep the cart to try again
+		fail(w, http.StatusBadGateway, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"order_id": id, "total_price": cart.Total(), "attributes": cart.Attributes})
+}
+
+var symbols = map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "CAD": "CA$", "AUD": "A$", "JPY": "¥"}
+
+func formatMoney(amount float64, currency string) string {
+	if s, ok := symbols[currency]; ok {
+		return fmt.Sprintf("%s%.2f", s, amount)
+	}
+	return fmt.Sprintf("%.2f %s", amount, currency)
+}

@@ -1,0 +1,112 @@
+package demo_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/liftab/lift/api/webhooks"
+	"github.com/liftab/lift/demo"
+	"github.com/liftab/lift/experiment/catalogdata"
+)
+
+// TestCheckoutDeliversASignedOrder: the cart's lines and attributes become
+// an ORDERS_CREATE the webhook surface accepts (signature, headers, fields
+// attribution reads). The receiving end here checks what api/webhooks
+// checks; cmd/lift's browser test runs the real one.
+func TestCheckoutDeliversASignedOrder(t *testing.T) {
+	t.Parallel()
+	secret := []byte("s3cret")
+	type delivery struct {
+		header http.Header
+		body   []byte
+	}
+	got := make(chan delivery, 1)
+	platform := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- delivery{r.Header.Clone(), b}
+	}))
+	defer platform.Close()
+	cat, err := demo.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", WebhookSecret: secret, WebhookURL: platform.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	call := func(method, path, body string, want int) string {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+		return string(b)
+	}
+	for _, p := range []string{"/demo/", "/demo/products/8101", "/demo/cart", "/demo/checkout"} {
+		if page := call("GET", p+"?shop=a.myshopify.com", "", 200); !strings.Contains(page, `data-shop="a.myshopify.com"`) ||
+			!strings.Contains(page, `src="/lift.js"`) {
+			t.Errorf("%s does not load lift.js for the shop", p)
+		}
+	}
+	call("GET", "/demo/products/1", "", 404)
+	call("POST", "/demo/checkout", "{}", 400) // empty cart
+	call("POST", "/demo/cart/add.js", `{"variant_id":"44001","quantity":2,"price":24}`, 200)
+	call("POST", "/demo/cart/add.js", `{"variant_id":"44005","quantity":1}`, 200)
+	call("POST", "/demo/cart/add.js", `{"variant_id":"1","quantity":1}`, 400)
+	call("POST", "/demo/cart/update.js", `{"attributes":{"_lift_visitor_id":"v1","_lift_assignments":"42:1"}}`, 200)
+	for _, p := range []string{"/demo/cart", "/demo/checkout"} {
+		if page := call("GET", p, "", 200); !strings.Contains(page, "$146.00") || !strings.Contains(page, "Organic Cotton Tee – S") {
+			t.Errorf("%s does not show the cart's lines and total $146.00:\n%s", p, page)
+		}
+	}
+	var placed struct {
+		OrderID    string  `json:"order_id"`
+		TotalPrice float64 `json:"total_price"`
+	}
+	json.Unmarshal([]byte(call("POST", "/demo/checkout", "{}", 200)), &placed)
+	d := <-got
+	if d.header.Get(webhooks.HeaderSignature) != webhooks.Sign(secret, d.body) || d.header.Get(webhooks.HeaderTopic) != "ORDERS_CREATE" ||
+		d.header.Get(webhooks.HeaderShop) != "demo-shop.myshopify.com" || d.header.Get(webhooks.HeaderID) != "demo-order-"+placed.OrderID {
+		t.Errorf("headers = %v", d.header)
+	}
+	var order struct {
+		ID             json.Number                    `json:"id"`
+		TotalPrice     string                         `json:"total_price"`
+		NoteAttributes []struct{ Name, Value string } `json:"note_attributes"`
+		LineItems      []struct {
+			ProductID json.Number `json:"product_id"`
+			VariantID json.Number `json:"variant_id"`
+			Quantity  int         `json:"quantity"`
+			Price     string      `json:"price"`
+		} `json:"line_items"`
+	}
+	if err := json.Unmarshal(d.body, &order); err != nil {
+		t.Fatal(err)
+	}
+	if order.ID.String() != placed.OrderID || order.TotalPrice != "146.00" || placed.TotalPrice != 146 || len(order.LineItems) != 2 ||
+		order.LineItems[0].ProductID != "8101" || order.LineItems[0].VariantID != "44001" || order.LineItems[0].Price != "24.00" ||
+		order.LineItems[1].Price != "98.00" {
+		t.Errorf("order = %s", d.body)
+	}
+	if len(order.NoteAttributes) != 2 || order.NoteAttributes[0].Name != "_lift_assignments" || order.NoteAttributes[0].Value != "42:1" {
+		t.Errorf("note_attributes = %+v", order.NoteAttributes)
+	}
+	if cart := call("GET", "/demo/cart.js", "", 200); !strings.Contains(cart, `"items":[]`) {
+		t.Errorf("cart after the order = %s, want empty", cart)
+	}
+}

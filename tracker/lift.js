@@ -1,0 +1,332 @@
+/*! Lift storefront tracker. Plain JS, no dependencies. Load it with
+ *  <script src="https://LIFT/lift.js" data-shop="SHOP.myshopify.com" async></script>
+ * It assigns this visitor to the shop's active tests (same visitor, same group),
+ * records each assignment once, applies what a browser can apply, tracks page
+ * views and writes the cart attributes order attribution reads. */
+(function (w, d) {
+  'use strict';
+  if (w.lift && w.lift.visitor) return; // loaded twice: keep the first
+  var script = d.currentScript || d.querySelector('script[src*="lift.js"]') || {};
+  var attr = function (n) { return script.getAttribute ? script.getAttribute(n) : null; };
+  var src = script.src || '';
+  var base = attr('data-endpoint') || src.replace(/\/lift\.js([?#].*)?$/, '');
+  var shop = attr('data-shop') || qs('shop', src) || (w.Shopify && w.Shopify.shop) || location.hostname;
+  var cartURL = attr('data-cart-update-url') || '/cart/update.js';
+  var DAY = 864e5;
+
+  function qs(name, url) {
+    var m = new RegExp('[?&]' + name + '=([^&#]*)').exec(url || location.search);
+    return m ? decodeURIComponent(m[1].replace(/\+/g, ' ')) : '';
+  }
+  function store(kind) {
+    try { var s = w[kind]; s.setItem('_lift_t', '1'); s.removeItem('_lift_t'); return s; } catch (e) { return null; }
+  }
+  var ls = store('localStorage'), ss = store('sessionStorage');
+  function get(s, k) { try { return s ? s.getItem(k) : null; } catch (e) { return null; } }
+  function set(s, k, v) { try { if (s) s.setItem(k, v); } catch (e) { /* full or blocked */ } }
+  function getJSON(s, k) { try { return JSON.parse(get(s, k)) || {}; } catch (e) { return {}; } }
+  function cookie(k) {
+    var m = new RegExp('(?:^|; )' + k + '=([^;]*)').exec(d.cookie);
+    return m ? decodeURIComponent(m[1]) : '';
+  }
+  function setCookie(k, v, ms) {
+    d.cookie = k + '=' + encodeURIComponent(v) + '; path=/; max-age=' + Math.floor(ms / 1000) + '; SameSite=Lax' +
+      (location.protocol === 'https:' ? '; Secure' : '');
+  }
+  function uuid() {
+    if (w.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return 'xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx'.replace(/[xy]/g, function (c) {
+      var r = Math.random() * 16 | 0;
+      return (c === 'x' ? r : (r & 3 | 8)).toString(16);
+    });
+  }
+
+  // FNV-1a, 32 bits: the same visitor and test always land in the same bucket.
+  function hash(s) {
+    var h = 0x811c9dc5;
+    for (var i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+    return h >>> 0;
+  }
+  function digits(id) { var m = /(\d+)\s*$/.exec(String(id || '')); return m ? m[1] : String(id || ''); }
+
+  // Visitor: a first-party cookie, mirrored in localStorage so either survives
+  // the other being cleared.
+  var visitor = cookie('_lift_vid') || get(ls, '_lift_vid');
+  // Returning: the visitor was known before this session began (kept for
+  // the session, so its second page is still a new visitor's).
+  var returning = (cookie('_lift_vt') || (visitor ? 'returning' : 'new')) === 'returning';
+  if (!visitor) visitor = uuid();
+  setCookie('_lift_vid', visitor, 365 * DAY);
+  set(ls, '_lift_vid', visitor);
+  setCookie('_lift_vt', returning ? 'returning' : 'new', 30 * 60 * 1000);
+
+  var ua = navigator.userAgent || '';
+  var device = /bot|crawl|spider|slurp|headless|lighthouse|preview/i.test(ua) ? 'bot'
+    : /iPad|Tablet|PlayBook|Silk|Android(?!.*Mobi)/i.test(ua) ? 'tablet'
+    : /Mobi|iPhone|iPod|Android|Windows Phone/i.test(ua) ? 'mobile' : 'desktop';
+
+  var page = (function () {
+    var el = d.querySelector('[data-lift-page-type]') || d.body || d.documentElement;
+    var g = function (n) { return (el.getAttribute && el.getAttribute(n)) || ''; };
+    var split = function (s) { return s ? s.split(',') : []; };
+    return { type: g('data-lift-page-type') || 'page', product: digits(g('data-lift-product-id')),
+      variants: split(g('data-lift-variant-ids')) };
+  })();
+
+  function send(path, body) {
+    var url = base + path + '?shop=' + encodeURIComponent(shop), data = JSON.stringify(body);
+    // text/plain needs no CORS preflight and is what sendBeacon sends.
+    if (navigator.sendBeacon && navigator.sendBeacon(url, new Blob([data], { type: 'text/plain' }))) return;
+    if (w.fetch) fetch(url, { method: 'POST', body: data, keepalive: true, headers: { 'Content-Type': 'text/plain' } });
+  }
+  function ping(path, params) {
+    var q = ['shop=' + encodeURIComponent(shop)];
+    for (var k in params) if (params[k] !== undefined && params[k] !== '') q.push(k + '=' + encodeURIComponent(params[k]));
+    var url = base + path + '?' + q.join('&');
+    if (w.fetch) fetch(url, { keepalive: true }).catch(function () {});
+    else new Image().src = url;
+  }
+  function getJSONFrom(path, cache) {
+    return fetch(base + path, { cache: cache || 'default' }).then(function (r) {
+      if (!r.ok) throw new Error('lift: ' + path + ' ' + r.status);
+      return r.json();
+    });
+  }
+
+  // Session: one per 30 idle minutes, shared by the visitor's tabs.
+  function session() {
+    var id = cookie('_lift_sid');
+    if (id) return Promise.resolve(id);
+    return getJSONFrom('/api/get-session', 'no-store').then(function (r) {
+      set(ss, '_lift_landing', location.search);
+      return r.sessionId;
+    });
+  }
+  function country() {
+    var c = cookie('_lift_cc');
+    if (c) return Promise.resolve(c === '-' ? '' : c);
+    return getJSONFrom('/api/public/get-country-code', 'no-store').then(function (r) {
+      setCookie('_lift_cc', r.countryCode || '-', DAY);
+      return r.countryCode || '';
+    }, function () { return ''; });
+  }
+
+  // Force-assign: ?lift_force=42:1,57:-1 puts this visitor in group 1 of 42
+  // and out of 57 from now on (kept in localStorage).
+  var forced = getJSON(ls, '_lift_force');
+  qs('lift_force').split(',').forEach(function (p) {
+    var m = /^(\d+):(-?\d+)$/.exec(p.trim());
+    if (m) forced[m[1]] = +m[2];
+  });
+  set(ls, '_lift_force', JSON.stringify(forced));
+  // A signed preview link (?lift_preview=<id>.<group>.<exp>.<mac>) shows a
+  // group without entering the test: nothing is recorded.
+  var preview = qs('lift_preview') || get(ss, '_lift_preview') || '';
+  if (preview) set(ss, '_lift_preview', preview);
+  var pm = /^(\d+)\.(\d+)\.(\d+)\./.exec(preview);
+  if (pm && +pm[3] * 1000 < Date.now()) pm = null;
+
+  function inAudience(a, ctx) {
+    if (!a) return true;
+    var has = function (list, v) { return !list || !list.length || list.indexOf(v) >= 0; };
+    return has(a.countries, ctx.country) && has(a.devices, device) &&
+      (!a.visitor_type || a.visitor_type === (returning ? 'returning' : 'new'));
+  }
+
+  // assign decides this visitor's group in t: -1 is "not in the test".
+  function assign(t, ctx) {
+    if (pm && pm[1] === t.id) return { group: +pm[2], reason: 'preview', preview: true };
+    if (forced[t.id] !== undefined) {
+      return { group: forced[t.id], reason: forced[t.id] < 0 ? 'force_assign_excluded' : 'force_assign_group' };
+    }
+    if (!inAudience(t.audience, ctx)) return { group: -1, reason: 'audience_targeting_excluded' };
+    if (hash(visitor + ':' + t.id + ':traffic') % 100 >= t.traffic_allocation) {
+      return { group: -1, reason: 'traffic_allocation_excluded' };
+    }
+    var b = hash(visitor + ':' + t.id) % 10000, sum = 0, gs = t.groups || [];
+    for (var i = 0; i < gs.length; i++) {
+      sum += gs[i].weight * 100;
+      if (b < sum) return { group: gs[i].index, reason: 'random_split' };
+    }
+    return { group: gs.length ? gs[gs.length - 1].index : -1, reason: 'random_split' };
+  }
+
+  function changes(t, group, type) {
+    for (var i = 0; i < t.groups.length; i++) {
+      if (t.groups[i].index !== group) continue;
+      var c = t.groups[i].changes;
+      if (!c) return null;
+      return t.type === 'combined' ? c[type] || null : (t.type === type ? c : null);
+    }
+    return null;
+  }
+  function pathMatches(rule, path) {
+    return rule.match_type === 'prefix' ? path.indexOf(rule.path || rule.source_path) === 0
+      : path === (rule.path || rule.source_path);
+  }
+
+  // navigate returns a URL the visitor should see instead of this page, or ''.
+  function navigate(t, group) {
+    var path = location.pathname, scope = t.scope || {};
+    var r = changes(t, group, 'url_redirect');
+    if (r && r.destination && scope.url_redirect && pathMatches(scope.url_redirect, path)) {
+      var dest = new URL(r.destination, location.href);
+      if (dest.href !== location.href && dest.pathname !== path) {
+        if (!dest.search) dest.search = location.search;
+        return dest.href;
+      }
+    }
+    var u = new URL(location.href), moved = false;
+    var th = changes(t, group, 'theme'), rules = scope.theme && scope.theme.path_rules;
+    if (th && th.theme_id && (!rules || !rules.length || rules.some(function (x) { return pathMatches(x, path); }))) {
+      if (u.searchParams.get('preview_theme_id') !== digits(th.theme_id)) {
+        u.searchParams.set('preview_theme_id', digits(th.theme_id)); moved = true;
+      }
+    }
+    var tp = changes(t, group, 'template');
+    if (tp && tp.template && tp.template.split('.')[0] === page.type) {
+      var view = tp.template.split('.').slice(1).join('.');
+      if (view && u.searchParams.get('view') !== view) { u.searchParams.set('view', view); moved = true; }
+    }
+    return moved ? u.href : '';
+  }
+
+  var prices = {};
+  function money(m) {
+    var n = Number(m.amount);
+    try { return new Intl.NumberFormat(d.documentElement.lang || undefined, { style: 'currency', currency: m.currency }).format(n); }
+    catch (e) { return m.amount + ' ' + m.currency; }
+  }
+  function each(sel, fn) { Array.prototype.forEach.call(d.querySelectorAll(sel), fn); }
+  // show applies price, content and style changes through data attributes:
+  //   data-lift-price + data-lift-variant-id: the variant's price text
+  //   data-lift-compare-at-price + data-lift-variant-id: its compare-at price
+  //   data-lift-test="42" data-lift-group="1": shown only to group 1 of 42
+  function show(t, group) {
+    d.documentElement.setAttribute('data-lift-' + t.id, group);
+    var p = changes(t, group, 'price');
+    (p && p.prices || []).forEach(function (v) {
+      var id = digits(v.product_variant_id);
+      prices[id] = v;
+      each('[data-lift-price][data-lift-variant-id="' + id + '"]', function (el) {
+        el.textContent = money(v.price); el.setAttribute('data-lift-applied', t.id);
+      });
+      if (v.compare_at_price) {
+        each('[data-lift-compare-at-price][data-lift-variant-id="' + id + '"]', function (el) {
+          el.textContent = money(v.compare_at_price);
+        });
+      }
+    });
+    each('[data-lift-test="' + t.id + '"][data-lift-group]', function (el) {
+      el.hidden = +el.getAttribute('data-lift-group') !== group;
+    });
+    var ve = changes(t, group, 'visual_editor');
+    if (ve && ve.custom_css) {
+      var st = d.createElement('style'); st.textContent = ve.custom_css; d.head.appendChild(st);
+    }
+  }
+
+  var lift = w.lift = {
+    visitor: visitor, session: '', shop: shop, assignments: {}, device: device,
+    experimentIds: function () {
+      var out = [];
+      for (var k in lift.assignments) if (lift.assignments[k].group >= 0 && !lift.assignments[k].preview) out.push(k);
+      return out;
+    },
+    // price is the price group changes show for a variant (null: the catalog's).
+    price: function (variantId) { var v = prices[digits(variantId)]; return v ? v.price : null; },
+    // track sends a standard event (product_added_to_cart, …) or a custom one.
+    track: function (name, payload) {
+      if (!lift.session) return;
+      var ids = lift.experimentIds(), custom = !/^[a-z][a-z0-9_]*$/.test(name) || !/^(page|product|collection|search|cart|checkout)_/.test(name);
+      if (custom && !ids.length) return; // custom events count only inside a test
+      send('/api/track/event', { eventId: uuid(), sessionId: lift.session, visitorId: visitor, source: 'script',
+        eventType: custom ? 'lift:custom_event:' + name : name, createdAt: Date.now(), experimentIds: ids,
+        pagePath: location.pathname.slice(0, 2000), payload: payload || {} });
+    },
+    // cartAttributes are what the order webhook reads to attribute the order.
+    cartAttributes: function () {
+      var a = [];
+      for (var k in lift.assignments) if (lift.assignments[k].group >= 0 && !lift.assignments[k].preview) a.push(k + ':' + lift.assignments[k].group);
+      return { _lift_visitor_id: visitor, _lift_session_id: lift.session, _lift_assignments: a.join(',') };
+    },
+    // syncCart writes the cart attributes now (call it after adding to a new cart).
+    syncCart: function () { return writeCart(true); }
+  };
+
+  // writeCart sets the attributes on the platform cart when they changed, and
+  // always on cart and checkout pages (the cart may be new since).
+  function writeCart(force) {
+    var attrs = lift.cartAttributes(), key = JSON.stringify(attrs);
+    if (!force && get(ss, '_lift_cart') === key || !w.fetch) return Promise.resolve();
+    return fetch(cartURL, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ attributes: attrs }) }).then(function (r) { if (r.ok) set(ss, '_lift_cart', key); }, function () {});
+  }
+
+  // record sends an assignment once per visitor, test and assignment version.
+  function record(t, a, ctx) {
+    var done = getJSON(ls, '_lift_rec');
+    if (a.preview || done[t.id] === t.assignment_version) return;
+    var landing = get(ss, '_lift_landing') || location.search;
+    send('/api/track/assignment', { sessionId: lift.session, visitorId: visitor, experimentId: t.id, testGroup: a.group,
+      createdAt: Date.now(), assignmentReason: a.reason, country: ctx.country || undefined, device: device,
+      visitorType: returning ? 'returning' : 'new', utmSource: qs('utm_source', landing) || undefined,
+      utmMedium: qs('utm_medium', landing) || undefined, utmCampaign: qs('utm_campaign', landing) || undefined,
+      gclid: qs('gclid', landing) || undefined, fbclid: qs('fbclid', landing) || undefined });
+    done[t.id] = t.assignment_version;
+    set(ls, '_lift_rec', JSON.stringify(done));
+  }
+
+  function inScope(t) {
+    var p = t.scope && t.scope.price;
+    if (!p || !p.product_ids) return true;
+    return p.product_ids.some(function (id) { return digits(id) === page.product; });
+  }
+
+  // The calls of session document 6.1, in order: get-session, observe/session,
+  // observe on product pages, track/event.
+  lift.ready = session().then(function (sid) {
+    lift.session = sid;
+    setCookie('_lift_sid', sid, 30 * 60 * 1000);
+    return Promise.all([getJSONFrom('/api/storefront/config?shop=' + encodeURIComponent(shop)), country()]);
+  }).then(function (r) {
+    var cfg = r[0], ctx = { country: r[1] }, go = '';
+    (cfg.tests || []).forEach(function (t) {
+      var a = assign(t, ctx);
+      lift.assignments[t.id] = a;
+      record(t, a, ctx);
+      if (a.group < 0) return;
+      go = go || navigate(t, a.group);
+      show(t, a.group);
+    });
+    if (go) { // the next page tracks the view; this one is never ready
+      location.replace(go);
+      return new Promise(function () {});
+    }
+    var ids = lift.experimentIds();
+    ids.forEach(function (id) {
+      ping('/api/observe/session', { sessionId: lift.session, experimentId: id, visitorId: visitor,
+        pagePath: location.pathname, referrer: d.referrer, device: device, country: ctx.country,
+        visitorType: returning ? 'returning' : 'new' });
+    });
+    if (page.product) {
+      (cfg.tests || []).forEach(function (t) {
+        if (ids.indexOf(t.id) >= 0 && inScope(t)) {
+          ping('/api/observe', { productId: page.product, experimentId: t.id, sessionId: lift.session, visitorId: visitor });
+        }
+      });
+      lift.track('product_viewed', { productIds: [page.product], variantIds: page.variants, pageType: page.type });
+    } else {
+      lift.track('page_viewed', { pageType: page.type });
+    }
+    return writeCart(page.type === 'cart' || page.type === 'checkout');
+  }).then(function () {
+    d.documentElement.setAttribute('data-lift-ready', '1');
+    try { w.dispatchEvent(new CustomEvent('lift:ready', { detail: lift })); } catch (e) { /* old browser */ }
+    return lift;
+  }, function (err) {
+    d.documentElement.setAttribute('data-lift-ready', 'error');
+    if (w.console) console.warn('lift:', err);
+    return lift;
+  });
+})(window, document);

@@ -1,0 +1,87 @@
+// Package tracker serves /lift.js, the storefront tracker: plain
+// JavaScript embedded in the binary, sent gzipped when the browser accepts
+// it, cacheable by browsers and CDNs and revalidated by a strong ETag (a hash
+// of the bytes), so a new release reaches storefronts within minutes.
+package tracker
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Path is where storefronts load the tracker from.
+const Path = "/lift.js"
+
+//go:embed lift.js
+var script []byte
+
+// CacheControl keeps the script five minutes and lets a cache serve it a day
+// stale while it revalidates: a page never waits on Lift for it, and a fix
+// still lands within minutes.
+const CacheControl = "public, max-age=300, stale-while-revalidate=86400"
+
+// Asset is the script in both encodings with their ETags.
+type Asset struct {
+	Raw, Gzip      []byte
+	ETag, GzipETag string
+}
+
+// Script returns the embedded tracker.
+func Script() *Asset { return asset }
+
+var asset = build(script)
+
+func build(raw []byte) *Asset {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(raw)
+	zw.Close()
+	sum := sha256.Sum256(raw)
+	tag := hex.EncodeToString(sum[:16])
+	// Each encoding is its own representation, so each has its own strong tag.
+	return &Asset{Raw: raw, Gzip: buf.Bytes(), ETag: `"` + tag + `"`, GzipETag: `"` + tag + `-gz"`}
+}
+
+// Handler serves the script for GET and HEAD.
+func Handler() http.Handler { return asset }
+
+func (a *Asset) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, tag := a.Raw, a.ETag
+	h := w.Header()
+	h.Set("Vary", "Accept-Encoding")
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		body, tag = a.Gzip, a.GzipETag
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Cache-Control", CacheControl)
+	h.Set("ETag", tag)
+	// Any storefront origin may load it (also as a module or with integrity).
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// ServeContent answers If-None-Match (304) and Range from the ETag set.
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// acceptsGzip reads Accept-Encoding ("gzip", "gzip;q=0" refuses).
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(params, " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package tracker_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/liftab/lift/tracker"
+)
+
+// maxGzipBytes is the budget a storefront pays for the tracker (issue 16).
+const maxGzipBytes = 15 << 10
+
+func TestScriptSize(t *testing.T) {
+	t.Parallel()
+	a := tracker.Script()
+	if len(a.Gzip) >= maxGzipBytes {
+		t.Errorf("lift.js is %d bytes gzipped, budget %d", len(a.Gzip), maxGzipBytes)
+	}
+	t.Logf("lift.js: %d bytes raw, %d gzipped", len(a.Raw), len(a.Gzip))
+}
+
+func TestServe(t *testing.T) {
+	t.Parallel()
+	a := tracker.Script()
+	for _, c := range []struct {
+		name, method, encoding, ifNoneMatch string
+		status                              int
+		etag                                string
+		gzipped                             bool
+	}{
+		{"identity", "GET", "", "", 200, a.ETag, false},
+		{"gzip", "GET", "br, gzip", "", 200, a.GzipETag, true},
+		{"gzip refused", "GET", "gzip;q=0", "", 200, a.ETag, false},
+		{"revalidate identity", "GET", "", a.ETag, 304, a.ETag, false},
+		{"revalidate gzip", "GET", "gzip", a.GzipETag, 304, a.GzipETag, false},
+		{"other encoding's tag", "GET", "gzip", a.ETag, 200, a.GzipETag, true},
+		{"stale tag", "GET", "", `"old"`, 200, a.ETag, false},
+		{"head", "HEAD", "", "", 200, a.ETag, false},
+		{"post", "POST", "", "", 405, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(c.method, tracker.Path, nil)
+			if c.encoding != "" {
+				req.Header.Set("Accept-Encoding", c.encoding)
+			}
+			if c.ifNoneMatch != "" {
+				req.Header.Set("If-None-Match", c.ifNoneMatch)
+			}
+			w := httptest.NewRecorder()
+			tracker.Handler().ServeHTTP(w, req)
+			if w.Code != c.status || w.Header().Get("ETag") != c.etag {
+				t.Fatalf("%d etag %s, want %d %s", w.Code, w.Header().Get("ETag"), c.status, c.etag)
+			}
+			if c.status == 304 {
+				if w.Body.Len() != 0 {
+					t.Errorf("%d with a body", c.status)
+				}
+				return
+			}
+			if c.status != 200 {
+				return
+			}
+			h := w.Header()
+			if h.Get("Cache-Control") != tracker.CacheControl || h.Get("Content-Type") != "text/javascript; charset=utf-8" ||
+				h.Get("Vary") != "Accept-Encoding" {
+				t.Errorf("headers = %v", h)
+			}
+			if c.method == "HEAD" {
+				return
+			}
+			body := w.Body.Bytes()
+			if c.gzipped != (h.Get("Content-Encoding") == "gzip") {
+				t.Fatalf("Content-Encoding = %q", h.Get("Content-Encoding"))
+			}
+			if c.gzipped {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(body, a.Raw) || !bytes.Contains(body, []byte("window")) {
+				t.Errorf("body is not the script (%d bytes)", len(body))
+			}
+		})
+	}
+}
