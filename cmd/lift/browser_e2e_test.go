@@ -264,7 +264,7 @@ func (b *browserShop) journeys(t *testing.T, browser context.Context) {
 	for _, j := range done {
 		revenue := map[int]float64{0: 28, 1: 24}[j.group]
 		b.chCount(t, 1, `SELECT count() FROM orders FINAL WHERE experiment_id = ? AND order_id = ? AND visitor_id = ?
-			AND test_group = ? AND revenue = ?`, b.price, j.order, j.visitor, j.group, revenue)
+			AND test_group = ? AND toFloat64(revenue) = ?`, b.price, j.order, j.visitor, j.group, revenue)
 		// Recorded once, though the visitor loaded five pages in two tabs.
 		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = ? AND is_bot = 0
 			AND device = 'desktop' AND visitor_type = 'new' AND reason = 'random_split'`,
