@@ -392,12 +392,18 @@ func (o *resultsBench) reportMemory(ctx context.Context, out io.Writer, wh *ware
 	}
 	const cpu = "ProfileEvents.Values[indexOf(ProfileEvents.Names, 'OSCPUVirtualTimeMicroseconds')]"
 	var peak, snapCPU, bareCPU, queries uint64
-	err := wh.Conn().QueryRow(ctx, `SELECT toUInt64(maxIf(memory_usage, query_id != ?)), toUInt64(sumIf(`+cpu+`, query_id != ?)),
+	var err error
+	// The log is written asynchronously even after a flush: retry briefly.
+	for try := 0; try < 5 && (err != nil || queries == 0 || bareCPU == 0); try++ {
+		time.Sleep(time.Duration(try) * time.Second)
+		err = wh.Conn().QueryRow(ctx, `SELECT toUInt64(maxIf(memory_usage, query_id != ?)), toUInt64(sumIf(`+cpu+`, query_id != ?)),
 		toUInt64(sumIf(`+cpu+`, query_id = ?)), countIf(query_id != ?)
 		FROM system.query_log
 		WHERE type = 2 AND event_time >= ? AND (position(query, ?) > 0 OR query_id = ?)`,
-		bareID, bareID, bareID, bareID, since.Truncate(time.Second), "`"+db+"`", bareID).Scan(&peak, &snapCPU, &bareCPU, &queries)
+			bareID, bareID, bareID, bareID, since.Truncate(time.Second), "`"+db+"`", bareID).Scan(&peak, &snapCPU, &bareCPU, &queries)
+	}
 	if err != nil || queries == 0 || bareCPU == 0 {
+		fmt.Fprintf(out, "ClickHouse query log: no figures (%d queries logged, err %v)\n", queries, err)
 		return nil
 	}
 	fmt.Fprintf(out, "ClickHouse during that snapshot: %d queries, %d MB peak per query, %.2f s CPU; bare scan %.2f s CPU (%.1f×)\n",
