@@ -15,8 +15,11 @@ type Eraser struct{ W *Warehouse }
 var _ experiment.Eraser = Eraser{}
 
 // erasable are the tables that hold a test's collected data, each ordered
-// by (shop_id, experiment_id, …) so the delete touches only its range.
-var erasable = []string{"events", "assignments", "sessions", "page_views", "orders"}
+// by (shop_id, experiment_id, …) so the delete touches only its range: the
+// raw tables and the results' pre-aggregates fed from them (a reset test
+// must not keep its numbers there).
+var erasable = []string{"events", "assignments", "sessions", "page_views", "orders",
+	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages"}
 
 // EraseTest deletes the test's rows from every table. ClickHouse applies
 // the delete as a mutation in the background (there is no synchronous

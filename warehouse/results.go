@@ -137,8 +137,9 @@ func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomE
 	return out, nil
 }
 
-// orphanSessionsSQL finds one page load of the test that names no visitor.
-const orphanSessionsSQL = `SELECT count() FROM (SELECT 1 FROM {db}.sessions
+// orphanSessionsSQL finds one page load of the test that names no visitor
+// (in the sessions' pre-aggregate: a row per session and visitor).
+const orphanSessionsSQL = `SELECT count() FROM (SELECT 1 FROM {db}.agg_session_pages
 WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '' LIMIT 1)`
 
 // facts learns what the statement for q must handle: a look at the test's

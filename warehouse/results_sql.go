@@ -13,8 +13,8 @@ import (
 // inside aggregate arguments.
 //
 // Shape: one row per unit of activity, from a UNION ALL of per-unit
-// aggregates of sessions, events, page views and orders (latest version
-// each), summed per unit; then summed per group and breakdown cell. On the
+// aggregates of sessions, events and page views (read pre-aggregated,
+// results_activity.go) and orders (latest version each), summed per unit; then summed per group and breakdown cell. On the
 // visitors basis the raw assignment rows ride in the same UNION ALL and the
 // unit's group is argMax(…, version) over them (first assignment wins; bots
 // and excluded visitors dropped), so no join is needed; on the sessions
@@ -169,14 +169,6 @@ func (u unitParts) sid(col string) string {
 	return "''"
 }
 
-// scope adds a product-scope condition when the query is scoped.
-func (u unitParts) scope(cond string) string {
-	if u.scoped {
-		return " AND " + cond
-	}
-	return ""
-}
-
 // unitsSQL is one row per unit (visitor, or visitor and session) with its
 // activity in the window: a UNION ALL of per-unit rows of assignments
 // (visitors basis), sessions, events, product page views and orders,
@@ -195,7 +187,11 @@ func unitsSQL(q MetricsQuery, f dataFacts) string {
 		having = "\n\tHAVING a_v > 0 AND a_group >= 0 AND a_bot = 0 AND a_device != 'bot' AND " + inWindow("a_at")
 		union = append(union, assignmentRowsSQL(cols))
 	}
-	union = append(union, u.sessionRowsSQL(), u.eventRowsSQL(), u.pageViewRowsSQL(), u.orderRowsSQL())
+	union = append(union, u.sessionRowsSQL(), u.activityRowsSQL())
+	if u.scoped {
+		union = append(union, u.productRowsSQL())
+	}
+	union = append(union, u.orderRowsSQL())
 	return u.perUnitSQL(assignmentAggs, union, having)
 }
 
@@ -228,109 +224,6 @@ func assignmentRowsSQL(cols []string) string {
 			toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, '' AS u_landing, toDateTime(0) AS u_start
 		FROM {db}.assignments
 		WHERE shop_id = @shop AND experiment_id = @exp`
-}
-
-// sessionRowsSQL is one row per session: its distinct page loads, its
-// duration, whether it bounced, and (when a breakdown needs it) its
-// landing page. A session recorded with the contract's three parameters
-// (shop, sessionId, experimentId) names no visitor: it belongs to the
-// visitor of its assignment or events (sessionVisitorsSQL).
-func (u unitParts) sessionRowsSQL() string {
-	// The landing page costs a string argMin per session: read it only for
-	// the dimension that needs it.
-	landing := "''"
-	if hasDimension(u.q.Breakdown, "landing_page") {
-		landing = "argMin(page_path, seen_at)"
-	}
-	// Sessions and their page loads are told apart by 64-bit hashes of
-	// their ids where the ids themselves are not shown: hashing a UInt64 is
-	// far cheaper than a string, and a collision within one test is
-	// improbable (about 10⁻⁷ for 2·10⁶ sessions).
-	sessionKey, sessionGroup := "cityHash64(session_id) AS s_key", "s_key"
-	if u.sessions {
-		sessionKey, sessionGroup = "session_id", "session_id"
-	}
-	visitor, lookup := "s_vid", ""
-	if u.facts.orphanSessions {
-		visitor = "if(s_vid != '', s_vid, m_vid)"
-		lookup = `
-		ALL LEFT JOIN (` + sessionVisitorsSQL(sessionKey, sessionGroup) + `) AS session_visitors USING ` + sessionGroup
-	}
-	return `SELECT ` + vidSQL(visitor) + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
-			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
-			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
-			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
-		FROM (
-			SELECT ` + sessionKey + `, max(visitor_id) AS s_vid, uniqExact(cityHash64(record_id)) AS s_pages,
-				max(seen_at) - min(seen_at) AS s_dur, ` + landing + ` AS s_landing, min(seen_at) AS s_start
-			FROM {db}.sessions
-			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("seen_at") + `
-			GROUP BY ` + sessionGroup + `) AS session_pages` + lookup
-}
-
-// sessionVisitorsSQL maps each session recorded without a visitor to the
-// visitor its assignment (preferred) or its events name. Only those
-// sessions are looked up, so the right side of the join stays small.
-func sessionVisitorsSQL(sessionKey, sessionGroup string) string {
-	orphans := `session_id IN (SELECT session_id FROM {db}.sessions
-					WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '')`
-	return `
-			SELECT ` + sessionKey + `, argMax(m_visitor, m_rank) AS m_vid
-			FROM (
-				SELECT session_id, visitor_id AS m_visitor, toUInt8(1) AS m_rank FROM {db}.assignments
-				WHERE shop_id = @shop AND experiment_id = @exp AND ` + orphans + `
-				UNION ALL
-				SELECT session_id, visitor_id AS m_visitor, toUInt8(0) AS m_rank FROM {db}.events
-				WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '' AND ` + orphans + `)
-			GROUP BY ` + sessionGroup
-}
-
-// eventRowsSQL is one row per unit with events: whether it added to cart,
-// reached checkout and (scoped) viewed a product of the group. Only whether
-// a unit did something is used, so a replayed copy of an event changes
-// nothing.
-func (u unitParts) eventRowsSQL() string {
-	viewedEvent := "toUInt64(0)"
-	if u.scoped {
-		viewedEvent = "countIf(event_type = 'product_viewed' AND hasAny(product_ids, @products))"
-	}
-	eventTypes := " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed')"
-	if u.scoped {
-		eventTypes = " AND event_type IN ('product_added_to_cart', 'checkout_started', 'checkout_completed', 'product_viewed')"
-	}
-	if u.sessions {
-		eventTypes = "" // any event makes a session a unit
-	}
-	checkout := "event_type IN ('checkout_started', 'checkout_completed')"
-	if u.scoped {
-		checkout = "event_type = 'checkout_started' AND hasAny(product_ids, @products)"
-	}
-	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
-			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
-			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit,
-			toUInt64(countIf(event_type = 'product_added_to_cart'` + u.scope("hasAny(product_ids, @products)") + `)) AS u_atc,
-			toUInt64(countIf(` + checkout + `)) AS u_chk, toUInt64(0) AS u_ct, toUInt64(` + viewedEvent + `) AS u_viewed,
-			'' AS u_landing, min(created_at) AS u_start
-		FROM {db}.events
-		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("created_at") + eventTypes + `
-		GROUP BY ` + u.key
-}
-
-// pageViewRowsSQL is one row per unit with product page views: a unit that
-// viewed a product clicked through; scoped, whether it viewed one of the
-// group's.
-func (u unitParts) pageViewRowsSQL() string {
-	viewedPage := "toUInt64(0)"
-	if u.scoped {
-		viewedPage = "countIf(has(@products, product_id))"
-	}
-	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
-			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
-			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
-			toUInt64(count()) AS u_ct, toUInt64(` + viewedPage + `) AS u_viewed, '' AS u_landing, min(viewed_at) AS u_start
-		FROM {db}.page_views
-		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("viewed_at") + `
-		GROUP BY ` + u.key
 }
 
 // perUnitSQL sums the UNION ALL rows per unit: its sessions, page loads,
@@ -394,12 +287,13 @@ func assignedUnitsSQL(q MetricsQuery, f dataFacts) (from, sessionCount string) {
 }
 
 // customEventsSQL counts custom events per name and group over the units of
-// q: for each name, units that fired it and distinct event ids.
+// q: for each name, units that fired it and distinct event ids (merged from
+// the uniqExact states of agg_custom_events, so a replayed event counts once).
 func customEventsSQL(q MetricsQuery) string {
 	// Only visitors who fired a custom event need their assignment: the IN
 	// set is small and spares aggregating every assignment of the test.
-	fired := ` AND visitor_id IN (SELECT visitor_id FROM {db}.events
-		WHERE shop_id = @shop AND experiment_id = @exp AND custom_name != '')`
+	fired := ` AND visitor_id IN (SELECT visitor_id FROM {db}.agg_custom_events
+		WHERE shop_id = @shop AND experiment_id = @exp)`
 	unit := "visitor_id"
 	assignments := assignmentsSQL(true, nil, fired)
 	if q.Basis == BasisSessions {
@@ -408,9 +302,9 @@ func customEventsSQL(q MetricsQuery) string {
 	}
 	return `SELECT c_name, a_group, toUInt64(uniqExact(c_unit)) AS units, toUInt64(sum(c_events)) AS events
 FROM (
-	SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, uniqExact(event_id) AS c_events
-	FROM {db}.events
-	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND custom_name != '' AND ` + inWindow("created_at") + `
+	SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, uniqExactMerge(event_ids) AS c_events
+	FROM {db}.agg_custom_events
+	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + `
 	GROUP BY vid, c_unit, c_name) AS fired
 ALL INNER JOIN (` + assignments + `) AS assigned USING vid
 GROUP BY c_name, a_group

@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/liftab/lift/config"
@@ -45,8 +50,12 @@ times, --rounds times each, the snapshot computation (whole-run metrics per grou
 breakdown, custom events and the statistics of all nine compared metrics) and a custom query's
 warehouse work with a 2-dimension breakdown (device × country), and prints min and median. After
 loading it merges the tables' parts (OPTIMIZE … FINAL), as a real test's days-old rows are.
-Targets: snapshot under 2 s, 2-dimension breakdown under 3 s. The database is dropped
-at the end unless --keep.`,
+It also times ClickHouse's bare scan of the same events (SELECT event_type, count() …
+GROUP BY event_type) and prints each median as a multiple of it (target ≤ 3×), then runs one
+more snapshot to measure its peak memory: the high-water resident set of this process (which
+computes the snapshot as the worker does) and ClickHouse's peak memory per query of it
+(target < 500 MB). Targets: snapshot under 2 s, 2-dimension breakdown under 3 s. The
+database is dropped at the end unless --keep.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	cmd.Flags().IntVar(&o.visitors, "visitors", 1_000_000, "visitors of the synthetic test")
@@ -131,10 +140,11 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}}}
 	snapshots := results.New(results.Config{Warehouse: wh})
 	now := time.Now().UTC()
-	snapshot := func() error {
+	snapshotIn := func(ctx context.Context) error {
 		_, err := snapshots.ComputeSnapshot(ctx, shop, test, now, false)
 		return err
 	}
+	snapshot := func() error { return snapshotIn(ctx) }
 	window := results.Window(shop, test, now)
 	query := warehouse.MetricsQuery{ShopID: 1, ExperimentID: strconv.Itoa(benchTestID), Timezone: "UTC",
 		From: window.GTE, To: window.LTE, Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"device", "country"}}
@@ -145,6 +155,9 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 		_, err := wh.CustomEvents(ctx, query)
 		return err
 	}
+	bare := func() error { return drain(ctx, wh, bareScanSQL) }
+	fmt.Fprintf(out, "load before timing: %s\n", loadAverage())
+	medians := map[string]time.Duration{}
 	for _, c := range []struct {
 		name   string
 		target time.Duration
@@ -152,30 +165,37 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	}{
 		{"snapshot", 2 * time.Second, snapshot},
 		{"breakdown device×country", 3 * time.Second, breakdown},
+		{"bare GROUP BY event_type", 0, bare},
 	} {
-		var times []time.Duration
-		for range o.rounds {
-			t0 := time.Now()
-			if err := c.fn(); err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
-			}
-			times = append(times, time.Since(t0))
+		times, err := timeRounds(o.rounds, c.fn)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
 		}
-		slices.Sort(times)
-		verdict := "met"
-		if times[len(times)/2] >= c.target {
-			verdict = "MISSED"
+		medians[c.name] = times[len(times)/2]
+		verdict := ""
+		if c.target > 0 {
+			verdict = fmt.Sprintf("  (target < %s: %s)", c.target, metOrMissed(times[len(times)/2] < c.target))
 		}
-		fmt.Fprintf(out, "%-26s min %8s  median %8s  (target < %s: %s)\n", c.name, times[0].Round(time.Millisecond),
-			times[len(times)/2].Round(time.Millisecond), c.target, verdict)
+		fmt.Fprintf(out, "%-26s min %8s  median %8s%s\n", c.name, times[0].Round(time.Millisecond),
+			times[len(times)/2].Round(time.Millisecond), verdict)
 	}
+	scan := medians["bare GROUP BY event_type"]
+	for _, name := range []string{"snapshot", "breakdown device×country"} {
+		ratio := float64(medians[name]) / float64(scan)
+		fmt.Fprintf(out, "%-26s %6.1f× the bare scan (medians; target ≤ 3×: %s)\n", name, ratio, metOrMissed(ratio <= 3))
+	}
+	if err := o.reportMemory(ctx, out, wh, chDB, snapshotIn); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "load after timing: %s\n", loadAverage())
 	if o.keep {
 		fmt.Fprintf(out, "kept database %s (reuse with --database %s)\n", chDB, chDB)
 	}
 	return nil
 }
 
-var benchTables = []string{"assignments", "events", "sessions", "page_views", "orders"}
+var benchTables = []string{"assignments", "events", "sessions", "page_views", "orders",
+	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages"}
 
 // report prints what the scratch database holds.
 func (o *resultsBench) report(ctx context.Context, out io.Writer, wh *warehouse.Warehouse, db string) error {
@@ -184,7 +204,7 @@ func (o *resultsBench) report(ctx context.Context, out io.Writer, wh *warehouse.
 		if err := wh.Conn().QueryRow(ctx, "SELECT count() FROM "+table).Scan(&n); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %-12s %11d rows\n", table, n)
+		fmt.Fprintf(out, "  %-20s %11d rows\n", table, n)
 	}
 	return nil
 }
@@ -289,4 +309,119 @@ func (o *resultsBench) generate(b *warehouse.Batch, from, to int, start time.Tim
 				LineQuantities: []uint32{1}, LinePrices: []float64{revenue}, CreatedAt: at.Add(time.Minute), Source: "webhook"})
 		}
 	}
+}
+
+// bareScanSQL is the floor the results are compared with: ClickHouse
+// reading one column of every event of the test and grouping it.
+const bareScanSQL = "SELECT event_type, count() FROM events GROUP BY event_type"
+
+func drain(ctx context.Context, wh *warehouse.Warehouse, sql string) error {
+	rows, err := wh.Conn().Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
+}
+
+// timeRounds runs fn rounds times and returns the durations, sorted.
+func timeRounds(rounds int, fn func() error) ([]time.Duration, error) {
+	var times []time.Duration
+	for range rounds {
+		t0 := time.Now()
+		if err := fn(); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(t0))
+	}
+	slices.Sort(times)
+	return times, nil
+}
+
+func metOrMissed(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// loadAverage is the machine's 1, 5 and 15-minute load (the bench shares
+// its cores with whatever else runs).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ") + fmt.Sprintf(" (%d cores)", runtime.NumCPU())
+}
+
+// reportMemory runs one more snapshot and prints its peak memory: this
+// process's resident high-water mark over the snapshot (Linux VmHWM, reset
+// first through /proc/self/clear_refs so loading does not count; the
+// worker computes snapshots the same way, in process), and, from
+// system.query_log (logged for this run only), ClickHouse's largest
+// per-query peak and the CPU time of the snapshot's statements against the
+// bare scan's: a ratio the other load on a shared machine barely moves.
+func (o *resultsBench) reportMemory(ctx context.Context, out io.Writer, wh *warehouse.Warehouse, db string, snapshot func(context.Context) error) error {
+	debug.FreeOSMemory()
+	reset := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	since := time.Now().Add(-time.Second)
+	logged := clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"log_queries": 1}))
+	if err := snapshot(logged); err != nil {
+		return fmt.Errorf("snapshot for memory: %w", err)
+	}
+	hwm := vmHWM()
+	scope := "during the snapshot"
+	if !reset {
+		scope = "since the process started (could not reset it)"
+	}
+	fmt.Fprintf(out, "snapshot peak memory: this process %d MB resident high-water %s (target < 500 MB: %s)\n",
+		hwm>>20, scope, metOrMissed(hwm > 0 && hwm < 500<<20))
+	bareID := "lift-bench-bare-" + randomHex(4)
+	if err := drain(clickhouse.Context(logged, clickhouse.WithQueryID(bareID)), wh, bareScanSQL); err != nil {
+		return err
+	}
+	if err := wh.Conn().Exec(ctx, "SYSTEM FLUSH LOGS"); err != nil {
+		return nil // no query log: the process figure stands alone
+	}
+	const cpu = "ProfileEvents.Values[indexOf(ProfileEvents.Names, 'OSCPUVirtualTimeMicroseconds')]"
+	var peak, snapCPU, bareCPU, queries uint64
+	var err error
+	// The log is written asynchronously even after a flush: retry briefly.
+	for try := 0; try < 5 && (err != nil || queries == 0 || bareCPU == 0); try++ {
+		time.Sleep(time.Duration(try) * time.Second)
+		err = wh.Conn().QueryRow(ctx, `SELECT toUInt64(maxIf(memory_usage, query_id != ?)), toUInt64(sumIf(`+cpu+`, query_id != ?)),
+		toUInt64(sumIf(`+cpu+`, query_id = ?)), countIf(query_id != ?)
+		FROM system.query_log
+		WHERE type = 2 AND event_time >= ? AND (position(query, ?) > 0 OR query_id = ?)`,
+			bareID, bareID, bareID, bareID, since.Truncate(time.Second), "`"+db+"`", bareID).Scan(&peak, &snapCPU, &bareCPU, &queries)
+	}
+	if err != nil || queries == 0 || bareCPU == 0 {
+		fmt.Fprintf(out, "ClickHouse query log: no figures (%d queries logged, err %v)\n", queries, err)
+		return nil
+	}
+	fmt.Fprintf(out, "ClickHouse during that snapshot: %d queries, %d MB peak per query, %.2f s CPU; bare scan %.2f s CPU (%.1f×)\n",
+		queries, peak>>20, float64(snapCPU)/1e6, float64(bareCPU)/1e6, float64(snapCPU)/float64(bareCPU))
+	return nil
+}
+
+// vmHWM is this process's peak resident set in bytes (0 if unknown).
+func vmHWM() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
