@@ -58,9 +58,18 @@ func deref(s *string) string {
 	return *s
 }
 
-// required is the 400 of a missing required field.
-func required(field string) error {
-	return badRequest("%s is required: an ISO 8601 date such as 2026-06-01 or a date-time.", field)
+// dates are the two required ends of a window: a missing one is the 400
+// naming it.
+func dates(start, finish *string) (string, string, error) {
+	for _, d := range []struct {
+		field string
+		v     *string
+	}{{"dateStart", start}, {"dateFinish", finish}} {
+		if d.v == nil {
+			return "", "", badRequest("%s is required: an ISO 8601 date such as 2026-06-01 or a date-time.", d.field)
+		}
+	}
+	return *start, *finish, nil
 }
 
 func (a *API) report(view results.View) func(c *gin.Context) error {
@@ -73,14 +82,11 @@ func (a *API) report(view results.View) func(c *gin.Context) error {
 		if err := api.DecodeJSON(c, &in); err != nil {
 			return err
 		}
-		if in.DateStart == nil {
-			return required("dateStart")
+		from, to, err := dates(in.DateStart, in.DateFinish)
+		if err != nil {
+			return err
 		}
-		if in.DateFinish == nil {
-			return required("dateFinish")
-		}
-		req := results.AnalyticsRequest{DateStart: *in.DateStart, DateFinish: *in.DateFinish,
-			DeviceType: deref(in.DeviceType), VisitorType: deref(in.VisitorType)}
+		req := results.AnalyticsRequest{DateStart: from, DateFinish: to, DeviceType: deref(in.DeviceType), VisitorType: deref(in.VisitorType)}
 		if in.FilterParams != nil {
 			req.Countries, req.ProductIDs = in.FilterParams.Countries, in.FilterParams.ProductIDs
 		}
@@ -102,13 +108,11 @@ func (a *API) timeseries(c *gin.Context) error {
 	if err := api.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	if in.DateStart == nil {
-		return required("dateStart")
+	from, to, err := dates(in.DateStart, in.DateFinish)
+	if err != nil {
+		return err
 	}
-	if in.DateFinish == nil {
-		return required("dateFinish")
-	}
-	req := results.TimeseriesRequest{DateStart: *in.DateStart, DateFinish: *in.DateFinish, Type: deref(in.Type)}
+	req := results.TimeseriesRequest{DateStart: from, DateFinish: to, Type: deref(in.Type)}
 	if len(in.TotalViews) == 0 || string(in.TotalViews) == "null" {
 		return badRequest("totalViews is required: an array of cumulative visitor counts, one per test group.")
 	}
