@@ -123,8 +123,22 @@ func (a *Analytics) Report(ctx context.Context, shop *experiment.Shop, testID in
 }
 
 func (a *Analytics) build(ctx context.Context, t *experiment.Test, view View, s scope) (any, error) {
+	// The storewide views read the store's events besides the shared sums;
+	// both queries start at once, so the answer takes the slower of them,
+	// not their total.
+	var activity chan activityResult
+	if view == ViewStorewideV1 || view == ViewStorewideV2 {
+		activity = make(chan activityResult, 1)
+		go func() {
+			rows, err := a.cfg.Activity.StorewideActivity(ctx, s.q, s.filter)
+			activity <- activityResult{rows, err}
+		}()
+	}
 	sums, err := a.groupSums(ctx, s.q, s.filter, len(t.Groups))
 	if err != nil {
+		if activity != nil {
+			<-activity
+		}
 		return nil, err
 	}
 	sig, byGroup := significance(sums)
@@ -139,19 +153,24 @@ func (a *Analytics) build(ctx context.Context, t *experiment.Test, view View, s 
 		}
 		return r, nil
 	case ViewStorewideV1, ViewStorewideV2:
-		return a.storewide(ctx, view, s, sums, sig, byGroup)
+		res := <-activity
+		if res.err != nil {
+			return nil, fmt.Errorf("results.Analytics storewide %s: %w", s.q.ExperimentID, res.err)
+		}
+		return storewide(view, s, res.rows, sums, sig, byGroup), nil
 	}
 	return typeReport(view, sums, sig, byGroup, s.currency), nil
+}
+
+type activityResult struct {
+	rows []ActivityRow
+	err  error
 }
 
 // storewide is the visitor report with the add-to-carts (and, v2, the
 // journey) of every store event of the test's visitors; visitors, orders
 // and revenue stay the test's, so they equal v1's.
-func (a *Analytics) storewide(ctx context.Context, view View, s scope, sums []Sums, sig *Significance, byGroup []*Significance) (*VisitorReport, error) {
-	rows, err := a.cfg.Activity.StorewideActivity(ctx, s.q, s.filter)
-	if err != nil {
-		return nil, fmt.Errorf("results.Analytics storewide %s: %w", s.q.ExperimentID, err)
-	}
+func storewide(view View, s scope, rows []ActivityRow, sums []Sums, sig *Significance, byGroup []*Significance) *VisitorReport {
 	act := make([]ActivityRow, len(sums))
 	for _, r := range rows {
 		if r.TestGroup >= 0 && r.TestGroup < len(act) {
@@ -176,7 +195,7 @@ func (a *Analytics) storewide(ctx context.Context, view View, s scope, sums []Su
 		r.Journey.StepRates = stepRates(sums, r.Journey)
 		r.Journey.Events = ev
 	}
-	return r, nil
+	return r
 }
 
 func visitorReport(sums []Sums, sig *Significance, byGroup []*Significance, currency string) *VisitorReport {

@@ -46,6 +46,10 @@ func analyticsAssignedSQL(f results.AudienceFilter) string {
 // the window, whatever test (if any) the event carries: one event is one
 // row per test it carries, so events count as distinct ids. The events
 // are read over the shop's key range, only for visitors the test knows.
+// Visitor and event ids are compared as 64-bit hashes (vidSQL): the set of a
+// million visitors and the per-visitor distinct events are then integers,
+// about a third faster on the bench test, and a collision among one
+// visitor's few events is out of reach.
 func storewideActivitySQL(q results.MetricsQuery, f results.AudienceFilter) string {
 	products := ""
 	if len(q.ProductIDs) > 0 {
@@ -57,13 +61,13 @@ func storewideActivitySQL(q results.MetricsQuery, f results.AudienceFilter) stri
 FROM (` + analyticsAssignedSQL(f) + `) AS assigned
 ALL INNER JOIN (
 	SELECT ` + vidSQL("visitor_id") + ` AS vid,
-		uniqExactIf(event_id, event_type = 'product_viewed') AS s_views,
-		uniqExactIf(event_id, event_type = 'product_added_to_cart') AS s_atc,
-		uniqExactIf(event_id, event_type = 'checkout_started') AS s_chk
+		uniqExactIf(cityHash64(event_id), event_type = 'product_viewed') AS s_views,
+		uniqExactIf(cityHash64(event_id), event_type = 'product_added_to_cart') AS s_atc,
+		uniqExactIf(cityHash64(event_id), event_type = 'checkout_started') AS s_chk
 	FROM {db}.events
 	WHERE shop_id = @shop AND is_bot = 0 AND ` + inWindow("created_at") + products + `
 		AND event_type IN ('product_viewed', 'product_added_to_cart', 'checkout_started')
-		AND visitor_id IN (SELECT visitor_id FROM {db}.assignments WHERE shop_id = @shop AND experiment_id = @exp)
+		AND ` + vidSQL("visitor_id") + ` IN (SELECT ` + vidSQL("visitor_id") + ` FROM {db}.assignments WHERE shop_id = @shop AND experiment_id = @exp)
 	GROUP BY vid) AS activity USING vid
 GROUP BY a_group
 ORDER BY a_group`
