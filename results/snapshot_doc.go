@@ -113,7 +113,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 		return nil, err
 	}
 	doc := SnapshotDoc{Object: "experiment_results", ExperimentID: strconv.FormatInt(t.ID, 10), ComputedAt: now,
-		Analysis: set.analysis(shop.Currency), DateRange: window, Warnings: []string{}}
+		DateRange: window, Warnings: []string{}}
 	sums := make([]Sums, len(t.Groups))
 	for _, r := range deviceRows {
 		if r.TestGroup >= 0 && r.TestGroup < len(sums) {
@@ -121,6 +121,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 		}
 	}
 	cmp := compare(sums, set)
+	doc.Analysis = set.analysis(shop.Currency, &cmp)
 	doc.Warnings = append(doc.Warnings, cmp.warnings...)
 	for i, g := range sums {
 		doc.TestGroups = append(doc.TestGroups, GroupResult{GroupMetrics: groupMetrics(i, g, shop.Currency),
@@ -175,22 +176,24 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 // cappedRows computes the caps of money metrics (opts.Winsorize, by default
 // stats.DefaultWinsorPercentile, among converters, pooled over the groups)
 // and then the sums of q with capped values, so one whale order cannot
-// decide a test. Winsorize 0 reads the raw sums only.
+// decide a test. Winsorize 0 reads the raw sums only. When opts ask for
+// CUPED it then reads the units' pre-exposure covariates (capped alike).
 func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, settings, error) {
 	set := settings{opts: opts}
-	if opts.Winsorize == 0 {
-		rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
-		return rows, set, err
+	if opts.Winsorize > 0 {
+		caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
+		if err != nil {
+			return nil, settings{}, err
+		}
+		if caps.Revenue > 0 || caps.Profit > 0 {
+			set.caps, q.Caps = &caps, &caps
+		}
 	}
-	caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
+	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
 	if err != nil {
 		return nil, settings{}, err
 	}
-	if caps.Revenue > 0 || caps.Profit > 0 {
-		set.caps, q.Caps = &caps, &caps
-	}
-	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
-	return rows, set, err
+	return rows, set, s.covariates(ctx, q, rows, &set)
 }
 
 // deviceBreakdown is every device × group with its metrics and its
