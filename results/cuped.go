@@ -78,16 +78,40 @@ const (
 	cupedRefused   = "No metric could be adjusted with its pre-exposure data; the figures are not CUPED-adjusted."
 )
 
-// covariates reads the covariates of q for set when it asks for CUPED and
-// checks them against rows (the units GroupMetrics counted).
-func (s *Service) covariates(ctx context.Context, q MetricsQuery, rows []GroupRow, set *settings) error {
-	if !set.opts.CUPED {
-		return nil
+// sumsAndCovariates reads the sums of q and, when CUPED is asked for and
+// the groups will be compared, its covariates alongside (they read the
+// same units again).
+func (s *Service) sumsAndCovariates(ctx context.Context, q MetricsQuery, cuped, compares bool) ([]GroupRow, cupedState, error) {
+	if !cuped || !compares {
+		rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
+		var state cupedState
+		if cuped {
+			state.reason = cupedNoCompare
+		}
+		return rows, state, err
 	}
-	cov, err := s.cfg.Warehouse.Covariates(ctx, q)
+	var cov []CovariateRow
+	var covErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cov, covErr = s.cfg.Warehouse.Covariates(ctx, q)
+	}()
+	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
+	<-done
+	if err == nil {
+		err = covErr
+	}
 	if err != nil {
-		return err
+		return nil, cupedState{}, err
 	}
+	return rows, pairCovariates(cov, rows), nil
+}
+
+// pairCovariates checks the covariates against rows (the units
+// GroupMetrics counted for the same query) and keeps them when they cover
+// exactly those units and some unit has history.
+func pairCovariates(cov []CovariateRow, rows []GroupRow) cupedState {
 	units := map[int]int64{}
 	for _, r := range rows {
 		units[r.TestGroup] += r.N
@@ -98,16 +122,13 @@ func (s *Service) covariates(ctx context.Context, q MetricsQuery, rows []GroupRo
 		state.rows[c.TestGroup] = c
 		history += c.WithHistory
 		if units[c.TestGroup] != c.N {
-			set.cuped = cupedState{reason: cupedMoved}
-			return nil
+			return cupedState{reason: cupedMoved}
 		}
 	}
 	if history == 0 {
-		set.cuped = cupedState{reason: cupedNoHistory}
-		return nil
+		return cupedState{reason: cupedNoHistory}
 	}
-	set.cuped = state
-	return nil
+	return state
 }
 
 // cupedRequest adds the covariates to req, the request of metric m over

@@ -186,7 +186,7 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if spec.Analysis != nil {
 		opts = *spec.Analysis
 	}
-	rows, custom, set, err := s.metricRows(ctx, mq, opts)
+	rows, custom, set, err := s.metricRows(ctx, mq, opts, len(spec.Breakdown) == 0)
 	if err != nil {
 		return nil, "", err
 	}

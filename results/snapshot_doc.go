@@ -108,7 +108,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	// its cells (sums over units add up).
 	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
-	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized())
+	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +153,10 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 
 // metricRows reads the sums of q (a snapshot's or a custom query's), capped
 // at the winsorizing caps of opts, and its custom events. The custom events run alongside
-// the caps and sums; each query is mostly single-threaded work.
-func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, []CustomEventRow, settings, error) {
+// the caps and sums; each query is mostly single-threaded work. compares
+// says whether the groups will be compared (not in a breakdown query), the
+// only use of CUPED's covariates.
+func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions, compares bool) ([]GroupRow, []CustomEventRow, settings, error) {
 	var custom []CustomEventRow
 	var customErr error
 	done := make(chan struct{})
@@ -162,7 +164,7 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 		defer close(done)
 		custom, customErr = s.cfg.Warehouse.CustomEvents(ctx, q)
 	}()
-	rows, set, err := s.cappedRows(ctx, q, opts)
+	rows, set, err := s.cappedRows(ctx, q, opts, compares)
 	<-done
 	if err != nil {
 		return nil, nil, settings{}, err
@@ -178,7 +180,7 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 // and then the sums of q with capped values, so one whale order cannot
 // decide a test. Winsorize 0 reads the raw sums only. When opts ask for
 // CUPED it then reads the units' pre-exposure covariates (capped alike).
-func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, settings, error) {
+func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions, compares bool) ([]GroupRow, settings, error) {
 	set := settings{opts: opts}
 	if opts.Winsorize > 0 {
 		caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
@@ -189,11 +191,9 @@ func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experimen
 			set.caps, q.Caps = &caps, &caps
 		}
 	}
-	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
-	if err != nil {
-		return nil, settings{}, err
-	}
-	return rows, set, s.covariates(ctx, q, rows, &set)
+	rows, cuped, err := s.sumsAndCovariates(ctx, q, opts.CUPED, compares)
+	set.cuped = cuped
+	return rows, set, err
 }
 
 // deviceBreakdown is every device × group with its metrics and its
