@@ -18,10 +18,13 @@ type Analysis struct {
 	Winsorization *WinsorizationApplied `json:"winsorization"`
 	// Correction is the multiple-comparison adjustment across variants:
 	// "none", "holm" or "benjamini_hochberg".
-	Correction string       `json:"correction"`
-	Sequential bool         `json:"sequential"`
-	CUPED      bool         `json:"cuped"`
-	Prior      *stats.Prior `json:"prior"`
+	Correction string `json:"correction"`
+	Sequential bool   `json:"sequential"`
+	CUPED      bool   `json:"cuped"`
+	// CUPEDAdjustment is how CUPED shaped the figures (each adjusted
+	// metric's covariate and θ); absent when it did not.
+	CUPEDAdjustment *CUPEDApplied `json:"cuped_adjustment,omitempty"`
+	Prior           *stats.Prior  `json:"prior"`
 	// Requested are the options the test (or the custom query) asked for;
 	// Applied names those that shaped these figures ("sequential",
 	// "cuped", "winsorize", "correction", "prior"), and NotApplied says
@@ -46,10 +49,12 @@ type WinsorizationApplied struct {
 }
 
 // settings are the analysis choices of one computation: the options asked
-// for and the caps the warehouse returned (nil: no winsorizing).
+// for, the caps the warehouse returned (nil: no winsorizing) and CUPED's
+// covariates.
 type settings struct {
-	opts experiment.AnalysisOptions
-	caps *Caps
+	opts  experiment.AnalysisOptions
+	caps  *Caps
+	cuped cupedState
 }
 
 // capOf is the cap of a compared metric, 0 when it is not capped: money
@@ -79,6 +84,7 @@ func (s settings) request(m metric, sums []Sums) stats.AnalysisRequest {
 		}
 		req.Groups = append(req.Groups, gs)
 	}
+	s.cupedRequest(&req, m, sums)
 	return req
 }
 
@@ -98,21 +104,15 @@ func (s settings) statsOptions() stats.Options {
 	return o
 }
 
-// cupedUnavailable is why a requested CUPED is not applied: the warehouse
-// port has no pre-exposure sums per visitor yet.
-const cupedUnavailable = "The results store does not provide pre-exposure values per visitor yet, so the figures are not CUPED-adjusted."
-
-// analysis is the wire form of the settings.
-func (s settings) analysis(currency string) Analysis {
+// analysis is the wire form of the settings; c is the comparison of the
+// whole test (nil when nothing was compared), whose θs CUPED reports.
+func (s settings) analysis(currency string, c *comparison) Analysis {
 	o := s.statsOptions()
 	a := Analysis{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel,
 		RelativeMethod: string(stats.RelativeFieller), Correction: string(s.opts.Correction),
 		Sequential: o.Sequential != nil, Prior: o.Prior, Requested: s.opts, Applied: []string{}, NotApplied: []NotApplied{}}
 	if a.Sequential {
 		a.Applied = append(a.Applied, "sequential")
-	}
-	if s.opts.CUPED {
-		a.NotApplied = append(a.NotApplied, NotApplied{Option: "cuped", Reason: cupedUnavailable})
 	}
 	caps := map[string]experiment.Money{}
 	for _, m := range compared {
@@ -134,5 +134,6 @@ func (s settings) analysis(currency string) Analysis {
 	if o.Prior != nil {
 		a.Applied = append(a.Applied, "prior")
 	}
+	a.noteCUPED(s, c)
 	return a
 }

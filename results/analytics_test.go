@@ -65,6 +65,9 @@ func (w *cellWarehouse) CustomEvents(context.Context, MetricsQuery) ([]CustomEve
 func (w *cellWarehouse) WinsorCaps(context.Context, MetricsQuery, float64) (Caps, error) {
 	return Caps{}, nil
 }
+func (w *cellWarehouse) Covariates(context.Context, MetricsQuery) ([]CovariateRow, error) {
+	return nil, nil
+}
 func (w *cellWarehouse) ExportOrders(context.Context, int64, string, func(*ExportRow) error) (int64, error) {
 	return 0, nil
 }

@@ -269,13 +269,17 @@ func (m *memory) CollectionProducts(context.Context, int64, string) ([]string, e
 // Warehouse: sums over the planted units, with the device breakdown; a
 // snapshot and a query without product scope read nothing else.
 
-// plantedUnit is one visitor: its group, device and orders.
+// plantedUnit is one visitor: its group, device and orders, and its
+// revenue and orders before its assignment (CUPED's covariates; the db
+// backend plants them as orders of another test).
 type plantedUnit struct {
-	group   int
-	device  string
-	orders  int
-	revenue float64
-	at      time.Time
+	group      int
+	device     string
+	orders     int
+	revenue    float64
+	at         time.Time
+	preOrders  int
+	preRevenue float64
 }
 
 func (m *memory) GroupMetrics(_ context.Context, q results.MetricsQuery) ([]results.GroupRow, error) {
@@ -331,6 +335,44 @@ func (m *memory) WinsorCaps(_ context.Context, q results.MetricsQuery, p float64
 		c.Profit = c.Revenue
 	}
 	return c, nil
+}
+
+// Covariates sums the planted pre-exposure values per group as the
+// warehouse does: X·Y with Y capped at q.Caps (profit equals revenue).
+func (m *memory) Covariates(_ context.Context, q results.MetricsQuery) ([]results.CovariateRow, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	byGroup := map[int]*results.CovariateRow{}
+	var groups []int
+	for _, u := range m.units[q.ExperimentID] {
+		r := byGroup[u.group]
+		if r == nil {
+			r = &results.CovariateRow{TestGroup: u.group}
+			byGroup[u.group] = r
+			groups = append(groups, u.group)
+		}
+		x, act, y, yc := u.preRevenue, float64(u.preOrders), u.revenue, u.revenue
+		if q.Caps != nil {
+			yc = min(y, q.Caps.Revenue)
+		}
+		r.N++
+		if u.preOrders > 0 {
+			r.WithHistory++
+		}
+		r.PreRevenue, r.PreRevenueSq = r.PreRevenue+x, r.PreRevenueSq+x*x
+		r.RevenueCross, r.RevenueCappedCross = r.RevenueCross+x*y, r.RevenueCappedCross+x*yc
+		r.ProfitCross, r.ProfitCappedCross = r.ProfitCross+x*y, r.ProfitCappedCross+x*yc
+		r.PreActivity, r.PreActivitySq = r.PreActivity+act, r.PreActivitySq+act*act
+		if u.orders > 0 {
+			r.ConvertedCross += act
+		}
+	}
+	sort.Ints(groups)
+	out := make([]results.CovariateRow, len(groups))
+	for i, g := range groups {
+		out[i] = *byGroup[g]
+	}
+	return out, nil
 }
 
 func (m *memory) CustomEvents(context.Context, results.MetricsQuery) ([]results.CustomEventRow, error) {

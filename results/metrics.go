@@ -167,7 +167,10 @@ func compare(sums []Sums, set settings) comparison {
 		return c
 	}
 	for _, m := range compared {
-		a, err := stats.Analyze(set.request(m, sums))
+		a, warning, err := analyzeMetric(m, sums, set)
+		if warning != "" {
+			c.warnings = append(c.warnings, warning)
+		}
 		if err != nil {
 			// Sums the engine refuses cannot come from real rows; say so
 			// rather than fail the whole snapshot.

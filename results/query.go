@@ -186,7 +186,7 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if spec.Analysis != nil {
 		opts = *spec.Analysis
 	}
-	rows, custom, set, err := s.metricRows(ctx, mq, opts)
+	rows, custom, set, err := s.metricRows(ctx, mq, opts, len(spec.Breakdown) == 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -194,7 +194,6 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if err != nil {
 		return nil, "", err
 	}
-	doc.Analysis = set.analysis(shop.Currency)
 	body, err := json.Marshal(doc)
 	return body, "", err
 }
@@ -215,6 +214,7 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *exper
 		total = sumsByGroup(rows, groups)
 		// The comparisons are where the analysis options act.
 		cmp := compare(total, set)
+		doc.Analysis = set.analysis(currency, &cmp)
 		for i, s := range total {
 			m, err := pick(groupMetrics(i, s, currency), spec.MetricSet)
 			if err != nil {
@@ -224,6 +224,7 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *exper
 			doc.TestGroups = append(doc.TestGroups, m)
 		}
 	} else {
+		doc.Analysis = set.analysis(currency, nil)
 		doc.Breakdown = &QueryBreakdown{Dimensions: spec.Breakdown, Rows: []map[string]any{}}
 		srm := cellSRM(t, rows)
 		for _, row := range rows {

@@ -133,6 +133,13 @@ func dbBundle(t *testing.T) *bundle {
 				batch.Orders = append(batch.Orders, warehouse.Order{ShopID: b.shop.ID, ExperimentID: exp, OrderID: strconv.Itoa(1000 + i),
 					Version: 1, TestGroup: int16(u.group), VisitorID: v, Revenue: u.revenue, Currency: "EUR", CreatedAt: u.at})
 			}
+			// Pre-exposure orders: a week before the assignment, recorded
+			// under an earlier test.
+			for k := 0; k < u.preOrders; k++ {
+				batch.Orders = append(batch.Orders, warehouse.Order{ShopID: b.shop.ID, ExperimentID: exp + "-earlier",
+					OrderID: fmt.Sprintf("pre-%d-%d", i, k), Version: 1, VisitorID: v, Revenue: u.preRevenue / float64(u.preOrders),
+					Currency: "EUR", CreatedAt: u.at.Add(-7 * 24 * time.Hour)})
+			}
 		}
 		if err := wh.Insert(ctx, &batch); err != nil {
 			t.Fatal(err)

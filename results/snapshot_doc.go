@@ -108,12 +108,12 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	// its cells (sums over units add up).
 	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
-	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized())
+	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized(), true)
 	if err != nil {
 		return nil, err
 	}
 	doc := SnapshotDoc{Object: "experiment_results", ExperimentID: strconv.FormatInt(t.ID, 10), ComputedAt: now,
-		Analysis: set.analysis(shop.Currency), DateRange: window, Warnings: []string{}}
+		DateRange: window, Warnings: []string{}}
 	sums := make([]Sums, len(t.Groups))
 	for _, r := range deviceRows {
 		if r.TestGroup >= 0 && r.TestGroup < len(sums) {
@@ -121,6 +121,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 		}
 	}
 	cmp := compare(sums, set)
+	doc.Analysis = set.analysis(shop.Currency, &cmp)
 	doc.Warnings = append(doc.Warnings, cmp.warnings...)
 	for i, g := range sums {
 		doc.TestGroups = append(doc.TestGroups, GroupResult{GroupMetrics: groupMetrics(i, g, shop.Currency),
@@ -152,8 +153,10 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 
 // metricRows reads the sums of q (a snapshot's or a custom query's), capped
 // at the winsorizing caps of opts, and its custom events. The custom events run alongside
-// the caps and sums; each query is mostly single-threaded work.
-func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, []CustomEventRow, settings, error) {
+// the caps and sums; each query is mostly single-threaded work. compares
+// says whether the groups will be compared (not in a breakdown query), the
+// only use of CUPED's covariates.
+func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions, compares bool) ([]GroupRow, []CustomEventRow, settings, error) {
 	var custom []CustomEventRow
 	var customErr error
 	done := make(chan struct{})
@@ -161,7 +164,7 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 		defer close(done)
 		custom, customErr = s.cfg.Warehouse.CustomEvents(ctx, q)
 	}()
-	rows, set, err := s.cappedRows(ctx, q, opts)
+	rows, set, err := s.cappedRows(ctx, q, opts, compares)
 	<-done
 	if err != nil {
 		return nil, nil, settings{}, err
@@ -175,21 +178,21 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 // cappedRows computes the caps of money metrics (opts.Winsorize, by default
 // stats.DefaultWinsorPercentile, among converters, pooled over the groups)
 // and then the sums of q with capped values, so one whale order cannot
-// decide a test. Winsorize 0 reads the raw sums only.
-func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, settings, error) {
+// decide a test. Winsorize 0 reads the raw sums only. When opts ask for
+// CUPED it then reads the units' pre-exposure covariates (capped alike).
+func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions, compares bool) ([]GroupRow, settings, error) {
 	set := settings{opts: opts}
-	if opts.Winsorize == 0 {
-		rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
-		return rows, set, err
+	if opts.Winsorize > 0 {
+		caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
+		if err != nil {
+			return nil, settings{}, err
+		}
+		if caps.Revenue > 0 || caps.Profit > 0 {
+			set.caps, q.Caps = &caps, &caps
+		}
 	}
-	caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
-	if err != nil {
-		return nil, settings{}, err
-	}
-	if caps.Revenue > 0 || caps.Profit > 0 {
-		set.caps, q.Caps = &caps, &caps
-	}
-	rows, err := s.cfg.Warehouse.GroupMetrics(ctx, q)
+	rows, cuped, err := s.sumsAndCovariates(ctx, q, opts.CUPED, compares)
+	set.cuped = cuped
 	return rows, set, err
 }
 

@@ -25,6 +25,11 @@ type Warehouse interface {
 	// per-unit revenue and profit among units with a positive value, pooled
 	// over the groups. GroupMetrics with q.Caps set then sums capped values.
 	WinsorCaps(ctx context.Context, q MetricsQuery, percentile float64) (Caps, error)
+	// Covariates computes, per group, CUPED's pre-exposure sums over the
+	// units of q (its Breakdown is ignored): each unit's activity before its
+	// visitor's first assignment, and the products with the unit's metric
+	// values as GroupMetrics sums them for the same q (capped at q.Caps).
+	Covariates(ctx context.Context, q MetricsQuery) ([]CovariateRow, error)
 	// ExportOrders streams a test's orders as they stand, oldest first, to
 	// fn one at a time, and returns how many fn took; an error from fn stops
 	// the scan and is returned.

@@ -1,0 +1,200 @@
+package results_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/results"
+)
+
+// historyUnits are n visitors a group. Most bought in the week before the
+// test, and what such a visitor spends in the test follows what it spent
+// before (the variant's spend is lift higher), so pre-exposure revenue
+// explains most of the in-test revenue's variance; a few new visitors buy
+// too, and some returning ones do not, so neither metric is a copy of its
+// covariate.
+func historyUnits(n int, lift float64, history bool) []plantedUnit {
+	var out []plantedUnit
+	for g := 0; g < 2; g++ {
+		for i := 0; i < n; i++ {
+			u := plantedUnit{group: g, device: "desktop", at: start.Add(time.Duration(len(out)) * time.Second)}
+			h := (i*37 + g*11) % 100
+			switch {
+			case h < 70:
+				pre := float64(10 + 4*h)
+				if history {
+					u.preOrders, u.preRevenue = 1+h%2, pre
+				}
+				if i%5 != 0 {
+					u.orders, u.revenue = 1, pre*(1+lift*float64(g))+float64((i*13)%11-5)
+				}
+			case h >= 90:
+				u.orders, u.revenue = 1, 30
+			}
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// snapshotDoc computes a snapshot of tt with opts and decodes it.
+func snapshotDoc(t *testing.T, b *bundle, tt *experiment.Test, opts experiment.AnalysisOptions) results.SnapshotDoc {
+	t.Helper()
+	c := *tt
+	c.Analysis = opts
+	snap, err := b.svc.ComputeSnapshot(context.Background(), b.shop, &c, b.clock.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc results.SnapshotDoc
+	if err := json.Unmarshal(snap.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func width(i results.Interval) float64 { return i.Upper - i.Lower }
+
+// TestCUPED: with pre-exposure history correlated with in-test revenue, a
+// snapshot that asks for CUPED applies it, reports θ, and its intervals are
+// narrower than without CUPED on the same data; without any history it
+// says why it did not apply it.
+func TestCUPED(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		winsorize float64
+		history   bool
+	}{
+		{"Raw", 0, true},
+		{"Winsorized", experiment.DefaultWinsorize, true},
+		{"NoHistory", experiment.DefaultWinsorize, false},
+	}
+	for _, be := range backends {
+		for _, c := range cases {
+			t.Run(be.name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				b := be.setup(t)
+				b.clock.Set(start.Add(3 * time.Hour))
+				tt := b.test(t, experiment.StatusActive)
+				units := historyUnits(300, 0.05, c.history)
+				b.plant(t, tt, units)
+				plainOpts := experiment.AnalysisOptions{Winsorize: c.winsorize, Correction: experiment.CorrectionNone}
+				cupedOpts := plainOpts
+				cupedOpts.CUPED = true
+				plain, adjusted := snapshotDoc(t, b, tt, plainOpts), snapshotDoc(t, b, tt, cupedOpts)
+				a := adjusted.Analysis
+
+				if !c.history {
+					if a.CUPED || slices.Contains(a.Applied, "cuped") || len(a.NotApplied) != 1 ||
+						a.NotApplied[0].Option != "cuped" || !strings.Contains(a.NotApplied[0].Reason, "no pre-exposure data") {
+						t.Fatalf("analysis %s: want cuped not applied for lack of pre-exposure data", mustJSON(a))
+					}
+					return
+				}
+				if !a.CUPED || !slices.Contains(a.Applied, "cuped") || len(a.NotApplied) != 0 || a.CUPEDAdjustment == nil {
+					t.Fatalf("analysis %s: want cuped applied", mustJSON(a))
+				}
+				var withHistory int64
+				for _, u := range units {
+					if u.preOrders > 0 {
+						withHistory++
+					}
+				}
+				if adj := a.CUPEDAdjustment; adj.UnitsWithHistory != withHistory || adj.LookbackDays != results.CUPEDLookbackDays {
+					t.Errorf("cuped_adjustment %s: want %d units with history", mustJSON(adj), withHistory)
+				}
+				for _, m := range []struct {
+					name     string
+					minTheta float64
+				}{
+					// In-test spend ≈ pre-exposure spend: θ near 1.
+					{"revenue_per_visitor", 0.5},
+					{"profit_per_visitor", 0.5},
+					{"conversion_rate", 0},
+				} {
+					got, ok := a.CUPEDAdjustment.Metrics[m.name]
+					if !ok || got.Theta <= m.minTheta {
+						t.Errorf("%s: cuped %+v (present %v), want θ above %v", m.name, got, ok, m.minTheta)
+						continue
+					}
+					p, q := plain.TestGroups[1].VsControl[m.name], adjusted.TestGroups[1].VsControl[m.name]
+					if p.Frequentist == nil || q.Frequentist == nil {
+						t.Fatalf("%s: not compared: %+v / %+v", m.name, p, q)
+					}
+					wp, wq := width(p.Frequentist.ConfidenceInterval), width(q.Frequentist.ConfidenceInterval)
+					if !(wq < wp) {
+						t.Errorf("%s: CUPED interval %.4f wide, not narrower than %.4f", m.name, wq, wp)
+					}
+					t.Logf("%s: θ %.3f, interval %.4f → %.4f", m.name, got.Theta, wp, wq)
+				}
+				// Metrics without a covariate are compared as before.
+				if p, q := plain.TestGroups[1].VsControl["average_order_value"], adjusted.TestGroups[1].VsControl["average_order_value"]; mustJSON(p) != mustJSON(q) {
+					t.Errorf("average_order_value changed under CUPED: %s → %s", mustJSON(p), mustJSON(q))
+				}
+			})
+		}
+	}
+}
+
+// TestCUPEDQuery: a custom query that asks for CUPED applies it over its
+// units, on either basis, and says why not when it has a breakdown (it
+// compares no groups then).
+func TestCUPEDQuery(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		req     results.QueryRequest
+		applied bool
+		reason  string
+	}{
+		{"Visitors", results.QueryRequest{Analysis: json.RawMessage(`{"cuped":true,"winsorize":0}`)}, true, ""},
+		{"Sessions", results.QueryRequest{SampleBasis: ptr("sessions"), Analysis: json.RawMessage(`{"cuped":true}`)}, true, ""},
+		{"Breakdown", results.QueryRequest{Breakdown: []string{"device"}, Analysis: json.RawMessage(`{"cuped":true}`)}, false,
+			"compares no groups"},
+	}
+	for _, be := range backends {
+		for _, c := range cases {
+			t.Run(be.name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				b := be.setup(t)
+				b.clock.Set(start.Add(3 * time.Hour))
+				tt := b.test(t, experiment.StatusActive)
+				b.plant(t, tt, historyUnits(200, 0.05, true))
+				q, err := b.svc.CreateQuery(ctx, b.shop, tt.ID, c.req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
+					t.Fatal(err)
+				}
+				done, err := b.svc.FindQuery(ctx, b.shop, tt.ID, q.ID)
+				if err != nil || done.Status != results.QueryCompleted {
+					t.Fatalf("query = %+v, %v", done, err)
+				}
+				var doc results.QueryDoc
+				if err := json.Unmarshal(done.Body, &doc); err != nil {
+					t.Fatal(err)
+				}
+				a := doc.Analysis
+				if got := slices.Contains(a.Applied, "cuped"); got != c.applied || a.CUPED != c.applied {
+					t.Fatalf("analysis %s: want cuped applied %v", mustJSON(a), c.applied)
+				}
+				if c.applied && a.CUPEDAdjustment.Metrics["revenue_per_visitor"].Theta <= 0.5 {
+					t.Errorf("cuped_adjustment %s: want θ of revenue_per_visitor near 1", mustJSON(a.CUPEDAdjustment))
+				}
+				if !c.applied && (len(a.NotApplied) != 1 || !strings.Contains(a.NotApplied[0].Reason, c.reason)) {
+					t.Errorf("not_applied %s, want a reason with %q", mustJSON(a.NotApplied), c.reason)
+				}
+			})
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }
