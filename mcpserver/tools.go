@@ -55,6 +55,16 @@ type ResultQueryInput struct {
 	MetricSet      string     `json:"metric_set,omitempty" jsonschema:"core (default) or engagement"`
 	ProductGroupID string     `json:"product_group_id,omitempty" jsonschema:"count only orders of this product group"`
 	ProductID      string     `json:"product_id,omitempty" jsonschema:"count only orders of this product; requires product_group_id"`
+	Analysis       *Analysis  `json:"analysis,omitempty" jsonschema:"override the test's analysis options for this query; omitted fields keep the test's"`
+}
+
+// Analysis is the query body's analysis override: pointers, so an omitted
+// option keeps the test's instead of being sent as false or 0.
+type Analysis struct {
+	Sequential *bool    `json:"sequential,omitempty" jsonschema:"always-valid p-values and intervals, safe to read at any time"`
+	CUPED      *bool    `json:"cuped,omitempty" jsonschema:"adjust mean metrics with each visitor's pre-exposure value"`
+	Winsorize  *float64 `json:"winsorize,omitempty" jsonschema:"percentile money metrics are capped at, e.g. 0.99; 0 turns capping off"`
+	Correction string   `json:"correction,omitempty" jsonschema:"across variants: holm, benjamini_hochberg or none"`
 }
 
 // GetResultQueryInput is GET /v1/experiments/{id}/results/{query_id}.
@@ -85,7 +95,7 @@ func New(c *Client, version string) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "get_results", Annotations: read,
 		Description: "The test's latest results snapshot per group (GET /v1/experiments/{id}/results)."}, c.getResults)
 	mcp.AddTool(s, &mcp.Tool{Name: "create_result_query",
-		Description: "Start a custom result query: a date range, breakdowns, sample basis or product filter (POST /v1/experiments/{id}/results). Poll get_result_query with its id."}, c.createResultQuery)
+		Description: "Start a custom result query: a date range, breakdowns, sample basis, product filter or analysis options (POST /v1/experiments/{id}/results). Poll get_result_query with its id."}, c.createResultQuery)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_result_query", Annotations: read,
 		Description: "A custom result query's status and, once done, its results (GET /v1/experiments/{id}/results/{query_id})."}, c.getResultQuery)
 	mcp.AddTool(s, &mcp.Tool{Name: "create_export",
@@ -148,10 +158,11 @@ type queryBody struct {
 	MetricSet      string     `json:"metric_set,omitempty"`
 	ProductGroupID string     `json:"product_group_id,omitempty"`
 	ProductID      string     `json:"product_id,omitempty"`
+	Analysis       *Analysis  `json:"analysis,omitempty"`
 }
 
 func (c *Client) createResultQuery(ctx context.Context, req *mcp.CallToolRequest, in ResultQueryInput) (*mcp.CallToolResult, any, error) {
-	body := queryBody{in.DateRange, in.Breakdown, in.SampleBasis, in.MetricSet, in.ProductGroupID, in.ProductID}
+	body := queryBody{in.DateRange, in.Breakdown, in.SampleBasis, in.MetricSet, in.ProductGroupID, in.ProductID, in.Analysis}
 	res, err := c.call(ctx, req, http.MethodPost, "/experiments/"+url.PathEscape(in.ID)+"/results", nil, body, nil)
 	return res, nil, err
 }

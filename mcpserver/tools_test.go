@@ -64,6 +64,8 @@ func TestToolRequests(t *testing.T) {
 		{"create_result_query", map[string]any{"id": "42", "breakdown": []string{"device"}, "date_range": map[string]any{"gte": "2026-01-01"}},
 			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"date_range":{"gte":"2026-01-01"},"breakdown":["device"]}`}},
 		{"create_result_query", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/results", body: `{}`}},
+		{"create_result_query", map[string]any{"id": "42", "analysis": map[string]any{"sequential": true, "winsorize": 0, "correction": "holm"}},
+			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"analysis":{"sequential":true,"winsorize":0,"correction":"holm"}}`}},
 		{"get_result_query", map[string]any{"id": "42", "query_id": "rq_1"}, sent{method: "GET", uri: "/v1/experiments/42/results/rq_1"}},
 		{"create_export", map[string]any{"id": "42", "idempotency_key": "k1"}, sent{method: "POST", uri: "/v1/experiments/42/exports", idemKey: "k1"}},
 		{"get_export", map[string]any{"export_id": "exp_9"}, sent{method: "GET", uri: "/v1/exports/exp_9"}},
