@@ -63,8 +63,14 @@ func Format(d decimal.Decimal, currency string) string {
 // FormatFloat is Format for a derived amount the statistics compute in
 // float64 (a mean, a difference, an interval bound). NaN and ±Inf write as
 // zero: they come from empty groups, not from money.
+// It rounds x once, straight to the minor units: going through the stored
+// scale first would round twice (6.83498 → 6.8350 → "6.84" instead of
+// "6.83").
 func FormatFloat(x float64, currency string) string {
-	return Format(FromFloat(x), currency)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return Format(decimal.Zero, currency)
+	}
+	return Format(decimal.NewFromFloat(x), currency)
 }
 
 // FromFloat reads a float as the shortest decimal that prints as it (19.99

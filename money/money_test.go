@@ -1,6 +1,7 @@
 package money
 
 import (
+	"math"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -57,8 +58,20 @@ func TestFromFloat(t *testing.T) {
 			t.Errorf("FromFloat(%v) = %s, want %s", tc.x, got, tc.want)
 		}
 	}
-	if got := FormatFloat(214.2857142857, "JPY"); got != "214" {
-		t.Errorf("FormatFloat = %q, want 214", got)
+	for _, tc := range []struct {
+		x        float64
+		currency string
+		want     string
+	}{
+		{214.2857142857, "JPY", "214"},
+		{6.83498257839721, "USD", "6.83"}, // once: through 4 decimals first it would be 6.8350, then 6.84
+		{0.1234949, "KWD", "0.123"},
+		{2.665, "USD", "2.66"}, // half-even on the shortest decimal that prints as the float
+		{math.NaN(), "USD", "0.00"},
+	} {
+		if got := FormatFloat(tc.x, tc.currency); got != tc.want {
+			t.Errorf("FormatFloat(%v, %s) = %q, want %q", tc.x, tc.currency, got, tc.want)
+		}
 	}
 }
 
