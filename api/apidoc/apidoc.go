@@ -191,15 +191,12 @@ func PathOf(route string) string {
 	return strings.Join(parts, "/")
 }
 
-const intro = `Every HTTP surface of Lift in one document. Each surface keeps its own credential and its own error envelope:
-
-| surface | paths | credential | errors |
-|---|---|---|---|
-| Public API v1 | /v1/… | Authorization: Bearer <API token> with scopes | {"error":{"type","code","message",…}} (ErrorEnvelope) |
-| Admin panel (session) | /api/experiments…, /api/*-experiments/…, /api/analytics/{…}/{experimentId} | Authorization: Bearer <platform session token> | {"status":"error","message"} (SessionError) |
-| Storefront tracking | /api/get-session, /api/observe…, /api/track/…, legacy /api/analytics/{add-to-cart,checkout,order} | none (shop routes only) | SessionError |
-| Admin tools | /api/get-order, /api/enable-script | x-api-key | SessionError |
-| Webhooks | /api/webhooks | HMAC-SHA256 signature header | SessionError |
-| Install | /api/auth, /api/auth/callback | platform OAuth | SessionError |
-
-Rate limits: v1 answers carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (see below); the other surfaces have no explicit rate limit (contract part 8).`
+const intro = "Every HTTP surface of Lift in one document. Each surface keeps its own credential and its own error envelope:\n\n" +
+	"| surface | paths | credential | errors |\n|---|---|---|---|\n" +
+	"| Public API v1 | `/v1/…` | `Authorization: Bearer <API token>` with scopes | `{\"error\":{\"type\",\"code\",\"message\",…}}` (ErrorEnvelope) |\n" +
+	"| Admin panel (session) | `/api/experiments…`, `/api/*-experiments/…`, `/api/analytics/{…}/{id}` | `Authorization: Bearer <platform session token>` | `{\"status\":\"error\",\"message\"}` (SessionError) |\n" +
+	"| Storefront tracking | `/api/get-session`, `/api/observe…`, `/api/track/…`, `/api/storefront/config`, legacy `/api/analytics/{add-to-cart,checkout,order}` | none (`shop` routes only) | SessionError |\n" +
+	"| Admin tools | `/api/get-order`, `/api/enable-script` | `x-api-key` | SessionError |\n" +
+	"| Webhooks | `/api/webhooks` | HMAC-SHA256 signature header | SessionError |\n" +
+	"| Install | `/api/auth`, `/api/auth/callback` | platform OAuth | SessionError |\n\n" +
+	"Rate limits: v1 answers carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (see below); the other surfaces have no explicit rate limit (contract part 8)."
