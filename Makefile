@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 LIFT  := .lift/bin/lift
 
-.PHONY: run test bench stop build check fuzz docs-assets app-assets
+.PHONY: run test bench stop build check fuzz docs-assets app-assets chdb-check
 
 build:
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 (https://go.dev/dl) and retry"; exit 1; }
@@ -67,9 +67,24 @@ check:
 
 # Re-copy the API reference renderer (GET /docs) from the Redoc version
 # api/apidoc/web pins; the copy is committed, so build and test need no npm.
+# npm works in .lift/ (the go tool skips dot directories, never node_modules).
 docs-assets:
-	cd api/apidoc/web && npm ci --ignore-scripts --legacy-peer-deps --no-audit --no-fund
-	cp api/apidoc/web/node_modules/redoc/bundles/redoc.standalone.js api/apidoc/web/node_modules/redoc/bundles/redoc.standalone.js.LICENSE.txt api/apidoc/assets/
+	rm -rf .lift/npm/redoc && mkdir -p .lift/npm/redoc
+	cp api/apidoc/web/package.json api/apidoc/web/package-lock.json .lift/npm/redoc/
+	cd .lift/npm/redoc && npm ci --ignore-scripts --legacy-peer-deps --no-audit --no-fund
+	cp .lift/npm/redoc/node_modules/redoc/bundles/redoc.standalone.js .lift/npm/redoc/node_modules/redoc/bundles/redoc.standalone.js.LICENSE.txt api/apidoc/assets/
+
+# Current ClickHouse next to the local 18.16: every DDL file (a fresh
+# install and an 18.16 database upgraded in place) and every results
+# statement the warehouse tests generate, run in chDB (the npm package
+# pinned in clickhouse/chdb).
+chdb-check: build
+	@$(LIFT) stack up >/dev/null
+	rm -rf .lift/sqldump && mkdir -p .lift/sqldump .lift/npm/chdb
+	LIFT_DUMP_SQL=$(CURDIR)/.lift/sqldump $(GO) test -count=1 -run '^TestResultsSQLRunsOnClickHouse$$' ./warehouse/
+	cp clickhouse/chdb/package.json clickhouse/chdb/package-lock.json .lift/npm/chdb/
+	cd .lift/npm/chdb && npm install --no-audit --no-fund # npm ci trips on chdb's per-platform optional libraries; install keeps the lockfile's versions
+	NODE_PATH=$(CURDIR)/.lift/npm/chdb/node_modules node clickhouse/chdb/check.js clickhouse .lift/sqldump
 # The results app's chart library (web/app): install exactly what
 # web/app/package-lock.json pins, in a scratch directory, and copy its built
 # files into web/app/vendor/ with a MANIFEST (version, sha256 of each file).
