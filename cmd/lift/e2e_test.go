@@ -35,6 +35,9 @@ type server struct {
 	url    string
 	cfg    *config.Config
 	engine *gin.Engine // the router serving url
+	// stop drains and closes the ingest role (a test that reads what it
+	// sent calls it first; cleanup calls it again, which is harmless).
+	stop func(context.Context) error
 }
 
 type option func(*config.Config)
@@ -65,7 +68,7 @@ func newServer(t *testing.T, opts ...option) *server {
 	}
 	srv := httptest.NewServer(r)
 	t.Cleanup(func() { srv.Close(); stop(context.Background()) })
-	return &server{t: t, app: app, url: srv.URL, cfg: cfg, engine: r}
+	return &server{t: t, app: app, url: srv.URL, cfg: cfg, engine: r, stop: stop}
 }
 
 // testDB opens a fresh migrated Postgres database for one test.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strconv"
@@ -49,28 +48,11 @@ func TestMoneyMinorUnitsEndToEnd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const secret = "money-test-secret"
-	cfg, err := config.Load("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Role = "all"
-	cfg.Postgres.URL = lifttest.PostgresURL(t)
-	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
-	cfg.ClickHouse.Addr, cfg.ClickHouse.Database = lifttest.ClickHouse(t)
-	cfg.DataDir = t.TempDir()
-	cfg.Platform.WebhookSecret, cfg.SigningSecret = secret, secret
-	app, err := openApp(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { app.Close() })
-	engine, stopIngest, err := app.router("all")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(engine)
-	t.Cleanup(func() { srv.Close(); stopIngest(ctx) })
-	s := &server{t: t, app: app, url: srv.URL, cfg: cfg}
+	s := newServer(t, func(c *config.Config) {
+		c.Role = "all"
+		c.Platform.WebhookSecret, c.SigningSecret = secret, secret
+	})
+	app, stopIngest := s.app, s.stop
 
 	shops := []*moneyShop{
 		{currency: "JPY", signed: []string{"1500", "2300"}, legacy: 990,
@@ -80,6 +62,7 @@ func TestMoneyMinorUnitsEndToEnd(t *testing.T) {
 	}
 	started := time.Now().UTC().Add(-time.Minute)
 	for _, m := range shops {
+		var err error
 		m.shop, err = app.DB.CreateShop(ctx, experiment.Shop{Domain: lifttest.Name("money-") + ".myshopify.com", Currency: m.currency})
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +90,7 @@ func TestMoneyMinorUnitsEndToEnd(t *testing.T) {
 		exp := strconv.FormatInt(m.test.ID, 10)
 		for k, total := range m.signed {
 			id := strconv.Itoa(8_000_000 + 10*i + k)
-			sendSignedOrder(t, srv.URL, secret, m.shop.Domain, exp, id, total, m.currency)
+			sendSignedOrder(t, s.url, secret, m.shop.Domain, exp, id, total, m.currency)
 		}
 		body, _ := json.Marshal(map[string]any{"shop": m.shop.Domain, "experimentId": exp,
 			"orderId": strconv.Itoa(8_100_000 + i), "testGroup": 0, "revenue": m.legacy, "visitorId": "legacy-" + exp})

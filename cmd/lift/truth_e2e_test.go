@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -50,28 +49,11 @@ func TestOrdersAgreeAcrossResultsAndExport(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const secret = "truth-test-secret"
-	cfg, err := config.Load("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Role = "all"
-	cfg.Postgres.URL = lifttest.PostgresURL(t)
-	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
-	cfg.ClickHouse.Addr, cfg.ClickHouse.Database = lifttest.ClickHouse(t)
-	cfg.DataDir = t.TempDir()
-	cfg.Platform.WebhookSecret, cfg.SigningSecret = secret, secret
-	app, err := openApp(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { app.Close() })
-	engine, stopIngest, err := app.router("all")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(engine)
-	t.Cleanup(func() { srv.Close(); stopIngest(ctx) })
-	s := &server{t: t, app: app, url: srv.URL, cfg: cfg}
+	s := newServer(t, func(c *config.Config) {
+		c.Role = "all"
+		c.Platform.WebhookSecret, c.SigningSecret = secret, secret
+	})
+	app, stopIngest := s.app, s.stop
 
 	f, err := store.ParseCatalog(catalogdata.Demo)
 	if err != nil {
@@ -99,7 +81,7 @@ func TestOrdersAgreeAcrossResultsAndExport(t *testing.T) {
 	exp := strconv.FormatInt(tt.ID, 10)
 
 	// loadgen's population: every order a signed webhook.
-	o := loadgen{target: srv.URL, shop: demoDomain, experiment: exp, visitors: 240, concurrency: 8, duration: time.Minute,
+	o := loadgen{target: s.url, shop: demoDomain, experiment: exp, visitors: 240, concurrency: 8, duration: time.Minute,
 		split: []float64{50, 50}, conversion: []float64{0.15, 0.25}, addToCart: []float64{0.3, 0.4},
 		aov: []float64{60, 70}, seed: 3, webhookSecret: secret}
 	lg := runLoadgen(t, &o)
@@ -120,7 +102,7 @@ func TestOrdersAgreeAcrossResultsAndExport(t *testing.T) {
 	}
 
 	// The contract's storefront, played by hand.
-	p := &contractPlayer{t: t, lg: &loadgen{target: srv.URL, shop: demoDomain, experiment: exp, webhookSecret: secret,
+	p := &contractPlayer{t: t, lg: &loadgen{target: s.url, shop: demoDomain, experiment: exp, webhookSecret: secret,
 		client: &http.Client{Timeout: 10 * time.Second}, run_: "truth"}}
 	p.res = &loadgenResult{o: p.lg}
 	catalog, err := demoCatalog()
