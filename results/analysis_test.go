@@ -88,24 +88,9 @@ func TestSnapshotWhaleOrderIsCapped(t *testing.T) {
 				t.Errorf("outcome = %s (winner %v), want no winner from one order", doc.Outcome, doc.WinningTestGroupIndex)
 			}
 			// A custom query over the same run shows the same caps.
-			ctx := context.Background()
-			q, err := b.svc.CreateQuery(ctx, b.shop, tt.ID, results.QueryRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
-				t.Fatal(err)
-			}
-			done, err := b.svc.FindQuery(ctx, b.shop, tt.ID, q.ID)
-			if err != nil || done.Status != results.QueryCompleted {
-				t.Fatalf("query = %+v, %v", done, err)
-			}
-			var qdoc results.QueryDoc
-			if err := json.Unmarshal(done.Body, &qdoc); err != nil {
-				t.Fatal(err)
-			}
+			qdoc := b.query(t, tt.ID, results.QueryRequest{})
 			if qw := qdoc.Analysis.Winsorization; qw == nil || qw.Caps["revenue_per_visitor"].Amount != want {
-				t.Errorf("query analysis = %s, want the revenue cap %s", done.Body, want)
+				t.Errorf("query analysis = %+v, want the revenue cap %s", qdoc.Analysis, want)
 			}
 		})
 	}
@@ -119,7 +104,6 @@ func TestQueryBreakdownSRMPerSegment(t *testing.T) {
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			b := be.setup(t)
 			b.clock.Set(start.Add(time.Hour))
 			tt := b.test(t, experiment.StatusActive)
@@ -136,24 +120,10 @@ func TestQueryBreakdownSRMPerSegment(t *testing.T) {
 			add("tablet", 0, 5)
 			add("tablet", 1, 5)
 			b.plant(t, tt, units)
-			q, err := b.svc.CreateQuery(ctx, b.shop, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
-				t.Fatal(err)
-			}
-			done, err := b.svc.FindQuery(ctx, b.shop, tt.ID, q.ID)
-			if err != nil || done.Status != results.QueryCompleted {
-				t.Fatalf("query = %+v, %v", done, err)
-			}
-			var doc results.QueryDoc
-			if err := json.Unmarshal(done.Body, &doc); err != nil {
-				t.Fatal(err)
-			}
+			doc := b.query(t, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
 			want := map[string]string{"desktop": "ok", "mobile": "mismatch", "tablet": "insufficient_data"}
 			if doc.Breakdown == nil || len(doc.Breakdown.Rows) != 6 {
-				t.Fatalf("breakdown = %s", done.Body)
+				t.Fatalf("breakdown = %+v", doc.Breakdown)
 			}
 			for _, r := range doc.Breakdown.Rows {
 				if d := r["dimension_value"].(string); r["srm_status"] != want[d] {

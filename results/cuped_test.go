@@ -162,26 +162,11 @@ func TestCUPEDQuery(t *testing.T) {
 		for _, c := range cases {
 			t.Run(be.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
-				ctx := context.Background()
 				b := be.setup(t)
 				b.clock.Set(start.Add(3 * time.Hour))
 				tt := b.test(t, experiment.StatusActive)
 				b.plant(t, tt, historyUnits(200, 0.05, true))
-				q, err := b.svc.CreateQuery(ctx, b.shop, tt.ID, c.req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
-					t.Fatal(err)
-				}
-				done, err := b.svc.FindQuery(ctx, b.shop, tt.ID, q.ID)
-				if err != nil || done.Status != results.QueryCompleted {
-					t.Fatalf("query = %+v, %v", done, err)
-				}
-				var doc results.QueryDoc
-				if err := json.Unmarshal(done.Body, &doc); err != nil {
-					t.Fatal(err)
-				}
+				doc := b.query(t, tt.ID, c.req)
 				a := doc.Analysis
 				if got := slices.Contains(a.Applied, "cuped"); got != c.applied || a.CUPED != c.applied {
 					t.Fatalf("analysis %s: want cuped applied %v", mustJSON(a), c.applied)

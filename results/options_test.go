@@ -176,22 +176,7 @@ func TestOptionsApplied(t *testing.T) {
 			}
 
 			// The query turns capping and sequential off and keeps the rest.
-			q, err := b.svc.CreateQuery(ctx, b.shop, tt.ID, results.QueryRequest{
-				Analysis: json.RawMessage(`{"sequential":false,"winsorize":0}`)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
-				t.Fatal(err)
-			}
-			done, err := b.svc.FindQuery(ctx, b.shop, tt.ID, q.ID)
-			if err != nil || done.Status != results.QueryCompleted {
-				t.Fatalf("query = %+v, %v", done, err)
-			}
-			var qdoc results.QueryDoc
-			if err := json.Unmarshal(done.Body, &qdoc); err != nil {
-				t.Fatal(err)
-			}
+			qdoc := b.query(t, tt.ID, results.QueryRequest{Analysis: json.RawMessage(`{"sequential":false,"winsorize":0}`)})
 			if diff := cmp.Diff([]string{"correction", "prior"}, qdoc.Analysis.Applied); diff != "" || qdoc.Analysis.Winsorization != nil {
 				t.Errorf("query applied mismatch (-want +got):\n%s\n%s", diff, mustJSON(qdoc.Analysis))
 			}

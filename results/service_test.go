@@ -150,6 +150,29 @@ func dbBundle(t *testing.T) *bundle {
 }
 
 // test stores a two-group test in status, started at start.
+// query creates, runs and reads back a custom query of the shop's test,
+// decoded; any step failing fails t.
+func (b *bundle) query(t *testing.T, testID int64, req results.QueryRequest) results.QueryDoc {
+	t.Helper()
+	ctx := context.Background()
+	q, err := b.svc.CreateQuery(ctx, b.shop, testID, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.RunQuery(ctx, q.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	done, err := b.svc.FindQuery(ctx, b.shop, testID, q.ID)
+	if err != nil || done.Status != results.QueryCompleted {
+		t.Fatalf("query = %+v, %v", done, err)
+	}
+	var doc results.QueryDoc
+	if err := json.Unmarshal(done.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
 func (b *bundle) test(t *testing.T, status experiment.Status) *experiment.Test {
 	t.Helper()
 	tt := &experiment.Test{ShopID: b.shop.ID, Type: experiment.TypeURLRedirect, Status: status, Name: "t",
