@@ -67,10 +67,22 @@ func Format(d decimal.Decimal, currency string) string {
 // scale first would round twice (6.83498 → 6.8350 → "6.84" instead of
 // "6.83").
 func FormatFloat(x float64, currency string) string {
+	return Format(derived(x), currency)
+}
+
+// RoundFloat is FormatFloat's rounding for an answer that carries amounts
+// as JSON numbers (the session analytics): the same value, as a float.
+func RoundFloat(x float64, currency string) float64 {
+	return Round(derived(x), currency).InexactFloat64()
+}
+
+// derived reads a computed float as the shortest decimal that prints as it;
+// NaN and ±Inf (empty groups) are zero.
+func derived(x float64) decimal.Decimal {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return Format(decimal.Zero, currency)
+		return decimal.Zero
 	}
-	return Format(decimal.NewFromFloat(x), currency)
+	return decimal.NewFromFloat(x)
 }
 
 // FromFloat reads a float as the shortest decimal that prints as it (19.99

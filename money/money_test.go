@@ -2,6 +2,7 @@ package money
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -72,6 +73,9 @@ func TestFromFloat(t *testing.T) {
 		if got := FormatFloat(tc.x, tc.currency); got != tc.want {
 			t.Errorf("FormatFloat(%v, %s) = %q, want %q", tc.x, tc.currency, got, tc.want)
 		}
+		if got, want := RoundFloat(tc.x, tc.currency), must(strconv.ParseFloat(tc.want, 64)); got != want {
+			t.Errorf("RoundFloat(%v, %s) = %v, want %v", tc.x, tc.currency, got, want)
+		}
 	}
 }
 
@@ -87,4 +91,11 @@ func TestParse(t *testing.T) {
 	if d, err := Parse("99999999999999.9999"); err != nil || d.String() != "99999999999999.9999" {
 		t.Errorf("Parse(largest) = %v, %v", d, err)
 	}
+}
+
+func must(f float64, err error) float64 {
+	if err != nil {
+		panic(err)
+	}
+	return f
 }

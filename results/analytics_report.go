@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/money"
 	"github.com/liftab/lift/stats"
 )
 
@@ -204,7 +204,7 @@ func visitorReport(sums []Sums, sig *Significance, byGroup []*Significance, curr
 		r.TotalViews = append(r.TotalViews, g.N)
 		r.TotalAddToCarts = append(r.TotalAddToCarts, g.AddedToCart)
 		r.TotalOrders = append(r.TotalOrders, int64(math.Round(g.Orders)))
-		r.TotalRevenue = append(r.TotalRevenue, roundMoney(g.Revenue, currency))
+		r.TotalRevenue = append(r.TotalRevenue, money.RoundFloat(g.Revenue, currency))
 	}
 	return r
 }
@@ -244,7 +244,7 @@ func productReport(sums []Sums, scoped bool, sig *Significance, byGroup []*Signi
 		}
 		r.Views = append(r.Views, views)
 		r.AddToCarts = append(r.AddToCarts, g.AddedToCart)
-		r.Revenue = append(r.Revenue, roundMoney(g.Revenue, currency))
+		r.Revenue = append(r.Revenue, money.RoundFloat(g.Revenue, currency))
 		r.ConversionRates.AddToCart = append(r.ConversionRates.AddToCart, rate(g.AddedToCart, views))
 		r.ConversionRates.Purchase = append(r.ConversionRates.Purchase, rate(g.Converted, views))
 	}
@@ -258,14 +258,14 @@ func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significan
 	for _, g := range sums {
 		r.Visitors = append(r.Visitors, g.N)
 		r.Orders = append(r.Orders, int64(math.Round(g.Orders)))
-		r.Revenue = append(r.Revenue, roundMoney(g.Revenue, currency))
+		r.Revenue = append(r.Revenue, money.RoundFloat(g.Revenue, currency))
 		r.ConversionRate = append(r.ConversionRate, rate(g.Converted, g.N))
 		switch view {
 		case ViewShipping:
 			// Orders carry no shipping line yet: null says "not recorded",
 			// never a made-up zero.
 			r.ShippingRevenue = append(r.ShippingRevenue, nil)
-			r.AverageOrderValue = append(r.AverageOrderValue, roundMoney(ratio(g.Revenue, g.Orders), currency))
+			r.AverageOrderValue = append(r.AverageOrderValue, money.RoundFloat(ratio(g.Revenue, g.Orders), currency))
 			r.CheckoutStarts = append(r.CheckoutStarts, g.ReachedCheckout)
 			r.CheckoutCompletion = append(r.CheckoutCompletion, rate(g.Converted, g.ReachedCheckout))
 		case ViewRedirect:
@@ -277,7 +277,7 @@ func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significan
 		case ViewCheckout:
 			r.CheckoutStarts = append(r.CheckoutStarts, g.ReachedCheckout)
 			r.CheckoutCompletion = append(r.CheckoutCompletion, rate(g.Converted, g.ReachedCheckout))
-			r.AverageOrderValue = append(r.AverageOrderValue, roundMoney(ratio(g.Revenue, g.Orders), currency))
+			r.AverageOrderValue = append(r.AverageOrderValue, money.RoundFloat(ratio(g.Revenue, g.Orders), currency))
 		}
 	}
 	return r
@@ -341,10 +341,3 @@ func comparedMetric(name string) metric {
 }
 
 func rate(num, den int64) float64 { return ratio(float64(num), float64(den)) }
-
-// roundMoney rounds an amount to the currency's minor units, as the
-// snapshot's money strings do (JPY none, KWD three).
-func roundMoney(v float64, currency string) float64 {
-	f, _ := strconv.ParseFloat(formatMoney(v, currency).Amount, 64)
-	return f
-}
