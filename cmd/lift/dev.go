@@ -16,11 +16,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/demo"
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/web/demo"
 )
 
 func init() { rootCmd.AddCommand(newDevCmd()) }

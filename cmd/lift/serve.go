@@ -22,11 +22,11 @@ import (
 	"github.com/liftab/lift/api/storefront"
 	v1 "github.com/liftab/lift/api/v1"
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/demo"
 	"github.com/liftab/lift/ingest"
-	"github.com/liftab/lift/tracker"
 	"github.com/liftab/lift/warehouse"
 	webapp "github.com/liftab/lift/web/app"
+	"github.com/liftab/lift/web/demo"
+	"github.com/liftab/lift/web/tracker"
 )
 
 func init() { rootCmd.AddCommand(newServeCmd()) }

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/liftab/lift/tracker"
+	"github.com/liftab/lift/web/tracker"
 )
 
 // maxGzipBytes is the budget a storefront pays for the tracker (issue 16).

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/liftab/lift/api/webhooks"
-	"github.com/liftab/lift/demo"
 	"github.com/liftab/lift/experiment/catalogdata"
+	"github.com/liftab/lift/web/demo"
 )
 
 // TestCheckoutDeliversASignedOrder: the cart's lines and attributes become
