@@ -135,7 +135,20 @@ func sameWaits(got, want []time.Duration) bool {
 func TestFetchCatalogPagesAtTheProductRate(t *testing.T) {
 	t.Parallel()
 	fake, c, _ := newInstallClient(t)
-	c.Sleep = nil // the real clock: the spacing is what is tested
+	// A clock only the client's waits move: each product query's slot is
+	// the clock when its wait returns, so the spacing is exact, not a
+	// measurement of the machine.
+	var mu sync.Mutex
+	clock := time.Unix(1_700_000_000, 0)
+	var slots []time.Time
+	c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	c.Sleep = func(_ context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(d)
+		slots = append(slots, clock)
+		return nil
+	}
 	c.ProductInterval = 40 * time.Millisecond
 	var products []experiment.CatalogProduct
 	for i, id := range []string{"1", "2", "3", "4", "5"} {
@@ -153,13 +166,15 @@ func TestFetchCatalogPagesAtTheProductRate(t *testing.T) {
 		len(snap.Collections) != 1 || snap.Themes[0].Role != "main" {
 		t.Fatalf("snapshot %+v", snap)
 	}
-	times := fake.ProductQueryTimes(shopDomain)
-	if len(times) != 3 { // pages of 2
-		t.Fatalf("%d product queries, want 3", len(times))
+	if n := len(fake.ProductQueryTimes(shopDomain)); n != 3 { // pages of 2
+		t.Fatalf("%d product queries, want 3", n)
 	}
-	for i := 1; i < len(times); i++ {
-		if gap := times[i].Sub(times[i-1]); gap < 35*time.Millisecond {
-			t.Fatalf("product queries %v apart, want at least the 40 ms interval", gap)
+	if len(slots) != 3 {
+		t.Fatalf("%d waits before product queries, want 3", len(slots))
+	}
+	for i := 1; i < len(slots); i++ {
+		if gap := slots[i].Sub(slots[i-1]); gap != 40*time.Millisecond {
+			t.Fatalf("product query slots %v apart, want the 40 ms interval", gap)
 		}
 	}
 }
