@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -82,6 +83,12 @@ func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRo
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
 	}
+	if rollupEligible(q, facts) && !w.rawOnly {
+		rows, err := w.groupMetricsRollup(ctx, q)
+		if !errors.Is(err, errRollupDeclined) {
+			return rows, err
+		}
+	}
 	rows, err := w.conn.Query(ctx, w.render(groupMetricsSQL(q, facts)), args(q)...)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
@@ -89,17 +96,10 @@ func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRo
 	defer rows.Close()
 	var out []GroupRow
 	for rows.Next() {
-		var r GroupRow
-		var g int16
-		var conv, atc, chk, ct, bounced, n, sessions, pages uint64
-		if err := rows.Scan(&r.Key, &g, &n, &sessions, &conv, &r.Orders, &r.OrdersSq, &r.Revenue, &r.RevenueSq,
-			&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq,
-			&r.RevenueCapped, &r.RevenueCappedSq, &r.RevenueOrdersCapped, &r.ProfitCapped, &r.ProfitCappedSq); err != nil {
+		r, _, err := scanGroupRow(rows, false)
+		if err != nil {
 			return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
 		}
-		r.TestGroup = int(g)
-		r.N, r.Sessions, r.Converted, r.AddedToCart, r.ReachedCheckout = int64(n), int64(sessions), int64(conv), int64(atc), int64(chk)
-		r.ClickedThrough, r.Bounced, r.PageViews = int64(ct), int64(bounced), int64(pages)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

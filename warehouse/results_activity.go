@@ -30,8 +30,13 @@ func (u unitParts) sessionRowsSQL() string {
 	if u.sessions {
 		sessionKey, sessionGroup = "session_id", "session_id"
 	}
-	visitor, lookup := "s_vid", ""
+	// A session belongs to the visitor each page load names: a session whose
+	// loads name two visitors is a session of each, as the visitor rollup
+	// counts it. Loads that name none (orphans) take the session's visitor.
+	visitor, lookup, byVisitor := "s_vid", "", ", s_vid"
+	vidCol := "visitor_id AS s_vid"
 	if u.facts.orphanSessions {
+		byVisitor, vidCol = "", "max(visitor_id) AS s_vid"
 		visitor = "if(s_vid != '', s_vid, m_vid)"
 		lookup = `
 		ALL LEFT JOIN (` + sessionVisitorsSQL(sessionKey, sessionGroup) + `) AS session_visitors USING ` + sessionGroup
@@ -41,11 +46,11 @@ func (u unitParts) sessionRowsSQL() string {
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
 		FROM (
-			SELECT ` + sessionKey + `, max(visitor_id) AS s_vid, uniqExactMerge(record_ids) AS s_pages,
+			SELECT ` + sessionKey + `, ` + vidCol + `, uniqExactMerge(record_ids) AS s_pages,
 				maxMerge(last_seen) - minMerge(first_seen) AS s_dur, ` + landing + ` AS s_landing, minMerge(first_seen) AS s_start
 			FROM {db}.agg_session_pages
 			WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + `
-			GROUP BY ` + sessionGroup + `) AS session_pages` + lookup
+			GROUP BY ` + sessionGroup + byVisitor + `) AS session_pages` + lookup
 }
 
 // sessionVisitorsSQL maps each session recorded without a visitor to the

@@ -253,9 +253,18 @@ func (u unitParts) perUnitSQL(assignmentAggs string, union []string, having stri
 // are the scan order of GroupMetrics.
 func groupMetricsSQL(q MetricsQuery, f dataFacts) string {
 	from, sessionCount := assignedUnitsSQL(q, f)
+	return groupSumsSQL(q, from, sessionCount, "")
+}
+
+// groupSumsSQL sums the units of from (the columns unitsSQL gives) per group
+// and breakdown cell; extra, when set, is one more UInt64 column at the end.
+func groupSumsSQL(q MetricsQuery, from, sessionCount, extra string) string {
 	where := ""
 	if len(q.ProductIDs) > 0 {
 		where = "\nWHERE x_viewed > 0"
+	}
+	if extra != "" {
+		extra = ",\n\t" + extra
 	}
 	return `SELECT ` + keySQL(q) + ` AS key, a_group, toUInt64(count()) AS n, ` + sessionCount + ` AS sessions,
 	toUInt64(countIf(x_orders > 0)) AS converted,
@@ -266,7 +275,7 @@ func groupMetricsSQL(q MetricsQuery, f dataFacts) string {
 	toUInt64(countIf(x_atc > 0)) AS atc, toUInt64(countIf(x_chk > 0 OR x_orders > 0)) AS chk,
 	toUInt64(countIf(x_ct > 0)) AS ct, toUInt64(sum(x_bounced)) AS bounced, toUInt64(sum(x_pages)) AS pages,
 	toFloat64(sum(x_staying)) AS staying, toFloat64(sum(x_staying * x_staying)) AS staying_sq,
-	` + cappedColumnsSQL(q.Caps) + `
+	` + cappedColumnsSQL(q.Caps) + extra + `
 FROM ` + from + where + `
 GROUP BY key, a_group
 ORDER BY key, a_group`

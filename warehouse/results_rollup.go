@@ -1,0 +1,227 @@
+package warehouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// The visitor rollup path of GroupMetrics (docs/results.md, "Visitor
+// rollup"). agg_visitors (clickhouse/0520) holds one row of merged states
+// per test and visitor once ClickHouse has merged its parts; until then a
+// visitor may have rows in several parts. Reading every row as its own
+// visitor would count those twice, and grouping a million visitors again
+// costs what the rollup exists to save. So the statement splits them:
+//
+//   - the base is the part holding most of the test's rows. S is every
+//     visitor with a row in any other part (a small set: recent activity).
+//   - a visitor outside S has all its rows in the base, which keeps one row
+//     per key, so that row is read as it is (finalizeAggregation);
+//   - a visitor in S is merged (GROUP BY vid, -Merge), and only those.
+//
+// This holds whatever ClickHouse merges meanwhile: parts never change, a
+// merge only replaces them; if the base itself is merged away before S is
+// read, every visitor falls in S and is merged. Each visitor is read whole
+// from one consistent set of its rows.
+//
+// The rollup knows the visitors basis only, unscoped by products, without
+// the landing page, and only visitors that name themselves: a query outside
+// that, or whose test has activity outside its window, reads the raw path
+// (results_sql.go), which gives the same numbers (results_rollup_test.go).
+
+// errRollupDeclined is rollupGroupMetrics declining a query: the raw path
+// answers it instead.
+var errRollupDeclined = errors.New("rollup declined")
+
+// rollupEligible reports whether the rollup can answer q with the facts f.
+func rollupEligible(q MetricsQuery, f dataFacts) bool {
+	if q.Basis != BasisVisitors || len(q.ProductIDs) > 0 || f.orphanSessions {
+		return false
+	}
+	return !hasDimension(q.Breakdown, "landing_page")
+}
+
+// rollupBaseSQL finds the part holding most of the test's rollup rows.
+const rollupBaseSQL = `SELECT _part AS part, toUInt64(count()) AS n FROM {db}.agg_visitors
+WHERE shop_id = @shop AND experiment_id = @exp GROUP BY part ORDER BY n DESC, part LIMIT 1`
+
+// rollupGroupMetrics answers GroupMetrics from the rollup, or declines with
+// errRollupDeclined when some unit's activity lies outside q's window (the
+// rollup holds the whole test; the raw path filters each row by date).
+func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRow, error) {
+	var base string
+	var n uint64
+	if err := w.conn.QueryRow(ctx, w.render(rollupBaseSQL), args(q)...).Scan(&base, &n); err != nil {
+		return nil, err
+	}
+	stmt := groupSumsSQL(q, "("+rollupUnitsSQL(q)+") AS units", "toUInt64(sum(x_sessions))",
+		"toUInt64(countIf(NOT ("+inWindow("x_first")+" AND "+inWindow("x_last")+"))) AS outside")
+	rows, err := w.conn.Query(ctx, w.render(stmt), append(args(q), clickhouse.Named("base", base))...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []GroupRow
+	for rows.Next() {
+		r, outside, err := scanGroupRow(rows, true)
+		if err != nil {
+			return nil, err
+		}
+		if outside > 0 {
+			return nil, errRollupDeclined
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// rollupUnitsSQL is one row per unit of the visitors basis, in the columns
+// unitsSQL gives (plus x_first and x_last, the unit's earliest and latest
+// moment), from the rollup and the orders. Unlike unitsSQL it keeps units
+// outside the window: their x_first/x_last make the caller decline.
+func rollupUnitsSQL(q MetricsQuery) string {
+	attrs := assignmentAttrs(q.Breakdown)
+	var attrCols, noAttrs []string
+	for _, a := range attrs {
+		attrCols = append(attrCols, "a_"+a)
+		noAttrs = append(noAttrs, "'' AS a_"+a)
+	}
+	others := `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`
+	visitors := strings.Join([]string{
+		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+others+") AND finalizeAggregation(sessions) <= 1", false, false),
+		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+others+") AND finalizeAggregation(sessions) > 1", false, true),
+		rollupVisitorRowsSQL(attrs, "vid IN ("+others+")", true, true),
+	}, "\n\t\tUNION ALL\n\t\t")
+	tail := `x_sessions, x_pages, toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced, x_staying`
+	return `SELECT vid, toInt16(toInt32(r_pack % 65536) - 1) AS a_group, toUInt8(intDiv(r_pack, 65536) % 2) AS a_bot,
+		toDateTime(toUInt32(intDiv(r_pack, 131072))) AS a_at, ` + strings.Join(attrCols, ", ") + `, ` + tail + `,
+		o_orders AS x_orders, o_revenue AS x_revenue, o_profit AS x_profit, x_atc, x_chk, x_ct,
+		toUInt64(0) AS x_viewed, '' AS x_landing, toDateTime(0) AS x_start,
+		if(o_orders > 0, least(v_first, o_first), v_first) AS x_first,
+		if(o_orders > 0, greatest(v_last, o_last), v_last) AS x_last
+	FROM (
+		` + visitors + `) AS visitors
+	ALL LEFT JOIN (
+		SELECT vid, o_orders, o_revenue, o_profit, o_first, o_last FROM (` + rollupOrderUnitsSQL() + `)
+		WHERE o_assigned = 1) AS visitor_orders USING vid
+	WHERE r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot'
+	UNION ALL
+	SELECT vid, toInt16(toInt32(o_pack % 131072) - 1) AS a_group, toUInt8(0) AS a_bot,
+		toDateTime(toUInt32(intDiv(o_pack, 131072))) AS a_at, ` + strings.Join(noAttrs, ", ") + `,
+		toUInt64(0) AS x_sessions, toUInt64(0) AS x_pages, toUInt64(0) AS x_bounced, toFloat64(0) AS x_staying,
+		o_orders AS x_orders, o_revenue AS x_revenue, o_profit AS x_profit,
+		toUInt8(0) AS x_atc, toUInt8(0) AS x_chk, toUInt8(0) AS x_ct,
+		toUInt64(0) AS x_viewed, '' AS x_landing, toDateTime(0) AS x_start, o_first AS x_first, o_last AS x_last
+	FROM (` + rollupOrderUnitsSQL() + `)
+	WHERE o_assigned = 0 AND o_pack % 131072 > 0`
+}
+
+// rollupVisitorRowsSQL is one row per visitor of the rollup matching where:
+// its packed first assignment (r_pack), attributes, sessions, page loads,
+// seconds on site, flags and first and last moment. merged groups the
+// visitor's rows (-Merge); otherwise its one row is finalized. spans reads
+// each session's duration from the (session, second) pairs; without it the
+// visitor has at most one session, whose duration is its last page load
+// less its first.
+func rollupVisitorRowsSQL(attrs []string, where string, merged, spans bool) string {
+	state := func(fn, col string) string {
+		if merged {
+			return fn + "Merge(" + col + ")"
+		}
+		return "finalizeAggregation(" + col + ")"
+	}
+	cols := []string{"vid", state("argMax", "assignment") + " AS r_pack"}
+	for _, a := range attrs {
+		cols = append(cols, state("argMax", a)+" AS a_"+a)
+	}
+	cols = append(cols, state("uniqExact", "sessions")+" AS x_sessions", state("uniqExact", "pages")+" AS x_pages")
+	if spans {
+		cols = append(cols, "arraySort("+state("groupUniqArray", "spans")+") AS r_sorted",
+			"arrayMap(p -> p.1, r_sorted) AS r_ss", "arrayMap(q -> toInt64(q.2), r_sorted) AS r_ts", staying)
+	} else {
+		cols = append(cols, "toFloat64(if(x_sessions = 1, "+state("max", "page_last")+" - "+state("min", "page_first")+", 0)) AS x_staying")
+	}
+	cols = append(cols, state("max", "added_to_cart")+" AS x_atc", state("max", "checkouts")+" AS x_chk",
+		state("max", "clicked")+" AS x_ct", state("min", "seen_first")+" AS v_first", state("max", "seen_last")+" AS v_last")
+	group := ""
+	if merged {
+		group = "\n\t\tGROUP BY vid"
+	}
+	out := `SELECT ` + strings.Join(cols, ", ") + `
+		FROM {db}.agg_visitors
+		WHERE shop_id = @shop AND experiment_id = @exp AND ` + where + group
+	if spans {
+		// The outer SELECT drops the pairs, so that every branch of the UNION
+		// ALL has the same columns.
+		out = `SELECT ` + strings.Join(rollupVisitorColumns(attrs), ", ") + ` FROM (` + out + `)`
+	}
+	return out
+}
+
+// rollupVisitorColumns are the columns every visitor branch returns.
+func rollupVisitorColumns(attrs []string) []string {
+	cols := []string{"vid", "r_pack"}
+	for _, a := range attrs {
+		cols = append(cols, "a_"+a)
+	}
+	return append(cols, "x_sessions", "x_pages", "x_staying", "x_atc", "x_chk", "x_ct", "v_first", "v_last")
+}
+
+// staying is a visitor's seconds on site from r_ss and r_ts, its (session
+// hash, second) pairs sorted: each session's pairs are adjacent and in time
+// order, so the sum of every session's last second less its first is the
+// sum over positions where a session ends less where one starts.
+const staying = `toFloat64(arraySum(arrayMap(i -> if(i = length(r_ss) OR r_ss[i + 1] != r_ss[i], r_ts[i], 0)
+			- if(i = 1 OR r_ss[i - 1] != r_ss[i], r_ts[i], 0), arrayEnumerate(r_ss)))) AS x_staying`
+
+// rollupOrderUnitsSQL is each unit with counting orders, over the whole
+// test (the caller checks the window): its orders, revenue and profit
+// (standingOrdersSQL: the same orders in the same units as the raw path),
+// its first and last order, whether the unit is an assigned visitor of the
+// order's group (o_assigned, joined to the rollup) or a unit of its own, and
+// for the latter the stand-in assignment the raw path packs (first order's
+// time·2¹⁷ + group+1).
+func rollupOrderUnitsSQL() string {
+	orders := standingOrdersSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
+		"argMax(toFloat64(cost), version) AS o_all_cost"}, []string{"o_all_revenue", "o_all_cost"}, "")
+	return `
+			SELECT ` + vidSQL("o_vid") + ` AS vid, toUInt8(o_vid = o_named_vid) AS o_assigned,
+				min(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0))) AS o_pack,
+				toUInt64(count()) AS o_orders, toFloat64(sum(o_all_revenue)) AS o_revenue,
+				toFloat64(sum(o_all_revenue - o_all_cost)) AS o_profit, min(o_ts) AS o_first, max(o_ts) AS o_last
+			FROM (` + orders + `) AS standing_orders
+			GROUP BY vid, o_assigned`
+}
+
+// scanGroupRow reads one row of groupSumsSQL; with extra, also its trailing
+// UInt64 column.
+func scanGroupRow(rows interface{ Scan(...any) error }, extra bool) (GroupRow, uint64, error) {
+	var r GroupRow
+	var g int16
+	var conv, atc, chk, ct, bounced, n, sessions, pages, more uint64
+	dest := []any{&r.Key, &g, &n, &sessions, &conv, &r.Orders, &r.OrdersSq, &r.Revenue, &r.RevenueSq,
+		&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq,
+		&r.RevenueCapped, &r.RevenueCappedSq, &r.RevenueOrdersCapped, &r.ProfitCapped, &r.ProfitCappedSq}
+	if extra {
+		dest = append(dest, &more)
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return GroupRow{}, 0, err
+	}
+	r.TestGroup = int(g)
+	r.N, r.Sessions, r.Converted, r.AddedToCart, r.ReachedCheckout = int64(n), int64(sessions), int64(conv), int64(atc), int64(chk)
+	r.ClickedThrough, r.Bounced, r.PageViews = int64(ct), int64(bounced), int64(pages)
+	return r, more, nil
+}
+
+// groupMetricsRollup wraps rollupGroupMetrics' errors as GroupMetrics does.
+func (w *Warehouse) groupMetricsRollup(ctx context.Context, q MetricsQuery) ([]GroupRow, error) {
+	rows, err := w.rollupGroupMetrics(ctx, q)
+	if err != nil && !errors.Is(err, errRollupDeclined) {
+		return nil, fmt.Errorf("warehouse.GroupMetrics %s: rollup: %w", q.ExperimentID, err)
+	}
+	return rows, err
+}

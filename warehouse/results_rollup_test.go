@@ -1,0 +1,173 @@
+package warehouse_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/liftab/lift/warehouse"
+)
+
+// rollupPopulation writes, in three inserts (so the rollup has several
+// parts), a test whose visitors exercise what the rollup must get right:
+// several sessions each, replayed page loads, events and orders, edited
+// orders, re-assignments, bots (by flag and by device), excluded visitors,
+// orders of unassigned visitors, of visitors in another group and without
+// a visitor, and UTM tags and click ids for every breakdown.
+func rollupPopulation(t *testing.T, w *warehouse.Warehouse, seed uint64, merge bool) {
+	t.Helper()
+	const shop, exp, visitors = 1, "31", 600
+	start := at("2026-06-01 00:00:00")
+	ctx := context.Background()
+	devices := []string{"desktop", "mobile", "tablet", "bot"}
+	for batch := range 3 {
+		rng := rand.New(rand.NewPCG(seed, uint64(batch)))
+		b := &warehouse.Batch{}
+		for n := range visitors {
+			if rng.IntN(3) != batch && n%7 != 0 { // each batch touches about a third of the visitors
+				continue
+			}
+			vid := "v" + strconv.Itoa(n)
+			group := int16(n%3) - map[bool]int16{true: 1, false: 0}[n%29 == 0] // some excluded (-1)
+			when := start.Add(time.Duration(rng.IntN(5*24*60)) * time.Minute)
+			if batch == 0 || rng.IntN(10) == 0 {
+				b.Assignments = append(b.Assignments, warehouse.Assignment{ShopID: shop, ExperimentID: exp, VisitorID: vid,
+					AssignmentID: vid + "-a" + strconv.Itoa(batch), SessionID: vid + "-s0", TestGroup: group,
+					Device: devices[rng.IntN(len(devices))], Country: []string{"US", "GB", "DE"}[rng.IntN(3)],
+					VisitorType: []string{"new", "returning"}[rng.IntN(2)], UTMSource: []string{"", "google", "news"}[rng.IntN(3)],
+					UTMMedium: []string{"", "cpc", "email"}[rng.IntN(3)], UTMCampaign: []string{"", "spring"}[rng.IntN(2)],
+					Gclid: []string{"", "g1"}[rng.IntN(2)], AssignedAt: when, ReceivedAt: when.Add(time.Duration(batch) * time.Hour),
+					IsBot: n%31 == 0})
+			}
+			sessions := 1 + rng.IntN(3)
+			for s := range sessions {
+				sid := vid + "-s" + strconv.Itoa(s+batch*3)
+				loads := 1 + rng.IntN(3)
+				for r := range loads {
+					seen := when.Add(time.Duration(s*90+r*2) * time.Minute)
+					row := warehouse.Session{ShopID: shop, ExperimentID: exp, SessionID: sid, RecordID: sid + "-r" + strconv.Itoa(r),
+						VisitorID: vid, SeenAt: seen, PagePath: "/p" + strconv.Itoa(r), IsBot: n%37 == 0 && r == 0}
+					b.Sessions = append(b.Sessions, row)
+					if rng.IntN(8) == 0 {
+						b.Sessions = append(b.Sessions, row) // replayed
+					}
+				}
+				if rng.IntN(4) == 0 {
+					b.PageViews = append(b.PageViews, warehouse.PageView{ShopID: shop, ExperimentID: exp, ProductID: "1001",
+						ViewID: sid + "-pv", SessionID: sid, VisitorID: vid, ViewedAt: when.Add(time.Duration(s*90+1) * time.Minute)})
+				}
+			}
+			for e, typ := range []string{"product_added_to_cart", "checkout_started", "checkout_completed", "page_viewed"} {
+				if rng.IntN(3) == 0 {
+					ev := warehouse.Event{ShopID: shop, ExperimentID: exp, EventID: fmt.Sprintf("%s-e%d-%d", vid, batch, e),
+						SessionID: vid + "-s0", VisitorID: vid, EventType: typ, CreatedAt: when.Add(3 * time.Minute),
+						ReceivedAt: when.Add(3 * time.Minute), IsBot: rng.IntN(10) == 0}
+					b.Events = append(b.Events, ev, ev) // the second is a replay
+				}
+			}
+			if rng.IntN(4) == 0 {
+				named, stated := vid, group
+				switch rng.IntN(6) {
+				case 0:
+					named = "" // a legacy order without its visitor
+				case 1:
+					named = "ghost" + vid // a visitor the test never assigned
+				case 2:
+					stated = (group + 1) % 3 // the buyer saw another group
+				}
+				revenue := float64(10+rng.IntN(200)) + 0.25
+				for version := uint64(1); version <= uint64(1+rng.IntN(2)); version++ {
+					b.Orders = append(b.Orders, warehouse.Order{ShopID: shop, ExperimentID: exp,
+						OrderID: fmt.Sprintf("o%d-%d", n, batch), Version: version, TestGroup: stated, VisitorID: named,
+						Revenue: revenue / float64(version), Cost: revenue / 4, Currency: "USD",
+						CreatedAt: when.Add(5 * time.Minute), IsBot: n%41 == 0})
+				}
+			}
+		}
+		if err := w.Insert(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if merge && batch == 1 {
+			if err := w.Conn().Exec(ctx, "OPTIMIZE TABLE agg_visitors FINAL"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestRollupMatchesRawPath holds the rollup to the raw path's numbers on
+// every breakdown it serves, with the rollup's rows in one part, several
+// parts, and a merged base with later parts beside it.
+func TestRollupMatchesRawPath(t *testing.T) {
+	for _, layout := range []struct {
+		name  string
+		merge bool
+		final bool
+	}{{"parts", false, false}, {"base and parts", true, false}, {"one part", false, true}} {
+		t.Run(layout.name, func(t *testing.T) {
+			w := openTestWarehouse(t)
+			rollupPopulation(t, w, 7, layout.merge)
+			if layout.final {
+				if err := w.Conn().Exec(context.Background(), "OPTIMIZE TABLE agg_visitors FINAL"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var parts uint64
+			if err := w.Conn().QueryRow(context.Background(), "SELECT uniqExact(_part) FROM agg_visitors").Scan(&parts); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("agg_visitors parts: %d", parts)
+			for _, dims := range [][]warehouse.Dimension{nil, {"device"}, {"device", "country"}, {"traffic_source"},
+				{"utm_campaign", "visitor_type"}, {"date"}} {
+				for _, tz := range []string{"UTC", "America/New_York"} {
+					q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "31", Timezone: tz, From: "2026-05-30", To: "2026-06-30",
+						Basis: warehouse.BasisVisitors, Breakdown: dims, Caps: &warehouse.Caps{Revenue: 120, Profit: 80}}
+					fast, ok, err := w.RollupGroupMetrics(q)
+					if err != nil || !ok {
+						t.Fatalf("%v %s: rollup ok=%v err=%v", dims, tz, ok, err)
+					}
+					raw, err := w.RawOnly().GroupMetrics(context.Background(), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(raw) == 0 {
+						t.Fatal("the raw path found no units")
+					}
+					if d := cmp.Diff(raw, fast, cmpopts.EquateApprox(0, 1e-9)); d != "" {
+						t.Errorf("%v %s: rollup differs from the raw path (-raw +rollup):\n%s", dims, tz, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRollupDeclinesActivityOutsideTheWindow: a window that leaves some of
+// the test's activity out is answered by the raw path, which filters each
+// row by its local date; GroupMetrics still gives the raw numbers.
+func TestRollupDeclinesActivityOutsideTheWindow(t *testing.T) {
+	w := openTestWarehouse(t)
+	rollupPopulation(t, w, 3, true)
+	q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "31", Timezone: "UTC", From: "2026-06-02", To: "2026-06-03",
+		Basis: warehouse.BasisVisitors}
+	if _, ok, err := w.RollupGroupMetrics(q); err != nil || ok {
+		t.Fatalf("rollup over a narrow window: ok=%v err=%v, want declined", ok, err)
+	}
+	got, err := w.GroupMetrics(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := w.RawOnly().GroupMetrics(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) == 0 || !cmp.Equal(raw, got) {
+		t.Errorf("GroupMetrics over a narrow window = %+v, raw path %+v", got, raw)
+	}
+}

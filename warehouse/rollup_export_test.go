@@ -1,0 +1,21 @@
+package warehouse
+
+import "context"
+
+// RawOnly is a copy of w that answers GroupMetrics from the raw path only,
+// never from the visitor rollup: the tests hold both to the same numbers.
+func (w *Warehouse) RawOnly() *Warehouse {
+	c := *w
+	c.rawOnly = true
+	return &c
+}
+
+// RollupGroupMetrics answers from the rollup alone; ok is false when the
+// rollup declines q (activity outside its window).
+func (w *Warehouse) RollupGroupMetrics(q MetricsQuery) (rows []GroupRow, ok bool, err error) {
+	rows, err = w.rollupGroupMetrics(context.Background(), q)
+	if err == errRollupDeclined {
+		return nil, false, nil
+	}
+	return rows, err == nil, err
+}
