@@ -57,9 +57,14 @@ func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) ([]G
 	if err := w.conn.QueryRow(ctx, w.render(rollupBaseSQL), args(q)...).Scan(&base, &n); err != nil {
 		return nil, err
 	}
-	stmt := groupSumsSQL(q, "("+rollupUnitsSQL(q)+") AS units", "toUInt64(sum(x_sessions))",
+	build, err := w.finalCopy(ctx, q, base, n)
+	if err != nil {
+		return nil, err
+	}
+	stmt := groupSumsSQL(q, "("+rollupUnitsSQL(q, build > 0)+") AS units", "toUInt64(sum(x_sessions))",
 		"toUInt64(countIf(NOT ("+inWindow("x_first")+" AND "+inWindow("x_last")+"))) AS outside")
-	rows, err := w.conn.Query(ctx, w.render(stmt), append(args(q), clickhouse.Named("base", base))...)
+	rows, err := w.conn.Query(ctx, w.render(stmt),
+		append(args(q), clickhouse.Named("base", base), clickhouse.Named("build", build))...)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +87,7 @@ func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) ([]G
 // unitsSQL gives (plus x_first and x_last, the unit's earliest and latest
 // moment), from the rollup and the orders. Unlike unitsSQL it keeps units
 // outside the window: their x_first/x_last make the caller decline.
-func rollupUnitsSQL(q MetricsQuery) string {
+func rollupUnitsSQL(q MetricsQuery, copied bool) string {
 	attrs := assignmentAttrs(q.Breakdown)
 	var attrCols, noAttrs []string
 	for _, a := range attrs {
@@ -90,11 +95,18 @@ func rollupUnitsSQL(q MetricsQuery) string {
 		noAttrs = append(noAttrs, "'' AS a_"+a)
 	}
 	others := `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`
-	visitors := strings.Join([]string{
+	// The base's visitors come from its finished copy (copied), or have
+	// their states finalized here, the few with several sessions apart
+	// (only theirs need the per-session pairs).
+	branches := []string{
 		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+others+") AND finalizeAggregation(sessions) <= 1", false, false),
 		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+others+") AND finalizeAggregation(sessions) > 1", false, true),
-		rollupVisitorRowsSQL(attrs, "vid IN ("+others+")", true, true),
-	}, "\n\t\tUNION ALL\n\t\t")
+	}
+	if copied {
+		branches = []string{finalVisitorRowsSQL(attrs, others)}
+	}
+	branches = append(branches, rollupVisitorRowsSQL(attrs, "vid IN ("+others+")", true, true))
+	visitors := strings.Join(branches, "\n\t\tUNION ALL\n\t\t")
 	tail := `x_sessions, x_pages, toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced, x_staying`
 	return `SELECT vid, toInt16(toInt32(r_pack % 65536) - 1) AS a_group, toUInt8(intDiv(r_pack, 65536) % 2) AS a_bot,
 		toDateTime(toUInt32(intDiv(r_pack, 131072))) AS a_at, ` + strings.Join(attrCols, ", ") + `, ` + tail + `,

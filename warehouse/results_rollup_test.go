@@ -109,8 +109,15 @@ func TestRollupMatchesRawPath(t *testing.T) {
 		name  string
 		merge bool
 		final bool
-	}{{"parts", false, false}, {"base and parts", true, false}, {"one part", false, true}} {
+		copy  bool // reads write and use the finalized copy of the base
+	}{{"parts", false, false, false}, {"base and parts", true, false, false}, {"one part", false, true, false},
+		{"copied base and parts", true, false, true}, {"copied one part", false, true, true}} {
 		t.Run(layout.name, func(t *testing.T) {
+			if layout.copy {
+				defer warehouse.SetFinalCopyMinVisitors(0)()
+			} else {
+				defer warehouse.SetFinalCopyMinVisitors(1 << 62)()
+			}
 			w := openTestWarehouse(t)
 			rollupPopulation(t, w, 7, layout.merge)
 			if layout.final {
@@ -123,6 +130,15 @@ func TestRollupMatchesRawPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("agg_visitors parts: %d", parts)
+			defer func() {
+				var copies uint64
+				if err := w.Conn().QueryRow(context.Background(), "SELECT count() FROM agg_visitors_final_builds").Scan(&copies); err != nil {
+					t.Fatal(err)
+				}
+				if layout.copy != (copies > 0) {
+					t.Errorf("%d finished copies, want some: %v", copies, layout.copy)
+				}
+			}()
 			for _, dims := range [][]warehouse.Dimension{nil, {"device"}, {"device", "country"}, {"traffic_source"},
 				{"utm_campaign", "visitor_type"}, {"date"}} {
 				for _, tz := range []string{"UTC", "America/New_York"} {

@@ -19,3 +19,11 @@ func (w *Warehouse) RollupGroupMetrics(q MetricsQuery) (rows []GroupRow, ok bool
 	}
 	return rows, err == nil, err
 }
+
+// SetFinalCopyMinVisitors sets the base size from which reads write a
+// finalized copy, and returns a function that restores it.
+func SetFinalCopyMinVisitors(n uint64) func() {
+	old := finalCopyMinVisitors
+	finalCopyMinVisitors = n
+	return func() { finalCopyMinVisitors = old }
+}
