@@ -86,6 +86,12 @@ func appliedVersions(ctx context.Context, conn driver.Conn, db string) (map[int]
 	return done, rows.Err()
 }
 
+// MigrateReadTimeout bounds one statement of Migrate. A migration that
+// backfills a pre-aggregate reads the whole table it folds, minutes on a
+// large store: the 60-second default of queries would abort it midway and
+// stop the service from starting.
+const MigrateReadTimeout = time.Hour
+
 var (
 	engineRe = regexp.MustCompile(`\{engine:(\w+)\(([^)]*)\)\}`)
 	tableRe  = regexp.MustCompile(`\{db\}\.(\w+)`)

@@ -276,7 +276,8 @@ func (a *App) migrate(ctx context.Context) error {
 	// The database may not exist yet, so the DDL runs on a connection to
 	// the server's default database.
 	c := a.Config.ClickHouse
-	w, err := warehouse.Open(ctx, warehouse.Config{Addr: c.Addr, Username: c.Username, Password: c.Password})
+	w, err := warehouse.Open(ctx, warehouse.Config{Addr: c.Addr, Username: c.Username, Password: c.Password,
+		ReadTimeout: warehouse.MigrateReadTimeout})
 	if err != nil {
 		return err
 	}

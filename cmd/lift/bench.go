@@ -106,7 +106,7 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	// A fresh ClickHouse database, dropped at the end, so the count check
 	// sees only this run.
 	chDB := "lift_bench_" + randomHex(4)
-	admin, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr})
+	admin, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr, ReadTimeout: warehouse.MigrateReadTimeout})
 	if err != nil {
 		return err
 	}

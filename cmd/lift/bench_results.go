@@ -87,7 +87,8 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	if chDB == "" {
 		chDB = "lift_bench_results_" + randomHex(4)
 	}
-	admin, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr, Username: cfg.ClickHouse.Username, Password: cfg.ClickHouse.Password})
+	admin, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr, Username: cfg.ClickHouse.Username, Password: cfg.ClickHouse.Password,
+		ReadTimeout: warehouse.MigrateReadTimeout})
 	if err != nil {
 		return err
 	}
