@@ -74,12 +74,18 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 				dump(t, filepath.Join(dir, name+"-custom.sql"), warehouse.CustomEventsSQL(q), q)
 				dump(t, filepath.Join(dir, name+"-caps.sql"), warehouse.WinsorCapsSQL(q, 0.99), q)
 				dump(t, filepath.Join(dir, name+"-capped.sql"), warehouse.GroupMetricsSQL(capped, false), q)
+				for copied, suffix := range map[bool]string{false: "-rollup.sql", true: "-rollup-copied.sql"} {
+					if sql, ok := warehouse.RollupSQL(capped, copied); ok {
+						dump(t, filepath.Join(dir, name+suffix), sql, q)
+					}
+				}
 			}
 		})
 	}
 	if dir != "" {
 		dump(t, filepath.Join(dir, "export.sql"), warehouse.ExportOrdersSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "orphans.sql"), warehouse.OrphanSessionsSQL, warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "rollup-build.sql"), warehouse.BuildFinalSQL(), warehouse.MetricsQuery{})
 	}
 }
 
@@ -90,7 +96,8 @@ func dump(t *testing.T, path, sql string, q warehouse.MetricsQuery) {
 		products = "['" + strings.Join(q.ProductIDs, "','") + "']"
 	}
 	lit := strings.NewReplacer("{db}", "lift", "@shop", "1", "@exp", "'9'", "@tz", "'America/New_York'",
-		"@from", "'2026-06-01'", "@to", "'2026-06-02'", "@products", products)
+		"@from", "'2026-06-01'", "@to", "'2026-06-02'", "@products", products,
+		"@base", "'all_1_1_0'", "@build", "1")
 	if err := os.WriteFile(path, []byte(lit.Replace(sql)), 0o644); err != nil {
 		t.Fatal(err)
 	}

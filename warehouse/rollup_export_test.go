@@ -27,3 +27,16 @@ func SetFinalCopyMinVisitors(n uint64) func() {
 	finalCopyMinVisitors = n
 	return func() { finalCopyMinVisitors = old }
 }
+
+// RollupSQL is the rollup path's statement for q, reading the base's
+// finalized copy when copied; ok is false when the rollup does not serve q.
+func RollupSQL(q MetricsQuery, copied bool) (sql string, ok bool) {
+	if !rollupEligible(q, dataFacts{}) {
+		return "", false
+	}
+	return groupSumsSQL(q, "("+rollupUnitsSQL(q, copied)+") AS units", "toUInt64(sum(x_sessions))",
+		"toUInt64(countIf(NOT ("+inWindow("x_first")+" AND "+inWindow("x_last")+"))) AS outside"), true
+}
+
+// BuildFinalSQL is the statement that writes the base's finalized copy.
+func BuildFinalSQL() string { return buildFinalSQL() }

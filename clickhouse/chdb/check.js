@@ -50,5 +50,28 @@ run(s, 'insert after upgrade', `INSERT INTO lift_up.events (shop_id, experiment_
 const fed = s.query('SELECT sum(added_to_cart) FROM lift_up.agg_event_activity', 'TSV').trim();
 if (fed !== '1') { failures++; console.log(`FAIL the upgraded views: agg_event_activity holds ${fed} add-to-carts, want 1`); }
 
+// The visitor rollup (0520-0528) on both databases: its views take
+// LowCardinality columns on a current server, and what they write must be
+// what the rollup statements read.
+for (const db of ['lift', 'lift_up']) {
+  run(s, `feed ${db}.agg_visitors`, `INSERT INTO ${db}.assignments (shop_id, experiment_id, visitor_id, version, assignment_id,
+    session_id, test_group, reason, country, device, visitor_type, utm_source, utm_medium, utm_campaign, gclid, fbclid,
+    assigned_at, received_at, is_bot) VALUES (1, '7', 'v', 5, 'a', 's', 1, 'random_split', 'US', 'mobile', 'new', 'google',
+    'cpc', '', '', '', now(), now(), 0)`);
+  run(s, `feed ${db}.agg_visitors`, `INSERT INTO ${db}.sessions (shop_id, experiment_id, session_id, record_id, visitor_id,
+    seen_at, page_path, referrer, device, country, visitor_type, utm_source, utm_medium, utm_campaign, is_bot)
+    VALUES (1, '7', 's', 'r1', 'v', now(), '/', '', 'mobile', 'US', 'new', '', '', '', 0),
+    (1, '7', 's', 'r2', 'v', now() + 30, '/p', '', 'mobile', 'US', 'new', '', '', '', 0)`);
+  run(s, `feed ${db}.agg_visitors`, `INSERT INTO ${db}.page_views (shop_id, experiment_id, product_id, view_id, session_id,
+    visitor_id, viewed_at, is_bot) VALUES (1, '7', '8101', 'pv', 's', 'v', now(), 0)`);
+  let got = '';
+  try {
+    got = s.query(`SELECT toInt32(argMaxMerge(assignment) % 65536) - 1, argMaxMerge(device), uniqExactMerge(pages),
+      maxMerge(added_to_cart), maxMerge(clicked) FROM ${db}.agg_visitors WHERE experiment_id = '7'`, 'TSV').trim();
+  } catch (e) { got = String(e.message).split('\n')[0]; }
+  const want = db === 'lift_up' ? '1\tmobile\t2\t1\t1' : '1\tmobile\t2\t0\t1';
+  if (got !== want) { failures++; console.log(`FAIL ${db}.agg_visitors holds ${JSON.stringify(got)}, want ${JSON.stringify(want)}`); }
+}
+
 console.log(`${files.length} DDL files (fresh and upgraded), ${dumped.length} dumped statements: ${failures} failures`);
 process.exitCode = failures ? 1 : 0;
