@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,7 +55,10 @@ WHERE shop_id = @shop AND experiment_id = @exp GROUP BY part ORDER BY n DESC, pa
 func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRow, error) {
 	var base string
 	var n uint64
-	if err := w.conn.QueryRow(ctx, w.render(rollupBaseSQL), args(q)...).Scan(&base, &n); err != nil {
+	switch err := w.conn.QueryRow(ctx, w.render(rollupBaseSQL), args(q)...).Scan(&base, &n); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, errRollupDeclined // no visitor yet: the raw path answers the empty test
+	case err != nil:
 		return nil, err
 	}
 	build, err := w.finalCopy(ctx, q, base, n)
@@ -197,7 +201,7 @@ const staying = `toFloat64(arraySum(arrayMap(i -> if(i = length(r_ss) OR r_ss[i 
 // for the latter the stand-in assignment the raw path packs (first order's
 // time·2¹⁷ + group+1).
 func rollupOrderUnitsSQL() string {
-	orders := standingOrdersSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
+	orders := standingOrdersFrom(rollupLookup, []string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
 		"argMax(toFloat64(cost), version) AS o_all_cost"}, []string{"o_all_revenue", "o_all_cost"}, "")
 	return `
 			SELECT ` + vidSQL("o_vid") + ` AS vid, toUInt8(o_vid = o_named_vid) AS o_assigned,

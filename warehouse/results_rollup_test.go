@@ -187,3 +187,18 @@ func TestRollupDeclinesActivityOutsideTheWindow(t *testing.T) {
 		t.Errorf("GroupMetrics over a narrow window = %+v, raw path %+v", got, raw)
 	}
 }
+
+// TestRollupDeclinesAnEmptyTest: a test without a visitor has no rollup
+// rows; GroupMetrics answers it (no rows) instead of failing.
+func TestRollupDeclinesAnEmptyTest(t *testing.T) {
+	w := openTestWarehouse(t)
+	q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "404", Timezone: "UTC", From: "2026-06-01", To: "2026-06-30",
+		Basis: warehouse.BasisVisitors}
+	if _, ok, err := w.RollupGroupMetrics(q); err != nil || ok {
+		t.Fatalf("rollup of an empty test: ok=%v err=%v, want declined", ok, err)
+	}
+	rows, err := w.GroupMetrics(context.Background(), q)
+	if err != nil || len(rows) != 0 {
+		t.Fatalf("GroupMetrics of an empty test = %v, %v; want no rows", rows, err)
+	}
+}
