@@ -41,19 +41,6 @@ var assignmentsLookup = orderVisitors{key: "o_named_vid", sql: `
 				SELECT visitor_id FROM {db}.orders WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '')
 			GROUP BY visitor_id`}
 
-// rollupLookup reads the same assignments from the visitor rollup, keyed by
-// the visitor's hash: a set of integers instead of a million visitor ids.
-// It has no session (the visitors basis needs none).
-var rollupLookup = orderVisitors{key: "o_nvid", expr: vidSQL("o_named_vid"), sql: `
-			SELECT vid AS o_nvid, toInt16(toInt32(ov_pack % 65536) - 1) AS ov_group, toUInt8(intDiv(ov_pack, 65536) % 2) AS ov_bot,
-				ov_device, '' AS ov_sid, toUInt8(ov_pack > 0) AS ov_found
-			FROM (
-				SELECT vid, argMaxMerge(assignment) AS ov_pack, argMaxMerge(device) AS ov_device
-				FROM {db}.agg_visitors
-				WHERE shop_id = @shop AND experiment_id = @exp AND vid IN (
-					SELECT ` + vidSQL("visitor_id") + ` FROM {db}.orders WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '')
-				GROUP BY vid)`}
-
 // standingOrdersFrom is standingOrdersSQL looking up assignments in lookup.
 func standingOrdersFrom(lookup orderVisitors, cols, out []string, having string) string {
 	key := ""

@@ -65,8 +65,7 @@ func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) ([]G
 	if err != nil {
 		return nil, err
 	}
-	stmt := groupSumsSQL(q, "("+rollupUnitsSQL(q, build > 0)+") AS units", "toUInt64(sum(x_sessions))",
-		"toUInt64(countIf(NOT ("+inWindow("x_first")+" AND "+inWindow("x_last")+"))) AS outside")
+	stmt := rollupSQL(q, build > 0)
 	rows, err := w.conn.Query(ctx, w.render(stmt),
 		append(args(q), clickhouse.Named("base", base), clickhouse.Named("build", build))...)
 	if err != nil {
@@ -87,16 +86,24 @@ func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) ([]G
 	return out, rows.Err()
 }
 
+// rollupSQL is GroupMetrics' statement on the rollup; its last column says
+// whether a unit of the row's cell has a moment outside the window. A
+// window is a range of local dates, so checking the cell's earliest and
+// latest moment checks them all.
+func rollupSQL(q MetricsQuery, copied bool) string {
+	return groupSumsSQL(q, "("+rollupUnitsSQL(q, copied)+") AS units", "toUInt64(sum(x_sessions))",
+		"toUInt64(NOT (toDate(min(x_first), @tz) >= toDate(@from) AND toDate(max(x_last), @tz) <= toDate(@to))) AS outside")
+}
+
 // rollupUnitsSQL is one row per unit of the visitors basis, in the columns
 // unitsSQL gives (plus x_first and x_last, the unit's earliest and latest
 // moment), from the rollup and the orders. Unlike unitsSQL it keeps units
 // outside the window: their x_first/x_last make the caller decline.
 func rollupUnitsSQL(q MetricsQuery, copied bool) string {
 	attrs := assignmentAttrs(q.Breakdown)
-	var attrCols, noAttrs []string
+	var attrCols []string
 	for _, a := range attrs {
-		attrCols = append(attrCols, "a_"+a)
-		noAttrs = append(noAttrs, "'' AS a_"+a)
+		attrCols = append(attrCols, "r_"+a+" AS a_"+a)
 	}
 	others := `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`
 	// The base's visitors come from its finished copy (copied), or have
@@ -111,28 +118,23 @@ func rollupUnitsSQL(q MetricsQuery, copied bool) string {
 	}
 	branches = append(branches, rollupVisitorRowsSQL(attrs, "vid IN ("+others+")", true, true))
 	visitors := strings.Join(branches, "\n\t\tUNION ALL\n\t\t")
-	tail := `x_sessions, x_pages, toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced, x_staying`
-	return `SELECT vid, toInt16(toInt32(r_pack % 65536) - 1) AS a_group, toUInt8(intDiv(r_pack, 65536) % 2) AS a_bot,
-		toDateTime(toUInt32(intDiv(r_pack, 131072))) AS a_at, ` + strings.Join(attrCols, ", ") + `, ` + tail + `,
+	// One FULL JOIN reads the orders once: an order unit of an assigned
+	// visitor meets its visitor's row; any other (an unseen visitor's, an
+	// order without one) stands alone, with the defaults of a join for the
+	// visitor's columns (no attributes, no activity) and the stand-in
+	// assignment the raw path gives it (first order's time and group).
+	return `SELECT vid, if(r_pack > 0, r_pack, o_pack) AS u_pack, toInt16(toInt32(u_pack % 65536) - 1) AS a_group,
+		toUInt8(intDiv(u_pack, 65536) % 2) AS a_bot, toDateTime(toUInt32(intDiv(u_pack, 131072))) AS a_at,
+		` + strings.Join(attrCols, ", ") + `,
+		x_sessions, x_pages, toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced, x_staying,
 		o_orders AS x_orders, o_revenue AS x_revenue, o_profit AS x_profit, x_atc, x_chk, x_ct,
 		toUInt64(0) AS x_viewed, '' AS x_landing, toDateTime(0) AS x_start,
-		if(o_orders > 0, least(v_first, o_first), v_first) AS x_first,
-		if(o_orders > 0, greatest(v_last, o_last), v_last) AS x_last
+		multiIf(r_pack = 0, o_first, o_orders > 0, least(v_first, o_first), v_first) AS x_first,
+		multiIf(r_pack = 0, o_last, o_orders > 0, greatest(v_last, o_last), v_last) AS x_last
 	FROM (
 		` + visitors + `) AS visitors
-	ALL LEFT JOIN (
-		SELECT vid, o_orders, o_revenue, o_profit, o_first, o_last FROM (` + rollupOrderUnitsSQL() + `)
-		WHERE o_assigned = 1) AS visitor_orders USING vid
-	WHERE r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot'
-	UNION ALL
-	SELECT vid, toInt16(toInt32(o_pack % 131072) - 1) AS a_group, toUInt8(0) AS a_bot,
-		toDateTime(toUInt32(intDiv(o_pack, 131072))) AS a_at, ` + strings.Join(noAttrs, ", ") + `,
-		toUInt64(0) AS x_sessions, toUInt64(0) AS x_pages, toUInt64(0) AS x_bounced, toFloat64(0) AS x_staying,
-		o_orders AS x_orders, o_revenue AS x_revenue, o_profit AS x_profit,
-		toUInt8(0) AS x_atc, toUInt8(0) AS x_chk, toUInt8(0) AS x_ct,
-		toUInt64(0) AS x_viewed, '' AS x_landing, toDateTime(0) AS x_start, o_first AS x_first, o_last AS x_last
-	FROM (` + rollupOrderUnitsSQL() + `)
-	WHERE o_assigned = 0 AND o_pack % 131072 > 0`
+	ALL FULL JOIN (` + rollupOrderUnitsSQL() + `) AS unit_orders USING vid
+	WHERE (r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot') OR (r_pack = 0 AND o_assigned = 0 AND o_pack % 65536 > 0)`
 }
 
 // rollupVisitorRowsSQL is one row per visitor of the rollup matching where:
@@ -151,7 +153,7 @@ func rollupVisitorRowsSQL(attrs []string, where string, merged, spans bool) stri
 	}
 	cols := []string{"vid", state("argMax", "assignment") + " AS r_pack"}
 	for _, a := range attrs {
-		cols = append(cols, state("argMax", a)+" AS a_"+a)
+		cols = append(cols, state("argMax", a)+" AS r_"+a)
 	}
 	cols = append(cols, state("uniqExact", "sessions")+" AS x_sessions", state("uniqExact", "pages")+" AS x_pages")
 	if spans {
@@ -181,7 +183,7 @@ func rollupVisitorRowsSQL(attrs []string, where string, merged, spans bool) stri
 func rollupVisitorColumns(attrs []string) []string {
 	cols := []string{"vid", "r_pack"}
 	for _, a := range attrs {
-		cols = append(cols, "a_"+a)
+		cols = append(cols, "r_"+a)
 	}
 	return append(cols, "x_sessions", "x_pages", "x_staying", "x_atc", "x_chk", "x_ct", "v_first", "v_last")
 }
@@ -201,7 +203,7 @@ const staying = `toFloat64(arraySum(arrayMap(i -> if(i = length(r_ss) OR r_ss[i 
 // for the latter the stand-in assignment the raw path packs (first order's
 // time·2¹⁷ + group+1).
 func rollupOrderUnitsSQL() string {
-	orders := standingOrdersFrom(rollupLookup, []string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
+	orders := standingOrdersSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
 		"argMax(toFloat64(cost), version) AS o_all_cost"}, []string{"o_all_revenue", "o_all_cost"}, "")
 	return `
 			SELECT ` + vidSQL("o_vid") + ` AS vid, toUInt8(o_vid = o_named_vid) AS o_assigned,

@@ -123,7 +123,7 @@ func quoteString(s string) string {
 func finalVisitorRowsSQL(attrs []string, others string) string {
 	cols := []string{"vid", "pack AS r_pack"}
 	for _, a := range attrs {
-		cols = append(cols, a+" AS a_"+a)
+		cols = append(cols, a+" AS r_"+a)
 	}
 	cols = append(cols, "sessions AS x_sessions", "pages AS x_pages", "staying AS x_staying", "added_to_cart AS x_atc",
 		"checkouts AS x_chk", "clicked AS x_ct", "seen_first AS v_first", "seen_last AS v_last")

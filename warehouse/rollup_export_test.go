@@ -34,8 +34,7 @@ func RollupSQL(q MetricsQuery, copied bool) (sql string, ok bool) {
 	if !rollupEligible(q, dataFacts{}) {
 		return "", false
 	}
-	return groupSumsSQL(q, "("+rollupUnitsSQL(q, copied)+") AS units", "toUInt64(sum(x_sessions))",
-		"toUInt64(countIf(NOT ("+inWindow("x_first")+" AND "+inWindow("x_last")+"))) AS outside"), true
+	return rollupSQL(q, copied), true
 }
 
 // BuildFinalSQL is the statement that writes the base's finalized copy.
