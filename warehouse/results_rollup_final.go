@@ -55,31 +55,20 @@ func (w *Warehouse) finalCopy(ctx context.Context, q MetricsQuery, base string, 
 	return build, w.dropGoneCopies(ctx)
 }
 
-// buildFinalSQL writes the values of the base part's rows of one test.
+// buildFinalSQL writes the values of the base part's rows of one test. Each
+// part holds one row per key (every write into agg_visitors groups by it,
+// and a merge keeps that), so each row is finalized as it is, through the
+// read path's own visitor rows.
 func buildFinalSQL() string {
-	var cols, vals []string
-	for _, a := range []string{"device", "country", "visitor_type", "utm_source", "utm_medium", "utm_campaign", "gclid", "fbclid"} {
-		cols = append(cols, a)
-		vals = append(vals, "argMaxMerge("+a+") AS f_"+a)
-	}
-	names := []string{"f_shop", "f_exp", "f_part", "f_build", "vid", "f_pack"}
-	for _, a := range cols {
-		names = append(names, "f_"+a)
-	}
-	names = append(names, "f_sessions", "f_pages", "x_staying", "f_atc", "f_chk", "f_ct", "f_first", "f_last")
+	attrs := []string{"device", "country", "visitor_type", "utm_source", "utm_medium", "utm_campaign", "gclid", "fbclid"}
+	rows := rollupVisitorRowsSQL(attrs, "_part = @base AND finalizeAggregation(sessions) <= 1", false, false) +
+		"\n\t\tUNION ALL\n\t\t" + rollupVisitorRowsSQL(attrs, "_part = @base AND finalizeAggregation(sessions) > 1", false, true)
 	return `INSERT INTO {db}.agg_visitors_final (shop_id, experiment_id, source_part, build, vid, pack,
-		` + strings.Join(cols, ", ") + `, sessions, pages, staying, added_to_cart, checkouts, clicked, seen_first, seen_last)
-	SELECT ` + strings.Join(names, ", ") + ` FROM (
-		SELECT toInt64(@shop) AS f_shop, toString(@exp) AS f_exp, toString(@base) AS f_part, toUInt64(@build) AS f_build, vid,
-			argMaxMerge(assignment) AS f_pack, ` + strings.Join(vals, ", ") + `,
-			uniqExactMerge(sessions) AS f_sessions, uniqExactMerge(pages) AS f_pages,
-			arraySort(groupUniqArrayMerge(spans)) AS r_sorted, arrayMap(p -> p.1, r_sorted) AS r_ss,
-			arrayMap(q -> toInt64(q.2), r_sorted) AS r_ts, ` + staying + `,
-			maxMerge(added_to_cart) AS f_atc, maxMerge(checkouts) AS f_chk, maxMerge(clicked) AS f_ct,
-			minMerge(seen_first) AS f_first, maxMerge(seen_last) AS f_last
-		FROM {db}.agg_visitors
-		WHERE shop_id = @shop AND experiment_id = @exp AND _part = @base
-		GROUP BY vid)`
+		` + strings.Join(attrs, ", ") + `, sessions, pages, staying, added_to_cart, checkouts, clicked, seen_first, seen_last)
+	SELECT toInt64(@shop) AS f_shop, toString(@exp) AS f_exp, toString(@base) AS f_part, toUInt64(@build) AS f_build,
+		` + strings.Join(rollupVisitorColumns(attrs), ", ") + `
+	FROM (
+		` + rows + `)`
 }
 
 // dropGoneCopies drops the copies of parts ClickHouse no longer lists at
