@@ -24,6 +24,8 @@ const CUPEDLookbackDays = 28
 // each metric it pairs with (Y as GroupMetrics sums it, capped when the
 // query had caps).
 type CovariateRow struct {
+	// Key is the breakdown cell, as GroupRow.Key ("" without a breakdown).
+	Key         string
 	TestGroup   int
 	N           int64
 	WithHistory int64
@@ -36,6 +38,17 @@ type CovariateRow struct {
 	// X = orders plus add-to-carts in the lookback (purchase intent).
 	PreActivity, PreActivitySq float64
 	ConvertedCross             float64 // Σ X·[unit converted]
+	AddToCartCross             float64 // Σ X·[unit added to cart]
+	CheckoutCross              float64 // Σ X·[unit reached checkout]
+	// Xd = orders in the lookback, the denominator of average order value
+	// before the test (its numerator is PreRevenue); D = orders, M = revenue
+	// (capped or not).
+	PreOrders, PreOrdersSq      float64
+	OrdersPreOrdersCross        float64 // Σ D·Xd
+	PreRevenuePreOrdersCross    float64 // Σ X·Xd
+	RevenuePreOrdersCross       float64 // Σ M·Xd
+	RevenueCappedPreOrdersCross float64 // Σ min(M, cap)·Xd
+	OrdersPreRevenueCross       float64 // Σ D·X
 }
 
 // CUPEDApplied is how CUPED shaped the figures: the lookback, how many
