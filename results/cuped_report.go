@@ -2,9 +2,9 @@ package results
 
 // CUPEDApplied is how CUPED shaped the figures: the lookback, how many
 // units had pre-exposure activity, each adjusted metric's covariate and θ
-// (stats' cuped_theta), the metrics left unadjusted and why, and, for a
-// query with a breakdown, the same per cell (each cell's θ fitted on its
-// own units).
+// (stats' cuped_theta), the metrics left unadjusted and why, and for a
+// breakdown (a query's, the snapshot's devices) the same per cell, each
+// cell's θ fitted on its own units.
 type CUPEDApplied struct {
 	LookbackDays     int                    `json:"lookback_days"`
 	UnitsWithHistory int64                  `json:"units_with_history"`
@@ -45,18 +45,23 @@ func cupedCells(rows []GroupRow, groups int, set settings) []CUPEDCell {
 	out := []CUPEDCell{}
 	for _, k := range keys {
 		cs := set.forCell(k)
-		c := compare(sumsByGroup(cells[k], groups), cs)
-		cell := CUPEDCell{DimensionValue: k, Metrics: c.cuped}
-		for _, r := range cs.cuped.rows {
-			cell.UnitsWithHistory += r.WithHistory
-		}
-		if len(cell.Metrics) == 0 {
-			cell.Metrics = map[string]CUPEDMetric{}
-			cell.Reason = cupedCellEmpty
-		}
-		out = append(out, cell)
+		out = append(out, cs.cupedCell(k, compare(sumsByGroup(cells[k], groups), cs)))
 	}
 	return out
+}
+
+// cupedCell is the CUPED report of cell key, whose comparison is c under
+// s (the cell's settings).
+func (s settings) cupedCell(key string, c comparison) CUPEDCell {
+	cell := CUPEDCell{DimensionValue: key, Metrics: c.cuped}
+	for _, r := range s.cuped.rows {
+		cell.UnitsWithHistory += r.WithHistory
+	}
+	if len(cell.Metrics) == 0 {
+		cell.Metrics = map[string]CUPEDMetric{}
+		cell.Reason = cupedCellEmpty
+	}
+	return cell
 }
 
 // noteCUPED records in a whether CUPED shaped the comparisons of c (the

@@ -149,6 +149,10 @@ func TestCUPED(t *testing.T) {
 				}
 				// The device breakdown's cells are adjusted with their own
 				// covariates: one device here, so its θ is the whole test's.
+				if cells := a.CUPEDAdjustment.Cells; len(cells) != 1 || cells[0].DimensionValue != "desktop" ||
+					cells[0].Metrics["revenue_per_visitor"].Theta != a.CUPEDAdjustment.Metrics["revenue_per_visitor"].Theta {
+					t.Errorf("cells %s: want desktop with the whole test's θ", mustJSON(cells))
+				}
 				for _, row := range adjusted.Breakdown.Rows {
 					if row.TestGroupIndex != 1 {
 						continue

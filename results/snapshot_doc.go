@@ -131,7 +131,11 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	doc.Outcome, doc.WinningTestGroupIndex = outcome(cmp, sums, primary)
 	doc.SRMStatus = srmStatus(t, sums)
 	doc.Warnings = append(doc.Warnings, snapshotWarnings(t, sums, doc.SRMStatus, cmp, primary)...)
-	doc.Breakdown = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency, set)
+	var cells []CUPEDCell
+	doc.Breakdown, cells = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency, set)
+	if adj := doc.Analysis.CUPEDAdjustment; adj != nil {
+		adj.Cells = cells
+	}
 	doc.CustomEvents = customEvents(custom, sums)
 	var reason string
 	doc.Guardrails, reason = guardrails(t, sums, cmp, set.opts.Sequential)
@@ -195,19 +199,25 @@ func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experimen
 }
 
 // deviceBreakdown is every device × group with its metrics and its
-// vs_control against the control of the same device.
-func deviceBreakdown(rows []GroupRow, groups int, currency string, set settings) SnapshotBreakdown {
+// vs_control against the control of the same device, and how CUPED shaped
+// each device's comparisons (each with its own θ).
+func deviceBreakdown(rows []GroupRow, groups int, currency string, set settings) (SnapshotBreakdown, []CUPEDCell) {
 	out := SnapshotBreakdown{Dimension: "device", Rows: []BreakdownRow{}}
+	var report []CUPEDCell
 	keys, cells := byKey(rows)
 	for _, k := range keys {
 		cellSums := sumsByGroup(cells[k], groups)
-		cellCmp := compare(cellSums, set.forCell(k))
+		cellSet := set.forCell(k)
+		cellCmp := compare(cellSums, cellSet)
+		if set.opts.CUPED && set.cuped.reason == "" {
+			report = append(report, cellSet.cupedCell(k, cellCmp))
+		}
 		for i, s := range cellSums {
 			out.Rows = append(out.Rows, BreakdownRow{DimensionValue: k,
 				GroupMetrics: groupMetrics(i, s, currency), VsControl: cellCmp.vsControl(i, currency)})
 		}
 	}
-	return out
+	return out, report
 }
 
 // srmStatus checks the groups' visitors against the configured splits.
