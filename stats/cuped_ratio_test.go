@@ -158,3 +158,46 @@ func TestCUPEDRatioFallsBack(t *testing.T) {
 		t.Error("accepted a pre_cross_sum larger than the variances allow")
 	}
 }
+
+// TestCUPEDRatioAA: ratio CUPED keeps A/A false positives at α in each
+// direction (the 99.9 % binomial band of 2.5 %), under both relative
+// methods, on units whose pre-exposure ratio predicts the test's.
+func TestCUPEDRatioAA(t *testing.T) {
+	t.Parallel()
+	const runs = 600
+	for _, method := range []RelativeMethod{RelativeFieller, RelativeDelta} {
+		t.Run(string(method), func(t *testing.T) {
+			t.Parallel()
+			type verdicts struct{ loss, win bool }
+			out, err := parallelRuns(runs, 0, func(run int) (verdicts, error) {
+				r := rand.New(rand.NewPCG(21, uint64(run)))
+				req := AnalysisRequest{MetricKind: KindRatio, Options: Options{CUPED: true, RelativeMethod: method},
+					Groups: []GroupStats{drawRatioUnits(r, 1000, 0.8, 0).stats(), drawRatioUnits(r, 1000, 0.8, 0).stats()}}
+				a, err := Analyze(req)
+				if err != nil {
+					return verdicts{}, err
+				}
+				c := a.Comparisons[0]
+				sig := c.Computable && c.Frequentist.PValue < 0.05
+				return verdicts{sig && *c.Lift < 0, sig && *c.Lift > 0}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var losses, wins int
+			for _, v := range out {
+				if v.loss {
+					losses++
+				}
+				if v.win {
+					wins++
+				}
+			}
+			t.Logf("%d losses, %d wins of %d", losses, wins, runs)
+			lo, hi := binomialBand(runs, 0.025)
+			if losses < lo || losses > hi || wins < lo || wins > hi {
+				t.Errorf("%d losses, %d wins of %d A/A tests, want each in [%d, %d]", losses, wins, runs, lo, hi)
+			}
+		})
+	}
+}
