@@ -134,11 +134,15 @@ func newStatsSimulateCmd() *cobra.Command {
 --conversion; lognormal orders of mean 50 and σ --sigma) and analyses each.
 Without --kind: the calibration suite (A/A false positives per metric and
 direction with Monte Carlo errors, raw and winsorized; daily peeking over
---days, fixed vs sequential; power at --power-lift vs normal theory). With
---kind: one row per kind for --sigma, --lift, --winsorize. Seeded per run:
-the output depends on the flags only. Details: stats/README.md.`,
+--days, fixed vs sequential; power at --power-lift vs normal theory; CUPED on
+revenue whose pre-test value correlates --cuped-rho with it: A/A false
+positives and power with and without CUPED vs normal theory). With --kind:
+one row per kind for --sigma, --lift, --winsorize (--kind mean --cuped-rho ρ:
+each test with and without CUPED). Seeded per run: the output depends on the
+flags only. Details: stats/README.md.`,
 		Example: `  lift stats simulate
-  lift stats simulate --kind mean --sigma 2 --winsorize 0 --runs 20000`,
+  lift stats simulate --kind mean --sigma 2 --winsorize 0 --runs 20000
+  lift stats simulate --kind mean --sigma 1 --cuped-rho 0.7 --lift 0.1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.cmdSetRho = cmd.Flags().Changed("cuped-rho")
