@@ -105,8 +105,9 @@ func (s settings) statsOptions() stats.Options {
 }
 
 // analysis is the wire form of the settings; c is the comparison of the
-// whole test (nil when nothing was compared), whose θs CUPED reports.
-func (s settings) analysis(currency string, c *comparison) Analysis {
+// whole test (nil when nothing was compared) and cells the CUPED report of
+// a breakdown's cells, whose θs CUPED reports.
+func (s settings) analysis(currency string, c *comparison, cells []CUPEDCell) Analysis {
 	o := s.statsOptions()
 	a := Analysis{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel,
 		RelativeMethod: string(stats.RelativeFieller), Correction: string(s.opts.Correction),
@@ -134,6 +135,6 @@ func (s settings) analysis(currency string, c *comparison) Analysis {
 	if o.Prior != nil {
 		a.Applied = append(a.Applied, "prior")
 	}
-	a.noteCUPED(s, c)
+	a.noteCUPED(s, c, cells)
 	return a
 }

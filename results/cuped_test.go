@@ -133,9 +133,35 @@ func TestCUPED(t *testing.T) {
 					}
 					t.Logf("%s: θ %.3f, interval %.4f → %.4f", m.name, got.Theta, wp, wq)
 				}
-				// Metrics without a covariate are compared as before.
-				if p, q := plain.TestGroups[1].VsControl["average_order_value"], adjusted.TestGroups[1].VsControl["average_order_value"]; mustJSON(p) != mustJSON(q) {
-					t.Errorf("average_order_value changed under CUPED: %s → %s", mustJSON(p), mustJSON(q))
+				// Average order value is adjusted with the lookback's revenue
+				// per order; browsing metrics are compared as before, and
+				// the report says why.
+				if got, ok := a.CUPEDAdjustment.Metrics["average_order_value"]; !ok || got.Theta == 0 {
+					t.Errorf("average_order_value: cuped %+v (present %v), want a θ", got, ok)
+				}
+				for _, m := range []string{"click_through_rate", "bounce_rate", "avg_staying_time"} {
+					if p, q := plain.TestGroups[1].VsControl[m], adjusted.TestGroups[1].VsControl[m]; mustJSON(p) != mustJSON(q) {
+						t.Errorf("%s changed under CUPED: %s → %s", m, mustJSON(p), mustJSON(q))
+					}
+					if a.CUPEDAdjustment.NotAdjusted[m] == "" {
+						t.Errorf("not_adjusted %v: no reason for %s", a.CUPEDAdjustment.NotAdjusted, m)
+					}
+				}
+				// The device breakdown's cells are adjusted with their own
+				// covariates: one device here, so its θ is the whole test's.
+				if cells := a.CUPEDAdjustment.Cells; len(cells) != 1 || cells[0].DimensionValue != "desktop" ||
+					cells[0].Metrics["revenue_per_visitor"].Theta != a.CUPEDAdjustment.Metrics["revenue_per_visitor"].Theta {
+					t.Errorf("cells %s: want desktop with the whole test's θ", mustJSON(cells))
+				}
+				for _, row := range adjusted.Breakdown.Rows {
+					if row.TestGroupIndex != 1 {
+						continue
+					}
+					p := plain.TestGroups[1].VsControl["revenue_per_visitor"].Frequentist
+					q := row.VsControl["revenue_per_visitor"].Frequentist
+					if !(width(q.ConfidenceInterval) < width(p.ConfidenceInterval)) {
+						t.Errorf("device %s: CUPED interval %v not narrower than the plain %v", row.DimensionValue, q.ConfidenceInterval, p.ConfidenceInterval)
+					}
 				}
 			})
 		}
@@ -143,20 +169,18 @@ func TestCUPED(t *testing.T) {
 }
 
 // TestCUPEDQuery: a custom query that asks for CUPED applies it over its
-// units, on either basis, and says why not when it has a breakdown (it
-// compares no groups then).
+// units, on either basis; with a breakdown it applies it in every cell
+// with the cell's own θ, and the cell's adjusted interval is narrower than
+// the unadjusted one on the same units.
 func TestCUPEDQuery(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name    string
-		req     results.QueryRequest
-		applied bool
-		reason  string
+		name string
+		req  results.QueryRequest
 	}{
-		{"Visitors", results.QueryRequest{Analysis: json.RawMessage(`{"cuped":true,"winsorize":0}`)}, true, ""},
-		{"Sessions", results.QueryRequest{SampleBasis: ptr("sessions"), Analysis: json.RawMessage(`{"cuped":true}`)}, true, ""},
-		{"Breakdown", results.QueryRequest{Breakdown: []string{"device"}, Analysis: json.RawMessage(`{"cuped":true}`)}, false,
-			"compares no groups"},
+		{"Visitors", results.QueryRequest{Analysis: json.RawMessage(`{"cuped":true,"winsorize":0}`)}},
+		{"Sessions", results.QueryRequest{SampleBasis: ptr("sessions"), Analysis: json.RawMessage(`{"cuped":true}`)}},
+		{"Breakdown", results.QueryRequest{Breakdown: []string{"device"}, Analysis: json.RawMessage(`{"cuped":true}`)}},
 	}
 	for _, be := range backends {
 		for _, c := range cases {
@@ -165,20 +189,60 @@ func TestCUPEDQuery(t *testing.T) {
 				b := be.setup(t)
 				b.clock.Set(start.Add(3 * time.Hour))
 				tt := b.test(t, experiment.StatusActive)
-				b.plant(t, tt, historyUnits(200, 0.05, true))
+				units := historyUnits(200, 0.05, true)
+				// Every third visitor on mobile: two cells, each with history.
+				for i := range units {
+					if i%3 == 0 {
+						units[i].device = "mobile"
+					}
+				}
+				b.plant(t, tt, units)
 				doc := b.query(t, tt.ID, c.req)
 				a := doc.Analysis
-				if got := slices.Contains(a.Applied, "cuped"); got != c.applied || a.CUPED != c.applied {
-					t.Fatalf("analysis %s: want cuped applied %v", mustJSON(a), c.applied)
+				if !slices.Contains(a.Applied, "cuped") || !a.CUPED || len(a.NotApplied) != 0 {
+					t.Fatalf("analysis %s: want cuped applied", mustJSON(a))
 				}
-				if c.applied && a.CUPEDAdjustment.Metrics["revenue_per_visitor"].Theta <= 0.5 {
-					t.Errorf("cuped_adjustment %s: want θ of revenue_per_visitor near 1", mustJSON(a.CUPEDAdjustment))
+				if c.req.Breakdown == nil {
+					if a.CUPEDAdjustment.Metrics["revenue_per_visitor"].Theta <= 0.5 {
+						t.Errorf("cuped_adjustment %s: want θ of revenue_per_visitor near 1", mustJSON(a.CUPEDAdjustment))
+					}
+					return
 				}
-				if !c.applied && (len(a.NotApplied) != 1 || !strings.Contains(a.NotApplied[0].Reason, c.reason)) {
-					t.Errorf("not_applied %s, want a reason with %q", mustJSON(a.NotApplied), c.reason)
-				}
+				checkCUPEDCells(t, a.CUPEDAdjustment, units)
 			})
 		}
+	}
+}
+
+// checkCUPEDCells holds that each device cell reports its own units with
+// history, θ near 1 for revenue per visitor, and an adjusted interval
+// narrower than the unadjusted one.
+func checkCUPEDCells(t *testing.T, adj *results.CUPEDApplied, units []plantedUnit) {
+	t.Helper()
+	history := map[string]int64{}
+	for _, u := range units {
+		if u.preOrders > 0 {
+			history[u.device]++
+		}
+	}
+	if len(adj.Cells) != 2 {
+		t.Fatalf("cuped_adjustment %s: want the cells desktop and mobile", mustJSON(adj))
+	}
+	thetas := map[string]float64{}
+	for _, cell := range adj.Cells {
+		m, ok := cell.Metrics["revenue_per_visitor"]
+		if !ok || m.Theta <= 0.5 || cell.UnitsWithHistory != history[cell.DimensionValue] || len(m.IntervalWidthRatio) != 1 {
+			t.Errorf("cell %s: want θ near 1, %d units with history and one variant's ratio", mustJSON(cell), history[cell.DimensionValue])
+			continue
+		}
+		if r := m.IntervalWidthRatio[0]; r.TestGroupIndex != 1 || !(r.Ratio < 1) {
+			t.Errorf("cell %s: adjusted interval not narrower than the unadjusted (%+v)", cell.DimensionValue, r)
+		}
+		thetas[cell.DimensionValue] = m.Theta
+		t.Logf("%s: θ %.3f, interval width ratio %.3f", cell.DimensionValue, m.Theta, m.IntervalWidthRatio[0].Ratio)
+	}
+	if thetas["desktop"] == thetas["mobile"] {
+		t.Errorf("θ %v: the cells share one θ, want each its own", thetas)
 	}
 }
 

@@ -342,16 +342,23 @@ func (m *memory) WinsorCaps(_ context.Context, q results.MetricsQuery, p float64
 func (m *memory) Covariates(_ context.Context, q results.MetricsQuery) ([]results.CovariateRow, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	byGroup := map[int]*results.CovariateRow{}
-	var groups []int
+	cells := map[[2]string]*results.CovariateRow{}
+	var keys [][2]string
 	for _, u := range m.units[q.ExperimentID] {
-		r := byGroup[u.group]
-		if r == nil {
-			r = &results.CovariateRow{TestGroup: u.group}
-			byGroup[u.group] = r
-			groups = append(groups, u.group)
+		key := ""
+		if len(q.Breakdown) > 0 {
+			key = u.device
 		}
-		x, act, y, yc := u.preRevenue, float64(u.preOrders), u.revenue, u.revenue
+		k := [2]string{key, strconv.Itoa(u.group)}
+		r := cells[k]
+		if r == nil {
+			r = &results.CovariateRow{Key: key, TestGroup: u.group}
+			cells[k] = r
+			keys = append(keys, k)
+		}
+		// The planted history is orders only: purchase intent is the
+		// number of orders, the denominator of the pre-exposure AOV too.
+		x, act, y, yc, d := u.preRevenue, float64(u.preOrders), u.revenue, u.revenue, float64(u.orders)
 		if q.Caps != nil {
 			yc = min(y, q.Caps.Revenue)
 		}
@@ -363,14 +370,18 @@ func (m *memory) Covariates(_ context.Context, q results.MetricsQuery) ([]result
 		r.RevenueCross, r.RevenueCappedCross = r.RevenueCross+x*y, r.RevenueCappedCross+x*yc
 		r.ProfitCross, r.ProfitCappedCross = r.ProfitCross+x*y, r.ProfitCappedCross+x*yc
 		r.PreActivity, r.PreActivitySq = r.PreActivity+act, r.PreActivitySq+act*act
+		r.PreOrders, r.PreOrdersSq, r.OrdersPreOrdersCross = r.PreOrders+act, r.PreOrdersSq+act*act, r.OrdersPreOrdersCross+d*act
+		r.PreRevenuePreOrdersCross += x * act
+		r.RevenuePreOrdersCross, r.RevenueCappedPreOrdersCross = r.RevenuePreOrdersCross+y*act, r.RevenueCappedPreOrdersCross+yc*act
+		r.OrdersPreRevenueCross += d * x
 		if u.orders > 0 {
 			r.ConvertedCross += act
 		}
 	}
-	sort.Ints(groups)
-	out := make([]results.CovariateRow, len(groups))
-	for i, g := range groups {
-		out[i] = *byGroup[g]
+	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	out := make([]results.CovariateRow, len(keys))
+	for i, k := range keys {
+		out[i] = *cells[k]
 	}
 	return out, nil
 }

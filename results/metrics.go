@@ -157,17 +157,22 @@ func groupMetrics(index int, s Sums, currency string) GroupMetrics {
 type comparison struct {
 	analyses map[string]*stats.Analysis
 	warnings []string
+	// cuped is how CUPED shaped each adjusted metric.
+	cuped map[string]CUPEDMetric
 }
 
 // compare runs the stats engine on every compared metric with the options
 // of set. sums is indexed by test group index, control first.
 func compare(sums []Sums, set settings) comparison {
-	c := comparison{analyses: map[string]*stats.Analysis{}}
+	c := comparison{analyses: map[string]*stats.Analysis{}, cuped: map[string]CUPEDMetric{}}
 	if len(sums) < 2 {
 		return c
 	}
 	for _, m := range compared {
-		a, warning, err := analyzeMetric(m, sums, set)
+		a, adjusted, warning, err := analyzeMetric(m, sums, set)
+		if adjusted != nil {
+			c.cuped[m.name] = *adjusted
+		}
 		if warning != "" {
 			c.warnings = append(c.warnings, warning)
 		}

@@ -186,7 +186,7 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if spec.Analysis != nil {
 		opts = *spec.Analysis
 	}
-	rows, custom, set, err := s.metricRows(ctx, mq, opts, len(spec.Breakdown) == 0)
+	rows, custom, set, err := s.metricRows(ctx, mq, opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -214,7 +214,7 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *exper
 		total = sumsByGroup(rows, groups)
 		// The comparisons are where the analysis options act.
 		cmp := compare(total, set)
-		doc.Analysis = set.analysis(currency, &cmp)
+		doc.Analysis = set.analysis(currency, &cmp, nil)
 		for i, s := range total {
 			m, err := pick(groupMetrics(i, s, currency), spec.MetricSet)
 			if err != nil {
@@ -224,7 +224,11 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *exper
 			doc.TestGroups = append(doc.TestGroups, m)
 		}
 	} else {
-		doc.Analysis = set.analysis(currency, nil)
+		var cells []CUPEDCell
+		if set.opts.CUPED && set.cuped.reason == "" {
+			cells = cupedCells(rows, groups, set)
+		}
+		doc.Analysis = set.analysis(currency, nil, cells)
 		doc.Breakdown = &QueryBreakdown{Dimensions: spec.Breakdown, Rows: []map[string]any{}}
 		srm := cellSRM(t, rows)
 		for _, row := range rows {

@@ -108,7 +108,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	// its cells (sums over units add up).
 	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
-	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized(), true)
+	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized())
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 		}
 	}
 	cmp := compare(sums, set)
-	doc.Analysis = set.analysis(shop.Currency, &cmp)
+	doc.Analysis = set.analysis(shop.Currency, &cmp, nil)
 	doc.Warnings = append(doc.Warnings, cmp.warnings...)
 	for i, g := range sums {
 		doc.TestGroups = append(doc.TestGroups, GroupResult{GroupMetrics: groupMetrics(i, g, shop.Currency),
@@ -131,7 +131,11 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	doc.Outcome, doc.WinningTestGroupIndex = outcome(cmp, sums, primary)
 	doc.SRMStatus = srmStatus(t, sums)
 	doc.Warnings = append(doc.Warnings, snapshotWarnings(t, sums, doc.SRMStatus, cmp, primary)...)
-	doc.Breakdown = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency, set)
+	var cells []CUPEDCell
+	doc.Breakdown, cells = deviceBreakdown(deviceRows, len(t.Groups), shop.Currency, set)
+	if adj := doc.Analysis.CUPEDAdjustment; adj != nil {
+		adj.Cells = cells
+	}
 	doc.CustomEvents = customEvents(custom, sums)
 	var reason string
 	doc.Guardrails, reason = guardrails(t, sums, cmp, set.opts.Sequential)
@@ -153,10 +157,8 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 
 // metricRows reads the sums of q (a snapshot's or a custom query's), capped
 // at the winsorizing caps of opts, and its custom events. The custom events run alongside
-// the caps and sums; each query is mostly single-threaded work. compares
-// says whether the groups will be compared (not in a breakdown query), the
-// only use of CUPED's covariates.
-func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions, compares bool) ([]GroupRow, []CustomEventRow, settings, error) {
+// the caps and sums; each query is mostly single-threaded work.
+func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, []CustomEventRow, settings, error) {
 	var custom []CustomEventRow
 	var customErr error
 	done := make(chan struct{})
@@ -164,7 +166,7 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 		defer close(done)
 		custom, customErr = s.cfg.Warehouse.CustomEvents(ctx, q)
 	}()
-	rows, set, err := s.cappedRows(ctx, q, opts, compares)
+	rows, set, err := s.cappedRows(ctx, q, opts)
 	<-done
 	if err != nil {
 		return nil, nil, settings{}, err
@@ -180,7 +182,7 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 // and then the sums of q with capped values, so one whale order cannot
 // decide a test. Winsorize 0 reads the raw sums only. When opts ask for
 // CUPED it then reads the units' pre-exposure covariates (capped alike).
-func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions, compares bool) ([]GroupRow, settings, error) {
+func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, settings, error) {
 	set := settings{opts: opts}
 	if opts.Winsorize > 0 {
 		caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
@@ -191,25 +193,31 @@ func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experimen
 			set.caps, q.Caps = &caps, &caps
 		}
 	}
-	rows, cuped, err := s.sumsAndCovariates(ctx, q, opts.CUPED, compares)
+	rows, cuped, err := s.sumsAndCovariates(ctx, q, opts.CUPED)
 	set.cuped = cuped
 	return rows, set, err
 }
 
 // deviceBreakdown is every device × group with its metrics and its
-// vs_control against the control of the same device.
-func deviceBreakdown(rows []GroupRow, groups int, currency string, set settings) SnapshotBreakdown {
+// vs_control against the control of the same device, and how CUPED shaped
+// each device's comparisons (each with its own θ).
+func deviceBreakdown(rows []GroupRow, groups int, currency string, set settings) (SnapshotBreakdown, []CUPEDCell) {
 	out := SnapshotBreakdown{Dimension: "device", Rows: []BreakdownRow{}}
+	var report []CUPEDCell
 	keys, cells := byKey(rows)
 	for _, k := range keys {
 		cellSums := sumsByGroup(cells[k], groups)
-		cellCmp := compare(cellSums, set)
+		cellSet := set.forCell(k)
+		cellCmp := compare(cellSums, cellSet)
+		if set.opts.CUPED && set.cuped.reason == "" {
+			report = append(report, cellSet.cupedCell(k, cellCmp))
+		}
 		for i, s := range cellSums {
 			out.Rows = append(out.Rows, BreakdownRow{DimensionValue: k,
 				GroupMetrics: groupMetrics(i, s, currency), VsControl: cellCmp.vsControl(i, currency)})
 		}
 	}
-	return out
+	return out, report
 }
 
 // srmStatus checks the groups' visitors against the configured splits.

@@ -83,9 +83,15 @@ func summarizeAll(req AnalysisRequest) ([]summary, []*notComputable, *float64) {
 	if !req.Options.CUPED {
 		return summaries, problems, nil
 	}
-	fit := cupedFit(req.Groups)
-	if req.Options.RelativeMethod == RelativeDelta {
+	byDelta := req.Options.RelativeMethod == RelativeDelta
+	var fit cupedAdjustment
+	switch {
+	case req.MetricKind == KindRatio:
+		fit = cupedFitRatio(req.Groups, byDelta)
+	case byDelta:
 		fit = cupedFitJoint(req.Groups)
+	default:
+		fit = cupedFit(req.Groups)
 	}
 	for i, g := range req.Groups {
 		if problems[i] == nil {

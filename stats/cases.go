@@ -53,6 +53,30 @@ const (
 	noteCUPED = "CUPED under relative_method delta follows the source's convention: theta from the groups' pooled sums, adjusted means Ȳ − θX̄, lift over the unadjusted control mean"
 )
 
+// noteRatioCUPED says how GrowthBook's RegressionAdjustedRatioStatistic maps
+// onto a ratio request with a covariate.
+const noteRatioCUPED = "CUPED of a ratio metric under relative_method delta, as the source's RegressionAdjustedRatioStatistic: " +
+	"m_post/d_post are sum and denominator_sum, m_pre/d_pre the covariate's sum and denominator_sum, each sum of products its cross sum; " +
+	"theta by compute_theta_regression_adjusted_ratio, the lift over the control's unadjusted ratio"
+
+// gbRatioCUPED are the two groups of GrowthBook's regression-adjusted ratio
+// tests (n = 100 each), copied from the source.
+func gbRatioCUPED() (a, b GroupStats) {
+	a = GroupStats{N: 100, Sum: 485.112236689623, SumSquares: 2715.484666118136,
+		DenominatorSum: 679.9093275844917, DenominatorSumSquares: 4939.424001640236, CrossSum: 3602.146836776702,
+		Covariate: &CovariateSums{Sum: 192.59138069991536, SumSquares: 460.076026390857, CrossSum: 1113.6215759318352,
+			DenominatorSum: 290.1398399750233, DenominatorSumSquares: 920.9461385038898, DenominatorCrossSum: 2130.9404074446747,
+			PreCrossSum: 634.239482353647, NumeratorPreDenominatorCrossSum: 1559.2878434944676,
+			DenominatorPreNumeratorCrossSum: 1460.3181079276983}}
+	b = GroupStats{N: 100, Sum: 514.7757826608777, SumSquares: 2994.897482705013,
+		DenominatorSum: 705.4090874383759, DenominatorSumSquares: 5291.36604146392, CrossSum: 3918.1561431600717,
+		Covariate: &CovariateSums{Sum: 206.94157227402536, SumSquares: 514.2903702246757, CrossSum: 1237.0953021125997,
+			DenominatorSum: 302.54389139107326, DenominatorSumSquares: 994.4506208125663, DenominatorCrossSum: 2292.081739775257,
+			PreCrossSum: 698.4173425817908, NumeratorPreDenominatorCrossSum: 1701.0287270040265,
+			DenominatorPreNumeratorCrossSum: 1604.0759503266522}}
+	return a, b
+}
+
 // meanGroup and the other constructors keep the table short: groups are
 // listed control first.
 func meanGroup(n int64, sum, sq float64) GroupStats {
@@ -101,6 +125,9 @@ func ReferenceCases() []ReferenceCase {
 	gbSeqCUPED := withCUPED(delta(KindMean, cupedGroup(3000, 1396.87, 52377.9767, 16.87, 527.9767, 1),
 		cupedGroup(3461, 2422.7, 134698.29, 22.7, 1348.29, 1)))
 	gbSeqCUPED.Options.Sequential = &Sequential{TuningParameter: DefaultTuningParameter}
+	raA, raB := gbRatioCUPED()
+	raSeq := withCUPED(delta(KindRatio, raA, raB))
+	raSeq.Options.Sequential = &Sequential{TuningParameter: DefaultTuningParameter}
 	return []ReferenceCase{
 		{Name: "growthbook-mean-relative", Source: gbFrequentist + "TestTwoSidedTTest.test_two_sided_ttest", Note: noteDelta,
 			Request: delta(KindMean, gbMeanA, gbMeanB),
@@ -136,6 +163,12 @@ func ReferenceCases() []ReferenceCase {
 				"relative CUPED variance (unadjusted treatment mean in the control term), PostHog's form gives (-0.50975, 1.51652)",
 			Request: gbSeqCUPED,
 			Want:    want(5, "lift", 0.50338, "p_value", 1.0)},
+		{Name: "growthbook-ratio-cuped", Source: gbFrequentist + "TestTwoSidedTTest.test_two_sided_ttest_test_runs_ratio_ra",
+			Note: noteRatioCUPED, Request: withCUPED(delta(KindRatio, raA, raB)),
+			Want: want(5, "lift", -0.0007, "ci.lower", -0.00841, "ci.upper", 0.00700, "p_value", 0.85771)},
+		{Name: "growthbook-sequential-ratio-cuped", Source: gbFrequentist + "TestSequentialTTest.test_sequential_test_runs_ratio_ra",
+			Note: noteRatioCUPED + "; the source's default tuning parameter is 5000, as ours", Request: raSeq,
+			Want: want(5, "lift", -0.0007, "ci.lower", -0.02063, "ci.upper", 0.01923, "p_value", 1.0)},
 		{Name: "posthog-mean-relative", Source: phFrequentist + "TestTwoSidedTTest.test_two_sided_ttest_with_sample_mean", Note: noteDelta,
 			Request: delta(KindMean, meanGroup(2507, 1196.87, 37377.9767), meanGroup(2461, 1922.7, 94698.29)),
 			Want:    want(4, "lift", 0.63646, "ci.lower", -0.0875, "ci.upper", 1.36048, "p_value", 0.08487)},

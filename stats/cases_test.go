@@ -45,7 +45,7 @@ func TestReferenceCasesCover(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{
 		"growthbook-proportion-relative", "posthog-proportion-relative", "posthog-ratio-relative",
-		"growthbook-cuped-theta", "posthog-cuped-mean",
+		"growthbook-cuped-theta", "posthog-cuped-mean", "growthbook-ratio-cuped",
 	} {
 		if _, ok := FindReferenceCase(name); !ok {
 			t.Errorf("no case %s", name)

@@ -126,6 +126,9 @@ func effects(ctl, trt summary) (rel, abs effect, nc *notComputable) {
 	abs = effect{trt.mean - ctl.mean, seA + seB}
 	r := trt.mean / ctl.base
 	rel = effect{abs.estimate / ctl.base, (seB + seA*r*r) / (ctl.base * ctl.base)}
+	if ctl.ratioBase != nil {
+		rel.variance = relativeVariance(ctl, trt)
+	}
 	if abs.variance == 0 || rel.variance == 0 {
 		return rel, abs, &notComputable{ReasonZeroVariance, "the estimate has zero variance (all units alike), so there is no test or interval to give"}
 	}

@@ -16,9 +16,12 @@ import (
 
 // cupedAdjustment is θ and the covariate mean X̄ each group is centred on.
 // keepBase leaves summary.base at the unadjusted mean (cupedFitJoint).
+// ratio marks a fit of a ratio metric (cuped_ratio.go), whose xbar is
+// the pooled pre-exposure ratio.
 type cupedAdjustment struct {
 	theta, xbar float64
 	keepBase    bool
+	ratio       bool
 }
 
 // cupedFit computes θ from the groups that have at least two units. A
@@ -72,6 +75,9 @@ func cupedFitJoint(groups []GroupStats) cupedAdjustment {
 // apply shifts a group's mean by −θ(X̄_g − X̄) and replaces its per-unit
 // variance by Var(Y − θX) = Var Y − 2θ·Cov(Y, X) + θ²·Var X.
 func (c cupedAdjustment) apply(s summary, g GroupStats) summary {
+	if c.ratio {
+		return c.applyRatio(s, g)
+	}
 	n := float64(g.N)
 	sumY, _ := analysedY(g)
 	x := g.Covariate
@@ -121,5 +127,11 @@ func (r AnalysisRequest) validateCovariate(g GroupStats) error {
 		return err
 	}
 	sumY, sqY := analysedY(g)
-	return checkCovariance("covariate.cross_sum", n, sumY, sqY, x.Sum, x.SumSquares, x.CrossSum)
+	if err := checkCovariance("covariate.cross_sum", n, sumY, sqY, x.Sum, x.SumSquares, x.CrossSum); err != nil {
+		return err
+	}
+	if r.MetricKind == KindRatio {
+		return validateRatioCovariate(g)
+	}
+	return nil
 }

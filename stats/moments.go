@@ -35,6 +35,9 @@ type summary struct {
 	// except under CUPED with RelativeDelta, where the published libraries
 	// divide by the unadjusted mean (see cupedFitJoint).
 	base float64
+	// ratioBase is set for a ratio control under CUPED with RelativeDelta
+	// (cuped_ratio.go): the lift's variance needs base's own.
+	ratioBase *ratioBase
 }
 
 // summarize turns sufficient statistics into a summary. capped, when not nil,

@@ -68,6 +68,17 @@ type CovariateSums struct {
 	Sum        float64 `json:"sum"`
 	SumSquares float64 `json:"sum_squares"`
 	CrossSum   float64 `json:"cross_sum"`
+	// A ratio metric M/D is adjusted with the same ratio before the test,
+	// X/Xd (GrowthBook's regression-adjusted ratio): Sum, SumSquares and
+	// CrossSum are then ΣX, ΣX² and ΣM·X, and these the denominator's:
+	// ΣXd, ΣXd², ΣD·Xd, ΣX·Xd, ΣM·Xd and ΣD·X (M capped when winsorized).
+	// Mean metrics leave them 0.
+	DenominatorSum                  float64 `json:"denominator_sum,omitempty"`
+	DenominatorSumSquares           float64 `json:"denominator_sum_squares,omitempty"`
+	DenominatorCrossSum             float64 `json:"denominator_cross_sum,omitempty"`
+	PreCrossSum                     float64 `json:"pre_cross_sum,omitempty"`
+	NumeratorPreDenominatorCrossSum float64 `json:"numerator_pre_denominator_cross_sum,omitempty"`
+	DenominatorPreNumeratorCrossSum float64 `json:"denominator_pre_numerator_cross_sum,omitempty"`
 }
 
 // CappedSums are sums over per-unit values replaced by min(y, cap). The
@@ -99,8 +110,9 @@ type Options struct {
 	// "fieller" (see RelativeFieller). "delta" is the GrowthBook method that
 	// DESIGN §8's published reference values are defined by.
 	RelativeMethod RelativeMethod `json:"relative_method,omitempty"`
-	// CUPED reduces the variance of a mean metric with a pre-exposure
-	// covariate; every group must then carry GroupStats.Covariate.
+	// CUPED reduces the variance of a mean or ratio metric with a
+	// pre-exposure covariate; every group must then carry
+	// GroupStats.Covariate.
 	CUPED bool `json:"cuped,omitempty"`
 }
 
@@ -291,8 +303,8 @@ func (o Options) validate(kind MetricKind) error {
 	default:
 		return fmt.Errorf("options.relative_method %q is not fieller or delta", o.RelativeMethod)
 	}
-	if o.CUPED && kind != KindMean {
-		return errors.New("options.cuped applies to mean metrics only")
+	if o.CUPED && kind == KindProportion {
+		return errors.New("options.cuped applies to mean and ratio metrics; send a 0/1 metric as a mean (sum_squares = sum)")
 	}
 	if w := o.Winsorization; w != nil {
 		if kind == KindProportion {

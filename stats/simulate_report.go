@@ -25,8 +25,11 @@ type ReportConfig struct {
 	PowerLift float64
 	Method    RelativeMethod
 	Level     float64
-	Seed      uint64
-	Workers   int `json:"-"`
+	// CUPEDCorrelation is the pre/post correlation ρ of the CUPED rows
+	// (revenue per visitor, σ = 1, raw); 0 leaves them out.
+	CUPEDCorrelation float64 `json:"cuped_correlation"`
+	Seed             uint64
+	Workers          int `json:"-"`
 }
 
 // Report is the suite's outcome. AA holds one row per metric: conversion,
@@ -44,6 +47,51 @@ type Report struct {
 	// PeekingPower is the daily-peeked test at the planted lift: what the
 	// sequential test's safety costs in power.
 	PeekingPower PeekingResult `json:"peeking_power"`
+	// CUPED is the suite's CUPED part; absent when CUPEDCorrelation is 0.
+	CUPED *CUPEDReport `json:"cuped,omitempty"`
+}
+
+// CUPEDReport is CUPED on revenue per visitor whose value before the test
+// correlates ρ with its value in it: A/A tests and tests at the planted
+// lift, each analysed with CUPED and without on the same draws, beside
+// normal theory without and with the variance reduced by 1 − ρ².
+type CUPEDReport struct {
+	Correlation      float64          `json:"correlation"`
+	AA               SimulationResult `json:"aa"`
+	Power            SimulationResult `json:"power"`
+	NormalPower      float64          `json:"normal_power"`
+	NormalPowerCUPED float64          `json:"normal_power_cuped"`
+}
+
+// CUPEDSigma is the σ of the CUPED rows' orders: the raw revenue row that
+// is calibrated without winsorizing.
+const CUPEDSigma = 1
+
+// simulateCUPEDReport runs the CUPED rows of the suite.
+func simulateCUPEDReport(cfg ReportConfig, base SimulationConfig) (*CUPEDReport, error) {
+	rho := cfg.CUPEDCorrelation
+	c := base
+	c.Kind, c.Sigma, c.CUPEDCorrelation, c.Seed = KindMean, CUPEDSigma, rho, cfg.Seed+400
+	aa, err := Simulate(c)
+	if err != nil {
+		return nil, err
+	}
+	c.Lift, c.Seed = cfg.PowerLift, cfg.Seed+500
+	power, err := Simulate(c)
+	if err != nil {
+		return nil, err
+	}
+	theory := func(reduction float64) float64 {
+		return NormalPowerMean(cfg.Conversion, CUPEDSigma, rho, cfg.PowerLift, cfg.Visitors, cfg.Level, reduction)
+	}
+	return &CUPEDReport{Correlation: rho, AA: aa, Power: power, NormalPower: theory(1), NormalPowerCUPED: theory(1 - rho*rho)}, nil
+}
+
+// PowerWithinTarget reports whether both simulated powers are within
+// TargetPowerTolerance of their normal theory.
+func (r CUPEDReport) PowerWithinTarget() (adjusted, plain bool) {
+	return near(r.Power.Significant.Rate, r.NormalPowerCUPED, TargetPowerTolerance),
+		near(r.Power.WithoutCUPED.Significant.Rate, r.NormalPower, TargetPowerTolerance)
 }
 
 // SimulateReport runs the calibration suite. Each row has its own seed
@@ -86,6 +134,11 @@ func SimulateReport(cfg ReportConfig) (Report, error) {
 		Conversion: cfg.Conversion, Lift: cfg.PowerLift, Level: cfg.Level, Seed: cfg.Seed + 300, Workers: cfg.Workers})
 	if err != nil {
 		return Report{}, err
+	}
+	if cfg.CUPEDCorrelation > 0 {
+		if r.CUPED, err = simulateCUPEDReport(cfg, base); err != nil {
+			return Report{}, err
+		}
 	}
 	return r, nil
 }

@@ -18,11 +18,11 @@ import (
 // CovariateRow is the results port's type, named here as the others are.
 type CovariateRow = results.CovariateRow
 
-// Covariates sums, per group, the pre-exposure covariates of the units of
-// q (its Breakdown is ignored) and their products with the units' metric
-// values, those GroupMetrics sums for the same q (capped at q.Caps).
+// Covariates sums, per group and breakdown cell (keyed as GroupMetrics
+// keys them), the pre-exposure covariates of the units of q and their
+// products with the units' metric values, those GroupMetrics sums for the
+// same q (capped at q.Caps).
 func (w *Warehouse) Covariates(ctx context.Context, q MetricsQuery) ([]CovariateRow, error) {
-	q.Breakdown = nil
 	if err := validate(q); err != nil {
 		return nil, fmt.Errorf("warehouse.Covariates: %w", err)
 	}
@@ -40,8 +40,11 @@ func (w *Warehouse) Covariates(ctx context.Context, q MetricsQuery) ([]Covariate
 		var r CovariateRow
 		var g int16
 		var n, seen uint64
-		if err := rows.Scan(&g, &n, &seen, &r.PreRevenue, &r.PreRevenueSq, &r.RevenueCross, &r.RevenueCappedCross,
-			&r.ProfitCross, &r.ProfitCappedCross, &r.PreActivity, &r.PreActivitySq, &r.ConvertedCross); err != nil {
+		if err := rows.Scan(&r.Key, &g, &n, &seen, &r.PreRevenue, &r.PreRevenueSq, &r.RevenueCross, &r.RevenueCappedCross,
+			&r.ProfitCross, &r.ProfitCappedCross, &r.PreActivity, &r.PreActivitySq, &r.ConvertedCross,
+			&r.AddToCartCross, &r.CheckoutCross, &r.PreOrders, &r.PreOrdersSq, &r.OrdersPreOrdersCross,
+			&r.PreRevenuePreOrdersCross, &r.RevenuePreOrdersCross, &r.RevenueCappedPreOrdersCross,
+			&r.OrdersPreRevenueCross); err != nil {
 			return nil, fmt.Errorf("warehouse.Covariates %s: %w", q.ExperimentID, err)
 		}
 		r.TestGroup, r.N, r.WithHistory = int(g), int64(n), int64(seen)
@@ -54,9 +57,12 @@ func (w *Warehouse) Covariates(ctx context.Context, q MetricsQuery) ([]Covariate
 }
 
 // covariatesSQL joins the units of q (as GroupMetrics reads them, so that
-// Y is the same per unit) to their visitors' pre-exposure activity and sums
-// per group. A unit without history joins nothing: its covariates are 0.
-// The columns are the scan order of Covariates.
+// Y and the breakdown key are the same per unit) to their visitors'
+// pre-exposure activity and sums per cell and group. A unit without
+// history joins nothing: its covariates are 0. The columns are the scan
+// order of Covariates; those after converted_cross serve the engagement
+// rates and average order value (revenue over orders, adjusted with the
+// lookback's revenue over orders).
 func covariatesSQL(q MetricsQuery, f dataFacts) string {
 	from, _ := assignedUnitsSQL(q, f)
 	where := ""
@@ -68,19 +74,27 @@ func covariatesSQL(q MetricsQuery, f dataFacts) string {
 		rev = "least(x_revenue, toFloat64(" + strconv.FormatFloat(q.Caps.Revenue, 'g', -1, 64) + "))"
 		profit = "least(x_profit, toFloat64(" + strconv.FormatFloat(q.Caps.Profit, 'g', -1, 64) + "))"
 	}
-	return `SELECT a_group, toUInt64(count()) AS n, toUInt64(countIf(c_seen > 0)) AS seen,
+	return `SELECT u_key, a_group, toUInt64(count()) AS n, toUInt64(countIf(c_seen > 0)) AS seen,
 	toFloat64(sum(c_revenue)) AS pre_revenue, toFloat64(sum(c_revenue * c_revenue)) AS pre_revenue_sq,
 	toFloat64(sum(c_revenue * u_revenue)) AS revenue_cross, toFloat64(sum(c_revenue * ` + rev + `)) AS revenue_capped_cross,
 	toFloat64(sum(c_revenue * u_profit)) AS profit_cross, toFloat64(sum(c_revenue * ` + profit + `)) AS profit_capped_cross,
 	toFloat64(sum(c_activity)) AS pre_activity, toFloat64(sum(c_activity * c_activity)) AS pre_activity_sq,
-	toFloat64(sum(c_activity * u_converted)) AS converted_cross
+	toFloat64(sum(c_activity * u_converted)) AS converted_cross,
+	toFloat64(sum(c_activity * u_atc)) AS atc_cross, toFloat64(sum(c_activity * u_chk)) AS chk_cross,
+	toFloat64(sum(c_orders)) AS pre_orders, toFloat64(sum(c_orders * c_orders)) AS pre_orders_sq,
+	toFloat64(sum(u_orders * c_orders)) AS orders_pre_orders_cross,
+	toFloat64(sum(c_revenue * c_orders)) AS pre_revenue_pre_orders_cross,
+	toFloat64(sum(u_revenue * c_orders)) AS revenue_pre_orders_cross,
+	toFloat64(sum(c_orders * ` + rev + `)) AS revenue_capped_pre_orders_cross,
+	toFloat64(sum(u_orders * c_revenue)) AS orders_pre_revenue_cross
 FROM (
-	SELECT vid, a_group, x_revenue, x_profit, toFloat64(x_revenue) AS u_revenue, toFloat64(x_profit) AS u_profit,
-		toFloat64(x_orders > 0) AS u_converted
+	SELECT vid, ` + keySQL(q) + ` AS u_key, a_group, x_revenue, x_profit, toFloat64(x_revenue) AS u_revenue,
+		toFloat64(x_profit) AS u_profit, toFloat64(x_orders > 0) AS u_converted, toFloat64(x_orders) AS u_orders,
+		toFloat64(x_atc > 0) AS u_atc, toFloat64(x_chk > 0 OR x_orders > 0) AS u_chk
 	FROM ` + from + where + `) AS metric_units
 ALL LEFT JOIN (` + preExposureSQL(q.Basis == BasisVisitors) + `) AS pre_exposure USING vid
-GROUP BY a_group
-ORDER BY a_group`
+GROUP BY u_key, a_group
+ORDER BY u_key, a_group`
 }
 
 // CUPEDLookbackDays is how far before its first assignment a visitor's
@@ -106,7 +120,7 @@ func preExposureSQL(windowed bool) string {
 	lookback := strconv.Itoa(CUPEDLookbackDays * 86400)
 	return `
 		SELECT vid, toFloat64(sum(k_revenue)) AS c_revenue, toFloat64(sum(k_order) + sum(k_atc)) AS c_activity,
-			toUInt64(count()) AS c_seen
+			toFloat64(sum(k_order)) AS c_orders, toUInt64(count()) AS c_seen
 		FROM (
 			SELECT vid, p_key, argMax(p_amount, p_rank) AS k_revenue, max(p_order) AS k_order, max(p_atc) AS k_atc
 			FROM (

@@ -116,6 +116,8 @@ type simulateFlags struct {
 	method    string
 	days      int
 	powerLift float64
+	cupedRho  float64
+	cmdSetRho bool // --cuped-rho given: the --kind mean row simulates CUPED
 	json      bool
 }
 
@@ -132,13 +134,18 @@ func newStatsSimulateCmd() *cobra.Command {
 --conversion; lognormal orders of mean 50 and σ --sigma) and analyses each.
 Without --kind: the calibration suite (A/A false positives per metric and
 direction with Monte Carlo errors, raw and winsorized; daily peeking over
---days, fixed vs sequential; power at --power-lift vs normal theory). With
---kind: one row per kind for --sigma, --lift, --winsorize. Seeded per run:
-the output depends on the flags only. Details: stats/README.md.`,
+--days, fixed vs sequential; power at --power-lift vs normal theory; CUPED on
+revenue whose pre-test value correlates --cuped-rho with it: A/A false
+positives and power with and without CUPED vs normal theory). With --kind:
+one row per kind for --sigma, --lift, --winsorize (--kind mean --cuped-rho ρ:
+each test with and without CUPED). Seeded per run: the output depends on the
+flags only. Details: stats/README.md.`,
 		Example: `  lift stats simulate
-  lift stats simulate --kind mean --sigma 2 --winsorize 0 --runs 20000`,
+  lift stats simulate --kind mean --sigma 2 --winsorize 0 --runs 20000
+  lift stats simulate --kind mean --sigma 1 --cuped-rho 0.7 --lift 0.1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.cmdSetRho = cmd.Flags().Changed("cuped-rho")
 			return runSimulate(cmd.OutOrStdout(), f)
 		},
 	}
@@ -153,7 +160,8 @@ the output depends on the flags only. Details: stats/README.md.`,
 	fl.Float64Var(&f.cfg.Level, "level", stats.DefaultLevel, "confidence level")
 	fl.StringVar(&f.method, "method", string(stats.RelativeFieller), "relative method: fieller or delta")
 	fl.IntVar(&f.days, "days", 28, "daily looks in the peeking simulation (suite)")
-	fl.Float64Var(&f.powerLift, "power-lift", 0.1, "planted relative conversion lift for the power row (suite)")
+	fl.Float64Var(&f.powerLift, "power-lift", 0.1, "planted relative lift for the power rows: conversion, and revenue in the CUPED rows (suite)")
+	fl.Float64Var(&f.cupedRho, "cuped-rho", 0.7, "pre/post correlation of revenue in the CUPED rows (suite; 0 = leave them out); with --kind mean, ρ > 0 analyses each test with and without CUPED")
 	fl.IntVar(&f.cfg.Workers, "workers", 0, "parallel workers (0 = one per CPU); does not change the results")
 	fl.Uint64Var(&f.cfg.Seed, "seed", 1, "random seed")
 	fl.BoolVar(&f.json, "json", false, "print the results as JSON")
@@ -172,6 +180,9 @@ func runSimulate(out io.Writer, f simulateFlags) error {
 	for _, k := range kinds {
 		cfg := f.cfg
 		cfg.Kind, cfg.Method = k, stats.RelativeMethod(f.method)
+		if k == stats.KindMean && f.cmdSetRho {
+			cfg.CUPEDCorrelation, cfg.Winsorize = f.cupedRho, 0
+		}
 		r, err := stats.Simulate(cfg)
 		if err != nil {
 			return fmt.Errorf("stats simulate: %w", err)
@@ -196,7 +207,13 @@ func printSimulation(out io.Writer, results []stats.SimulationResult) error {
 	for _, r := range results {
 		c := r.Config
 		sigma, winsor := describeMoney(c)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%d\t%d\t%s\t%s\t%s\n", c.Kind, sigma, winsor, c.Lift, c.Runs,
+		kind := string(c.Kind)
+		if p := r.WithoutCUPED; p != nil {
+			fmt.Fprintf(tw, "%s (ρ %g, no CUPED)\t%s\t%s\t%g\t%d\t%d\t%s\t%s\t%s\n", kind, c.CUPEDCorrelation, sigma, winsor, c.Lift,
+				c.Runs, p.NotComputable, formatRate(p.Losses), formatRate(p.Wins), formatRate(p.Significant))
+			kind = fmt.Sprintf("%s (ρ %g, CUPED)", kind, c.CUPEDCorrelation)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%d\t%d\t%s\t%s\t%s\n", kind, sigma, winsor, c.Lift, c.Runs,
 			r.NotComputable, formatRate(r.Losses), formatRate(r.Wins), formatRate(r.Significant))
 	}
 	return tw.Flush()
@@ -221,7 +238,7 @@ func runSimulateReport(out io.Writer, f simulateFlags) error {
 	c := f.cfg
 	r, err := stats.SimulateReport(stats.ReportConfig{Visitors: c.Visitors, Runs: c.Runs, Conversion: c.Conversion,
 		Days: f.days, PowerLift: f.powerLift, Method: stats.RelativeMethod(f.method), Level: c.Level,
-		Seed: c.Seed, Workers: c.Workers})
+		CUPEDCorrelation: f.cupedRho, Seed: c.Seed, Workers: c.Workers})
 	if err != nil {
 		return fmt.Errorf("stats simulate: %w", err)
 	}
@@ -231,6 +248,9 @@ func runSimulateReport(out io.Writer, f simulateFlags) error {
 	printReportAA(out, r)
 	printReportPeeking(out, r.Peeking)
 	printReportPower(out, r)
+	if r.CUPED != nil {
+		printReportCUPED(out, r.Config, *r.CUPED)
+	}
 	return nil
 }
 

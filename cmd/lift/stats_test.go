@@ -112,6 +112,17 @@ func TestStatsSimulate(t *testing.T) {
 	if !strings.HasPrefix(table, "kind ") || !strings.Contains(table, "\nproportion ") || !strings.Contains(table, wins) {
 		t.Errorf("table lacks the proportion row with wins %s:\n%s", wins, table)
 	}
+	// --cuped-rho with --kind mean: each test with and without CUPED.
+	cuped, err := execStatsArgs(t, "simulate", "--kind", "mean", "--runs", "50", "--visitors", "1000", "--conversion", "0.05",
+		"--cuped-rho", "0.6", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withCUPED []stats.SimulationResult
+	if err := json.Unmarshal([]byte(cuped), &withCUPED); err != nil || len(withCUPED) != 1 ||
+		withCUPED[0].Config.CUPEDCorrelation != 0.6 || withCUPED[0].WithoutCUPED == nil {
+		t.Errorf("--cuped-rho 0.6: %v\n%s", err, cuped)
+	}
 	if _, err := execStatsArgs(t, "simulate", "--kind", "count"); !errors.Is(err, stats.ErrInvalidRequest) {
 		t.Errorf("--kind count: err = %v, want invalid request", err)
 	}
@@ -129,7 +140,7 @@ func TestStatsSimulateSuite(t *testing.T) {
 		t.Fatalf("output is not a report: %v\n%s", err, out)
 	}
 	want, err := stats.SimulateReport(stats.ReportConfig{Visitors: 1000, Runs: 30, Conversion: 0.1, Days: 5,
-		PowerLift: 0.1, Method: stats.RelativeFieller, Level: 0.95, Seed: 3})
+		PowerLift: 0.1, Method: stats.RelativeFieller, Level: 0.95, CUPEDCorrelation: 0.7, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +158,9 @@ func TestStatsSimulateSuite(t *testing.T) {
 		"fixed-horizon Welch                    daily          " + withSE(want.Peeking.FixedPeeked),
 		"always-valid sequential (tuning 2000)  daily          " + withSE(want.Peeking.SequentialPeeked),
 		withSE(want.Power.Significant) + "  " + percent(want.NormalPower),
+		"with CUPED " + fmt.Sprint(want.CUPED.AA.NotComputable) + " " + withSE(want.CUPED.AA.Losses) + " " + withSE(want.CUPED.AA.Wins),
+		"with CUPED " + withSE(want.CUPED.Power.Significant) + " " + percent(want.CUPED.NormalPowerCUPED),
+		"without " + withSE(want.CUPED.Power.WithoutCUPED.Significant) + " " + percent(want.CUPED.NormalPower),
 	} {
 		// Column widths depend on the numbers: compare words.
 		if !strings.Contains(strings.Join(strings.Fields(table), " "), strings.Join(strings.Fields(line), " ")) {
