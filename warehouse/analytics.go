@@ -19,6 +19,10 @@ import (
 // The Warehouse is the session analytics port.
 var _ results.AnalyticsWarehouse = (*Warehouse)(nil)
 
+// storewideVid hashes a visitor id as agg_storewide_events stored it
+// (clickhouse/0531), so the assignments side joins that table's rows.
+func storewideVid(col string) string { return "cityHash64(" + col + ")" }
+
 // analyticsAssignedSQL is one row per visitor the test assigned in the
 // window (first assignment wins; bots and excluded visitors dropped, as
 // GroupMetrics does), narrowed by the audience filter, with its group.
@@ -37,7 +41,7 @@ func analyticsAssignedSQL(f results.AudienceFilter) string {
 	if f.VisitorType != "" {
 		keep = append(keep, "visitor_type = @vtype")
 	}
-	return `SELECT ` + vidSQL("visitor_id") + ` AS vid,
+	return `SELECT ` + storewideVid("visitor_id") + ` AS vid,
 		argMax(if(` + strings.Join(keep, " AND ") + `, test_group, toInt16(-1)), version) AS a_group
 	FROM {db}.assignments
 	WHERE shop_id = @shop AND experiment_id = @exp
@@ -45,20 +49,18 @@ func analyticsAssignedSQL(f results.AudienceFilter) string {
 	HAVING a_group >= 0`
 }
 
-// storewideTypes are the store events storewide analytics count, in the
-// order of their codes (s_type 1, 2, 3).
-const storewideTypes = "'product_viewed', 'product_added_to_cart', 'checkout_started'"
-
 // storewideActivitySQL counts every store event of the test's visitors in
-// the window, whatever test (if any) the event carries: one event is one
-// row per test it carries, so events count as distinct (visitor, event)
-// pairs. Per group, the units that did something are the distinct
-// visitors and the events the distinct pairs; both are one set per group
-// rather than a set per visitor, and the store events probe the assigned
-// visitors' hash table (one row per visitor there; ALL, because current
-// ClickHouse's ANY INNER JOIN keeps one left row per key too). Visitor and
-// event ids are compared as 64-bit hashes (vidSQL): a collision among a
-// test's events is out of reach.
+// the window, whatever test (if any) the event carries. It reads
+// agg_storewide_events (clickhouse/0530): the shop's product views,
+// add-to-carts and started checkouts of real visitors, ids already hashed,
+// about a tenth of its events. One event is one row per test it carries
+// (and a replay may not be folded yet), so events count as distinct
+// (visitor, event) pairs. Per group, the units that did something are the
+// distinct visitors and the events the distinct pairs: one set per group
+// rather than a set per visitor. The rows probe the assigned visitors'
+// hash table (one row per visitor there; ALL, because current
+// ClickHouse's ANY INNER JOIN keeps one left row per key too). A 64-bit
+// hash collision among a test's visitors or events is out of reach.
 func storewideActivitySQL(q results.MetricsQuery, f results.AudienceFilter) string {
 	products := ""
 	if len(q.ProductIDs) > 0 {
@@ -68,11 +70,10 @@ func storewideActivitySQL(q results.MetricsQuery, f results.AudienceFilter) stri
 	toUInt64(uniqExactIf(vid, s_type = 2)) AS adders, toUInt64(uniqExactIf(s_event, s_type = 2)) AS atcs,
 	toUInt64(uniqExactIf(vid, s_type = 3)) AS starters, toUInt64(uniqExactIf(s_event, s_type = 3)) AS starts
 FROM (
-	SELECT ` + vidSQL("visitor_id") + ` AS vid, cityHash64(vid, cityHash64(event_id)) AS s_event,
-		toUInt8(indexOf([` + storewideTypes + `], event_type)) AS s_type
-	FROM {db}.events
-	WHERE shop_id = @shop AND is_bot = 0 AND ` + inWindow("created_at") + products + `
-		AND event_type IN (` + storewideTypes + `)) AS activity
+	SELECT visitor_hash AS vid, cityHash64(visitor_hash, event_hash) AS s_event,
+		toUInt8(indexOf(['product_viewed', 'product_added_to_cart', 'checkout_started'], event_type)) AS s_type
+	FROM {db}.agg_storewide_events
+	WHERE shop_id = @shop AND ` + inWindow("created_at") + products + `) AS activity
 ALL INNER JOIN (` + analyticsAssignedSQL(f) + `) AS assigned USING vid
 GROUP BY a_group
 ORDER BY a_group`
@@ -118,13 +119,17 @@ func analyticsArgs(q results.MetricsQuery, f results.AudienceFilter) []any {
 // dataVersionSQL is, per table of the test's key range, a tag, its row
 // count and its newest moment (receipt, or the order version): any insert
 // raises one of them, and an erase (reset analytics) lowers a count. With
-// storewide, the shop's other events count too.
+// storewide, the shop's rows of agg_storewide_events count too: they are
+// all the storewide views read beyond the test's own tables, and about a
+// tenth of the shop's events to scan. (A merge folding replayed copies
+// lowers that count too; the next request then recomputes, needlessly but
+// correctly.)
 func dataVersionSQL(storewide bool) string {
 	part := func(tag int, table, newest, where string) string {
 		return `SELECT toUInt8(` + fmt.Sprint(tag) + `) AS v_tag, toUInt64(count()) AS v_rows, toUInt64(max(` + newest + `)) AS v_newest
-		FROM {db}.` + table + ` WHERE shop_id = @shop AND ` + where
+		FROM {db}.` + table + ` WHERE shop_id = @shop` + where
 	}
-	test := "experiment_id = @exp"
+	test := " AND experiment_id = @exp"
 	parts := []string{
 		part(1, "events", "toUInt32(received_at)", test),
 		part(2, "assignments", "toUInt32(received_at)", test),
@@ -133,7 +138,7 @@ func dataVersionSQL(storewide bool) string {
 		part(5, "page_views", "toUInt32(viewed_at)", test),
 	}
 	if storewide {
-		parts = append(parts, part(6, "events", "toUInt32(received_at)", "experiment_id != @exp"))
+		parts = append(parts, part(6, "agg_storewide_events", "toUInt32(received_at)", ""))
 	}
 	return strings.Join(parts, "\nUNION ALL\n")
 }

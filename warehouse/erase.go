@@ -19,7 +19,7 @@ var _ experiment.Eraser = Eraser{}
 // raw tables and the results' pre-aggregates fed from them (a reset test
 // must not keep its numbers there).
 var erasable = []string{"events", "assignments", "sessions", "page_views", "orders",
-	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages"}
+	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_storewide_events"}
 
 // EraseTest deletes the test's rows from every table. ClickHouse applies
 // the delete as a mutation in the background (there is no synchronous

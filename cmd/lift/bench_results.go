@@ -199,7 +199,7 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 }
 
 var benchTables = []string{"assignments", "events", "sessions", "page_views", "orders",
-	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages"}
+	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_storewide_events"}
 
 // report prints what the scratch database holds.
 func (o *resultsBench) report(ctx context.Context, out io.Writer, wh *warehouse.Warehouse, db string) error {
