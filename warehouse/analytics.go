@@ -20,7 +20,7 @@ import (
 var _ results.AnalyticsWarehouse = (*Warehouse)(nil)
 
 // storewideVid hashes a visitor id as agg_storewide_events stored it
-// (clickhouse/0531), so the assignments side joins that table's rows.
+// (clickhouse/0541), so the assignments side joins that table's rows.
 func storewideVid(col string) string { return "cityHash64(" + col + ")" }
 
 // analyticsAssignedSQL is one row per visitor the test assigned in the
@@ -51,7 +51,7 @@ func analyticsAssignedSQL(f results.AudienceFilter) string {
 
 // storewideActivitySQL counts every store event of the test's visitors in
 // the window, whatever test (if any) the event carries. It reads
-// agg_storewide_events (clickhouse/0530): the shop's product views,
+// agg_storewide_events (clickhouse/0540): the shop's product views,
 // add-to-carts and started checkouts of real visitors, ids already hashed,
 // about a tenth of its events. One event is one row per test it carries
 // (and a replay may not be folded yet), so events count as distinct

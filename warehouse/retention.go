@@ -20,7 +20,7 @@ import (
 // Assignments and orders are small and are what attribution and revenue
 // stand on, so an old test keeps its groups and orders.
 // agg_storewide_events is a row-for-row copy of the funnel events
-// (clickhouse/0530), so it expires with them: the storewide views never
+// (clickhouse/0540), so it expires with them: the storewide views never
 // count an event events no longer hold.
 var retained = []struct{ table, column string }{
 	{"events", "created_at"}, {"sessions", "seen_at"}, {"page_views", "viewed_at"},
