@@ -81,7 +81,7 @@ docs-assets:
 chdb-check: build
 	@$(LIFT) stack up >/dev/null
 	rm -rf .lift/sqldump && mkdir -p .lift/sqldump .lift/npm/chdb
-	LIFT_DUMP_SQL=$(CURDIR)/.lift/sqldump $(GO) test -count=1 -run '^(TestResultsSQLRunsOnClickHouse|TestCovariatesSQLRunsOnClickHouse)$$' ./warehouse/
+	LIFT_DUMP_SQL=$(CURDIR)/.lift/sqldump $(GO) test -count=1 -run '^(TestResultsSQLRunsOnClickHouse|TestCovariatesSQLRunsOnClickHouse|TestAnalyticsSQLRunsOnClickHouse)$$' ./warehouse/
 	cp clickhouse/chdb/package.json clickhouse/chdb/package-lock.json .lift/npm/chdb/
 	cd .lift/npm/chdb && npm install --no-audit --no-fund # npm ci trips on chdb's per-platform optional libraries; install keeps the lockfile's versions
 	NODE_PATH=$(CURDIR)/.lift/npm/chdb/node_modules node clickhouse/chdb/check.js clickhouse .lift/sqldump

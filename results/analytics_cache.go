@@ -17,8 +17,8 @@ import (
 // the test's data version (AnalyticsWarehouse.DataVersion): new rows for the
 // test, or an erase, change the version, so the next request computes
 // afresh and the stale entry simply ages out. The version read is one
-// count/max per table over the test's key range, far cheaper than the
-// analytics it spares. CacheTTL bounds any entry's life; the LRU bounds
+// count/max per table over the test's key range (events through their
+// pre-aggregate), far cheaper than the analytics it spares. CacheTTL bounds any entry's life; the LRU bounds
 // the memory. The cache is per process: each API node warms its own.
 
 type cacheEntry struct {

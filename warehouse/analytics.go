@@ -19,56 +19,62 @@ import (
 // The Warehouse is the session analytics port.
 var _ results.AnalyticsWarehouse = (*Warehouse)(nil)
 
+// storewideVid hashes a visitor id as agg_storewide_events stored it
+// (clickhouse/0541), so the assignments side joins that table's rows.
+func storewideVid(col string) string { return "cityHash64(" + col + ")" }
+
 // analyticsAssignedSQL is one row per visitor the test assigned in the
 // window (first assignment wins; bots and excluded visitors dropped, as
-// GroupMetrics does), narrowed by the audience filter.
+// GroupMetrics does), narrowed by the audience filter, with its group.
+// Every condition is tested on each row inside one argMax, so the winning
+// row's verdict is its group or -1: one numeric aggregate per visitor
+// instead of an argMax per column (strings among them), about half the
+// work on the bench test's million visitors.
 func analyticsAssignedSQL(f results.AudienceFilter) string {
-	having := []string{"a_group >= 0", "a_bot = 0", "a_device != 'bot'", inWindow("a_at")}
+	keep := []string{"is_bot = 0", "device != 'bot'", inWindow("assigned_at")}
 	if f.Device != "" {
-		having = append(having, "a_device = @device")
+		keep = append(keep, "device = @device")
 	}
 	if len(f.Countries) > 0 {
-		having = append(having, "has(@countries, upper(a_country))")
+		keep = append(keep, "has(@countries, upper(country))")
 	}
 	if f.VisitorType != "" {
-		having = append(having, "a_vtype = @vtype")
+		keep = append(keep, "visitor_type = @vtype")
 	}
-	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, argMax(test_group, version) AS a_group,
-		argMax(is_bot, version) AS a_bot, argMax(assigned_at, version) AS a_at, argMax(device, version) AS a_device,
-		argMax(country, version) AS a_country, argMax(visitor_type, version) AS a_vtype
+	return `SELECT ` + storewideVid("visitor_id") + ` AS vid,
+		argMax(if(` + strings.Join(keep, " AND ") + `, test_group, toInt16(-1)), version) AS a_group
 	FROM {db}.assignments
 	WHERE shop_id = @shop AND experiment_id = @exp
 	GROUP BY vid
-	HAVING ` + strings.Join(having, " AND ")
+	HAVING a_group >= 0`
 }
 
 // storewideActivitySQL counts every store event of the test's visitors in
-// the window, whatever test (if any) the event carries: one event is one
-// row per test it carries, so events count as distinct ids. The events
-// are read over the shop's key range, only for visitors the test knows.
-// Visitor and event ids are compared as 64-bit hashes (vidSQL): the set of a
-// million visitors and the per-visitor distinct events are then integers,
-// about a third faster on the bench test, and a collision among one
-// visitor's few events is out of reach.
+// the window, whatever test (if any) the event carries. It reads
+// agg_storewide_events (clickhouse/0540): the shop's product views,
+// add-to-carts and started checkouts of real visitors, ids already hashed,
+// about a tenth of its events. One event is one row per test it carries
+// (and a replay may not be folded yet), so events count as distinct
+// (visitor, event) pairs. Per group, the units that did something are the
+// distinct visitors and the events the distinct pairs: one set per group
+// rather than a set per visitor. The rows probe the assigned visitors'
+// hash table (one row per visitor there; ALL, because current
+// ClickHouse's ANY INNER JOIN keeps one left row per key too). A 64-bit
+// hash collision among a test's visitors or events is out of reach.
 func storewideActivitySQL(q results.MetricsQuery, f results.AudienceFilter) string {
 	products := ""
 	if len(q.ProductIDs) > 0 {
 		products = " AND hasAny(product_ids, @products)"
 	}
-	return `SELECT a_group, toUInt64(countIf(s_views > 0)) AS viewers, toUInt64(sum(s_views)) AS views,
-	toUInt64(countIf(s_atc > 0)) AS adders, toUInt64(sum(s_atc)) AS atcs,
-	toUInt64(countIf(s_chk > 0)) AS starters, toUInt64(sum(s_chk)) AS starts
-FROM (` + analyticsAssignedSQL(f) + `) AS assigned
-ALL INNER JOIN (
-	SELECT ` + vidSQL("visitor_id") + ` AS vid,
-		uniqExactIf(cityHash64(event_id), event_type = 'product_viewed') AS s_views,
-		uniqExactIf(cityHash64(event_id), event_type = 'product_added_to_cart') AS s_atc,
-		uniqExactIf(cityHash64(event_id), event_type = 'checkout_started') AS s_chk
-	FROM {db}.events
-	WHERE shop_id = @shop AND is_bot = 0 AND ` + inWindow("created_at") + products + `
-		AND event_type IN ('product_viewed', 'product_added_to_cart', 'checkout_started')
-		AND ` + vidSQL("visitor_id") + ` IN (SELECT ` + vidSQL("visitor_id") + ` FROM {db}.assignments WHERE shop_id = @shop AND experiment_id = @exp)
-	GROUP BY vid) AS activity USING vid
+	return `SELECT a_group, toUInt64(uniqExactIf(vid, s_type = 1)) AS viewers, toUInt64(uniqExactIf(s_event, s_type = 1)) AS views,
+	toUInt64(uniqExactIf(vid, s_type = 2)) AS adders, toUInt64(uniqExactIf(s_event, s_type = 2)) AS atcs,
+	toUInt64(uniqExactIf(vid, s_type = 3)) AS starters, toUInt64(uniqExactIf(s_event, s_type = 3)) AS starts
+FROM (
+	SELECT visitor_hash AS vid, cityHash64(visitor_hash, event_hash) AS s_event,
+		toUInt8(indexOf(['product_viewed', 'product_added_to_cart', 'checkout_started'], event_type)) AS s_type
+	FROM {db}.agg_storewide_events
+	WHERE shop_id = @shop AND ` + inWindow("created_at") + products + `) AS activity
+ALL INNER JOIN (` + analyticsAssignedSQL(f) + `) AS assigned USING vid
 GROUP BY a_group
 ORDER BY a_group`
 }
@@ -112,23 +118,30 @@ func analyticsArgs(q results.MetricsQuery, f results.AudienceFilter) []any {
 
 // dataVersionSQL is, per table of the test's key range, a tag, its row
 // count and its newest moment (receipt, or the order version): any insert
-// raises one of them, and an erase (reset analytics) lowers a count. With
-// storewide, the shop's other events count too.
+// raises one of them, and an erase (reset analytics) lowers a count. The
+// test's events are counted in agg_event_activity, which its view feeds
+// with every events row (its events column counts them, copies included,
+// and merges add rows up without losing any): a tenth of the rows of events
+// to read, on every request, warm ones included. With storewide, the
+// shop's rows of agg_storewide_events count too: all the storewide views
+// read beyond the test's own tables. (A merge folding replayed copies
+// lowers that count; the next request then recomputes, needlessly but
+// correctly.)
 func dataVersionSQL(storewide bool) string {
-	part := func(tag int, table, newest, where string) string {
-		return `SELECT toUInt8(` + fmt.Sprint(tag) + `) AS v_tag, toUInt64(count()) AS v_rows, toUInt64(max(` + newest + `)) AS v_newest
-		FROM {db}.` + table + ` WHERE shop_id = @shop AND ` + where
+	part := func(tag int, table, rows, newest, where string) string {
+		return `SELECT toUInt8(` + fmt.Sprint(tag) + `) AS v_tag, toUInt64(` + rows + `) AS v_rows, toUInt64(max(` + newest + `)) AS v_newest
+		FROM {db}.` + table + ` WHERE shop_id = @shop` + where
 	}
-	test := "experiment_id = @exp"
+	test := " AND experiment_id = @exp"
 	parts := []string{
-		part(1, "events", "toUInt32(received_at)", test),
-		part(2, "assignments", "toUInt32(received_at)", test),
-		part(3, "orders", "version", test),
-		part(4, "sessions", "toUInt32(seen_at)", test),
-		part(5, "page_views", "toUInt32(viewed_at)", test),
+		part(1, "agg_event_activity", "sum(events)", "toUInt32(bucket)", test),
+		part(2, "assignments", "count()", "toUInt32(received_at)", test),
+		part(3, "orders", "count()", "version", test),
+		part(4, "sessions", "count()", "toUInt32(seen_at)", test),
+		part(5, "page_views", "count()", "toUInt32(viewed_at)", test),
 	}
 	if storewide {
-		parts = append(parts, part(6, "events", "toUInt32(received_at)", "experiment_id != @exp"))
+		parts = append(parts, part(6, "agg_storewide_events", "count()", "toUInt32(received_at)", ""))
 	}
 	return strings.Join(parts, "\nUNION ALL\n")
 }

@@ -2,6 +2,10 @@ package warehouse_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -133,7 +137,65 @@ func TestDataVersionMovesWithData(t *testing.T) {
 	}
 	insert(warehouse.Batch{Orders: []warehouse.Order{{ShopID: 3, ExperimentID: "5", OrderID: "o1", Version: 7,
 		VisitorID: "c1", Revenue: 10, CreatedAt: at("2026-06-01 13:00:00")}}})
-	if version(false) == v1 {
+	v2 := version(false)
+	if v2 == v1 {
 		t.Fatal("an order of the test did not move the version")
+	}
+	// Any event of the test, even one in a 15-minute bucket that already
+	// has one (the pre-aggregate's row count stays) and of a type storewide
+	// ignores.
+	insert(warehouse.Batch{Events: []warehouse.Event{{ShopID: 3, ExperimentID: "5", EventID: "z", SessionID: "s-c1",
+		VisitorID: "c1", EventType: "page_viewed", CreatedAt: at("2026-06-01 10:01:30"), ReceivedAt: at("2026-06-01 10:01:30")}}})
+	if version(false) == v2 {
+		t.Fatal("an event of the test did not move the version")
+	}
+}
+
+// TestAnalyticsSQLRunsOnClickHouse runs every shape of the analytics
+// statements on the real ClickHouse (18.16 here) and, with LIFT_DUMP_SQL
+// naming a directory, writes each with its parameters substituted for
+// make chdb-check to run on current ClickHouse.
+func TestAnalyticsSQLRunsOnClickHouse(t *testing.T) {
+	t.Parallel()
+	w := openTestWarehouse(t)
+	storewideFixture(t, w)
+	q := results.MetricsQuery{ShopID: 3, ExperimentID: "5", Timezone: "America/New_York", From: "2026-06-01", To: "2026-06-02",
+		Basis: results.BasisVisitors}
+	scoped := q
+	scoped.ProductIDs = []string{"8101"}
+	every := results.AudienceFilter{Countries: []string{"US"}, Device: "desktop", VisitorType: "new"}
+	shapes := []struct {
+		name   string
+		q      results.MetricsQuery
+		filter results.AudienceFilter
+	}{{"storewide", q, results.AudienceFilter{}}, {"storewide-filtered", q, every}, {"storewide-scoped", scoped, every}}
+	dir := os.Getenv("LIFT_DUMP_SQL")
+	lit := strings.NewReplacer("{db}", "lift", "@shop", "3", "@exp", "'5'", "@tz", "'America/New_York'",
+		"@from", "'2026-06-01'", "@to", "'2026-06-02'", "@products", "['8101']", "@device", "'desktop'",
+		"@countries", "['US']", "@vtype", "'new'")
+	write := func(name, sql string) {
+		t.Helper()
+		if dir == "" {
+			return
+		}
+		if err := os.WriteFile(filepath.Join(dir, "analytics-"+name+".sql"), []byte(lit.Replace(sql)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range shapes {
+		rows, err := w.StorewideActivity(context.Background(), s.q, s.filter)
+		if err != nil {
+			t.Fatalf("%s SQL does not run: %v", s.name, err)
+		}
+		if len(rows) == 0 {
+			t.Fatalf("%s on the fixture answered nothing", s.name)
+		}
+		write(s.name, warehouse.StorewideActivitySQL(s.q, s.filter))
+	}
+	for _, storewide := range []bool{false, true} {
+		if _, err := w.DataVersion(context.Background(), 3, "5", storewide); err != nil {
+			t.Fatalf("data version (storewide %v) SQL does not run: %v", storewide, err)
+		}
+		write(fmt.Sprintf("version-%v", storewide), warehouse.DataVersionSQL(storewide))
 	}
 }

@@ -20,7 +20,7 @@ var _ experiment.Eraser = Eraser{}
 // must not keep its numbers there).
 var erasable = []string{"events", "assignments", "sessions", "page_views", "orders",
 	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_visitors", "agg_visitors_final",
-	"agg_visitors_final_builds"}
+	"agg_visitors_final_builds", "agg_storewide_events"}
 
 // EraseTest deletes the test's rows from every table. ClickHouse applies
 // the delete as a mutation in the background (there is no synchronous

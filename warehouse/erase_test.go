@@ -32,7 +32,7 @@ func TestEraseTestEmptiesPreAggregates(t *testing.T) {
 	if err := w.Insert(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	tables := []string{"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages"}
+	tables := []string{"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_storewide_events"}
 	counts := func() map[string][2]uint64 {
 		out := map[string][2]uint64{}
 		for _, table := range tables {

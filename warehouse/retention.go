@@ -19,8 +19,12 @@ import (
 // Only the high-volume streams expire: events, sessions and page views.
 // Assignments and orders are small and are what attribution and revenue
 // stand on, so an old test keeps its groups and orders.
+// agg_storewide_events is a row-for-row copy of the funnel events
+// (clickhouse/0540), so it expires with them: the storewide views never
+// count an event events no longer hold.
 var retained = []struct{ table, column string }{
 	{"events", "created_at"}, {"sessions", "seen_at"}, {"page_views", "viewed_at"},
+	{"agg_storewide_events", "created_at"},
 }
 
 // removeTTLSince is the first version with ALTER … REMOVE TTL.

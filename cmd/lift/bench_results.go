@@ -205,7 +205,8 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 }
 
 var benchTables = []string{"assignments", "events", "sessions", "page_views", "orders",
-	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_visitors"}
+	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_visitors",
+	"agg_storewide_events"}
 
 // firstSnapshot times a snapshot that first writes the finalized copy of
 // the rollup's base part, as the first read after ClickHouse merges a new
