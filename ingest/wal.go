@@ -21,9 +21,10 @@ import (
 //
 // Appends are group-committed: requests add frames to a shared buffer and wait;
 // one committer goroutine writes the buffer, and one fsync wakes every waiter
-// of that group. Several groups' fsyncs may be in flight at once (see
-// commitLoop). So durability costs each request about one fsync of latency,
-// and no throughput.
+// of that group. Several groups' fsyncs may be in flight at once, and groups
+// start at least commitInterval apart (see commitLoop). So durability costs
+// each request about one fsync of latency (under load, plus at most the
+// interval), and the fsyncs' CPU is shared by every request of a group.
 //
 // The flusher reads the committed frames back in order (walReader) and, once
 // ClickHouse has accepted them, calls release: whole segments before the
