@@ -78,57 +78,71 @@ func appendEvent(b []byte, ev *Event) []byte {
 }
 
 // reader decodes what the append functions wrote; the first error sticks.
+// It reads a string holding the whole record, so each string field is a
+// slice of it: one allocation per event instead of one per field (the
+// flusher decodes every event once, and the batch keeps them all until
+// its insert, so the fields share the record's lifetime anyway).
 type reader struct {
-	b   []byte
+	s   string
 	err error
 }
 
-func (r *reader) fail() { r.err, r.b = errCodec, nil }
+func (r *reader) fail() { r.err, r.s = errCodec, "" }
 
+// uvarint is binary.Uvarint over the string.
 func (r *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
+	var x uint64
+	var shift uint
+	for i := 0; i < len(r.s) && i < binary.MaxVarintLen64; i++ {
+		c := r.s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break // overflows 64 bits
+			}
+			r.s = r.s[i+1:]
+			return x | uint64(c)<<shift
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
 	}
-	r.b = r.b[n:]
-	return v
+	r.fail()
+	return 0
 }
 
+// varint is binary.Varint over the string (zig-zag on uvarint).
 func (r *reader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
+	ux := r.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	r.b = r.b[n:]
-	return v
+	return x
 }
 
 func (r *reader) byte() byte {
-	if len(r.b) < 1 {
+	if len(r.s) < 1 {
 		r.fail()
 		return 0
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
+	v := r.s[0]
+	r.s = r.s[1:]
 	return v
 }
 
 func (r *reader) str() string {
 	n := r.uvarint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.s)) {
 		r.fail()
 		return ""
 	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
+	v := r.s[:n]
+	r.s = r.s[n:]
+	return v
 }
 
 func (r *reader) strs() []string {
 	n := r.uvarint()
-	if n == 0 || n > uint64(len(r.b)) {
+	if n == 0 || n > uint64(len(r.s)) {
 		if n != 0 {
 			r.fail()
 		}
@@ -150,18 +164,21 @@ func (r *reader) time() time.Time {
 }
 
 func (r *reader) f64() float64 {
-	if len(r.b) < 8 {
+	if len(r.s) < 8 {
 		r.fail()
 		return 0
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
-	r.b = r.b[8:]
-	return v
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(r.s[i])
+	}
+	r.s = r.s[8:]
+	return math.Float64frombits(v)
 }
 
 // decodeEvent reads one event written by appendEvent.
 func decodeEvent(b []byte, ev *Event) error {
-	r := reader{b: b}
+	r := reader{s: string(b)}
 	if r.byte() != eventCodecV1 {
 		return errCodec
 	}
@@ -189,7 +206,7 @@ func decodeEvent(b []byte, ev *Event) error {
 	}
 	ev.IsBot = r.byte() == 1
 	ev.Payload = r.str()
-	if r.err == nil && len(r.b) != 0 {
+	if r.err == nil && len(r.s) != 0 {
 		return errCodec
 	}
 	return r.err

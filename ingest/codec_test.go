@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 
@@ -46,5 +48,41 @@ func TestEventCodecRefusesTruncated(t *testing.T) {
 		if err := decodeEvent(b[:n], &got); err == nil {
 			t.Fatalf("decoded a %d-byte prefix of %d", n, len(b))
 		}
+	}
+}
+
+// The reader parses varints from a string itself; it must agree with
+// encoding/binary on every input, malformed ones included.
+func TestReaderVarintsMatchBinary(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		b    []byte
+	}{
+		{"Empty", nil},
+		{"Zero", []byte{0}},
+		{"OneByte", []byte{0x7f}},
+		{"TwoBytes", []byte{0x80, 0x01}},
+		{"Truncated", []byte{0x80, 0x80}},
+		{"MaxUint64", binary.AppendUvarint(nil, math.MaxUint64)},
+		{"MinInt64", binary.AppendVarint(nil, math.MinInt64)},
+		{"Overflow", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}},
+		{"TooLong", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}},
+		{"Trailing", []byte{0x05, 0x07}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wantU, nU := binary.Uvarint(tc.b)
+			r := reader{s: string(tc.b)}
+			if gotU := r.uvarint(); (r.err == nil) != (nU > 0) || (nU > 0 && (gotU != wantU || len(r.s) != len(tc.b)-nU)) {
+				t.Errorf("uvarint = %d, err %v, rest %d; binary: %d, n %d", gotU, r.err, len(r.s), wantU, nU)
+			}
+			wantV, nV := binary.Varint(tc.b)
+			r = reader{s: string(tc.b)}
+			if gotV := r.varint(); (r.err == nil) != (nV > 0) || (nV > 0 && gotV != wantV) {
+				t.Errorf("varint = %d, err %v; binary: %d, n %d", gotV, r.err, wantV, nV)
+			}
+		})
 	}
 }

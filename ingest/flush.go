@@ -103,13 +103,17 @@ func (in *Ingester) flushLoop() {
 			in.drained = true // read before close(in.flushed), so Close sees it
 			return
 		}
-		wait := in.cfg.FlushInterval
+		wait, readable := in.cfg.FlushInterval, in.wal.readable
 		if !first.IsZero() {
-			wait -= time.Since(first)
+			// A batch is open: read what arrived every eighth of the
+			// interval, not after every group commit (thousands a second
+			// under load, each a wakeup and a read for a few rows).
+			wait = min(wait-time.Since(first), in.cfg.FlushInterval/8)
+			readable = nil
 		}
 		timer.Reset(max(wait, 0))
 		select {
-		case <-in.wal.readable:
+		case <-readable:
 		case <-timer.C:
 		case <-in.closing:
 			closing = true

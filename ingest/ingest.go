@@ -31,7 +31,7 @@ type Config struct {
 	Dir            string        // WAL directory; required
 	SegmentBytes   int64         // rotate a segment at this size; default 16 MiB
 	DiskBudget     int64         // WAL bytes kept for an absent ClickHouse, then 503; default 2 GiB of frames (a running node also holds the segment it writes and the next, zero-filled to SegmentBytes; a stop or the next start trims them)
-	CommitInterval time.Duration // minimum time between two fsyncs; default 0: the next commit starts as soon as the previous fsync returns
+	CommitInterval time.Duration // minimum time between the starts of two group commits; default 500 µs (see commitLoop)
 	CommitFsyncs   int           // group commits whose fsyncs may overlap; default 8 (see commitLoop)
 	MaxBatchRows   int           // rows per insert; default 50 000
 	FlushInterval  time.Duration // longest a row waits for its batch; default 1 s
@@ -64,6 +64,7 @@ func (noObserver) FlushFailed()            {}
 func (c Config) withDefaults() Config {
 	c.SegmentBytes = cmp.Or(c.SegmentBytes, 16<<20)
 	c.DiskBudget = cmp.Or(c.DiskBudget, 2<<30)
+	c.CommitInterval = cmp.Or(c.CommitInterval, 500*time.Microsecond)
 	c.CommitFsyncs = cmp.Or(c.CommitFsyncs, 8)
 	c.MaxBatchRows = cmp.Or(c.MaxBatchRows, 50_000)
 	c.FlushInterval = cmp.Or(c.FlushInterval, time.Second)

@@ -122,6 +122,14 @@ type preparedSegment struct {
 // behind other processes' writeback (ClickHouse on the same disk). This is
 // what PostgreSQL does for its WAL segments (wal_init_zero). Measured here
 // under ClickHouse load: p50 490 µs → 190 µs, p99.9 24 ms → 11 ms.
+//
+// The zeros go to disk a megabyte at a time, each flushed before the next
+// is written: the commits' fdatasyncs run meanwhile, and a device flush
+// waits for every write queued before it, so 16 MiB handed to the disk at
+// once held the commits behind it (a Go probe here, 500 µs-spaced 6 KB
+// commits while segments were prepared: max 14 ms with one sync at the
+// end, 5-6 ms flushing each megabyte; a segment lasts seconds, the
+// preparation 20-30 ms either way).
 func createSegment(dir string, seq uint64, size int64) (*os.File, error) {
 	final := segmentPath(dir, seq)
 	tmp := final + ".tmp"
@@ -131,7 +139,11 @@ func createSegment(dir string, seq uint64, size int64) (*os.File, error) {
 	}
 	zeros := make([]byte, min(size, 1<<20))
 	for off := int64(0); off < size; off += int64(len(zeros)) {
-		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off); err != nil {
+		_, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off)
+		if err == nil {
+			err = fdatasync(f)
+		}
+		if err != nil {
 			f.Close()
 			os.Remove(tmp)
 			return nil, err

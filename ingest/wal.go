@@ -21,9 +21,10 @@ import (
 //
 // Appends are group-committed: requests add frames to a shared buffer and wait;
 // one committer goroutine writes the buffer, and one fsync wakes every waiter
-// of that group. Several groups' fsyncs may be in flight at once (see
-// commitLoop). So durability costs each request about one fsync of latency,
-// and no throughput.
+// of that group. Several groups' fsyncs may be in flight at once, and groups
+// start at least commitInterval apart (see commitLoop). So durability costs
+// each request about one fsync of latency (under load, plus at most the
+// interval), and the fsyncs' CPU is shared by every request of a group.
 //
 // The flusher reads the committed frames back in order (walReader) and, once
 // ClickHouse has accepted them, calls release: whole segments before the
@@ -246,6 +247,15 @@ func appendFrame(b []byte, r record) []byte {
 // 0.82-1.1x with 8, on the same (busy) box minutes apart. A group is acknowledged when its own
 // fsync returns; that fsync started after every earlier group was written,
 // so the durable end only grows.
+//
+// Group commits start at least commitInterval apart (500 µs by default):
+// an fsync costs this machine about 55 µs of CPU whatever it carries, and
+// with no spacing the groups at 64 connections held under 3 requests, so
+// fsyncs were a fifth of the ingest server's CPU per request. Spaced, the
+// requests arriving meanwhile share the next group; a request arriving when
+// the last group started longer ago than that (any light load) is
+// committed at once, so the spacing costs latency only under load, and at
+// most the interval.
 func (w *wal) commitLoop() {
 	defer close(w.stopped)
 	for {
@@ -269,8 +279,8 @@ func (w *wal) commitLoop() {
 			w.closeSegments()
 			return
 		}
-		// Optionally spread groups apart: the requests arriving meanwhile
-		// share the next one.
+		// Spread groups apart: the requests arriving meanwhile share the
+		// next one.
 		if d := w.cfg.commitInterval - time.Since(start); d > 0 {
 			time.Sleep(d)
 		}
