@@ -46,6 +46,17 @@ func (h *Handler) Mount(r gin.IRouter) {
 	r.POST("/api/webhooks", api.UseSurface(api.SurfaceSession), handle(h.receive))
 }
 
+// SetDeliveryHeaders sets the headers the platform sends with a delivery
+// of topic for shop: topic, shop, delivery id and the signature of body
+// under secret. The demo store and the load generator post their orders
+// through it, so they sign exactly as Lift checks.
+func SetDeliveryHeaders(h http.Header, secret []byte, topic, shop, deliveryID string, body []byte) {
+	h.Set(HeaderTopic, topic)
+	h.Set(HeaderShop, shop)
+	h.Set(HeaderID, deliveryID)
+	h.Set(HeaderSignature, Sign(secret, body))
+}
+
 // Sign is the signature of body under secret, as the platform sends it.
 func Sign(secret, body []byte) string {
 	m := hmac.New(sha256.New, secret)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/liftab/lift/api/webhooks"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
@@ -117,8 +119,13 @@ func (a *App) demoStore() (*demo.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return demo.New(demo.Config{Catalog: cat, DefaultShop: demoDomain, WebhookSecret: []byte(a.Config.Platform.WebhookSecret),
-		Now: a.Now, Logger: a.Log})
+	var sign func(http.Header, string, string, string, []byte)
+	if secret := []byte(a.Config.Platform.WebhookSecret); len(secret) > 0 {
+		sign = func(h http.Header, topic, shop, id string, body []byte) {
+			webhooks.SetDeliveryHeaders(h, secret, topic, shop, id, body)
+		}
+	}
+	return demo.New(demo.Config{Catalog: cat, DefaultShop: demoDomain, SignWebhook: sign, Now: a.Now, Logger: a.Log})
 }
 
 // demoSnapshot takes the demo test's snapshot now, through the same results

@@ -74,6 +74,10 @@ var layoutRules = []layoutRule{
 		from: except("store", "devstack", "lifttest", "cmd/lift"), to: []string{pgxPath}},
 	{name: "clickhouse-go is imported only by warehouse, lifttest and cmd/lift", direct: true,
 		from: except("warehouse", "lifttest", "cmd/lift"), to: []string{clickhousePath}},
+	{name: "what Lift serves to browsers (web) depends on no other package of Lift", from: within("web"),
+		to: []string{own("api"), own("experiment"), own("results"), own("stats"), own("ingest"), own("money"),
+			own("store"), own("warehouse"), own("platform"), own("jobs"), own("config"), own("metrics"),
+			own("mcpserver"), own("migrations"), own("clickhouse"), own("devstack"), own("lifttest"), own("cmd")}},
 	{name: "asynq is imported only by jobs and cmd/lift", direct: true,
 		from: except("jobs", "cmd/lift"), to: []string{asynqPath}},
 }

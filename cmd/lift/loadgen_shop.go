@@ -149,10 +149,8 @@ func (o *loadgen) sendOrderWebhook(res *loadgenResult, n int, orderID, visitor, 
 	})
 	req, _ := http.NewRequest("POST", o.target+"/api/webhooks", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(webhooks.HeaderTopic, experiment.TopicOrdersCreate)
-	req.Header.Set(webhooks.HeaderShop, o.shop)
-	req.Header.Set(webhooks.HeaderID, fmt.Sprintf("lg-%s-order-%d", o.run_, n))
-	req.Header.Set(webhooks.HeaderSignature, webhooks.Sign([]byte(o.webhookSecret), body))
+	webhooks.SetDeliveryHeaders(req.Header, []byte(o.webhookSecret), experiment.TopicOrdersCreate, o.shop,
+		fmt.Sprintf("lg-%s-order-%d", o.run_, n), body)
 	return o.do(res, req, browserUA, nil)
 }
 

@@ -38,9 +38,11 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 type Config struct {
 	Catalog     *Catalog // required: what the store sells
 	DefaultShop string   // the shop of /demo/ without ?shop=
-	// WebhookSecret signs the order webhooks (platform.webhook_secret);
-	// empty: checkout answers 503, as Lift would refuse the orders.
-	WebhookSecret []byte
+	// SignWebhook sets the platform's headers of an ORDERS_CREATE delivery
+	// (topic, shop, delivery id, HMAC of body with platform.webhook_secret);
+	// cmd/lift passes api/webhooks' own, so the store stays free of Lift's
+	// packages. nil: checkout answers 503, as Lift would refuse the orders.
+	SignWebhook func(h http.Header, topic, shop, deliveryID string, body []byte)
 	// WebhookURL receives the orders; default http://<request host>/api/webhooks.
 	WebhookURL string
 	TrackerURL string // default /lift.js
@@ -232,7 +234,7 @@ func (h *Handler) updateAttributes(w http.ResponseWriter, r *http.Request) {
 // placeOrder turns the cart into an order and delivers it as the platform
 // would: a signed ORDERS_CREATE carrying the cart attributes.
 func (h *Handler) placeOrder(w http.ResponseWriter, r *http.Request) {
-	if len(h.cfg.WebhookSecret) == 0 {
+	if h.cfg.SignWebhook == nil {
 		fail(w, http.StatusServiceUnavailable, "the demo cannot sign orders: platform.webhook_secret is empty")
 		return
 	}

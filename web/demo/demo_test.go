@@ -35,7 +35,10 @@ func TestCheckoutDeliversASignedOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", WebhookSecret: secret, WebhookURL: platform.URL})
+	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", WebhookURL: platform.URL,
+		SignWebhook: func(h http.Header, topic, shop, id string, body []byte) {
+			webhooks.SetDeliveryHeaders(h, secret, topic, shop, id, body)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

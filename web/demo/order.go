@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
-	"github.com/liftab/lift/api/webhooks"
 )
 
 // orderBody is the ORDERS_CREATE payload the platform would send for a
@@ -57,7 +55,8 @@ func orderBody(id string, c Cart, currency string, now time.Time) ([]byte, error
 
 // deliver posts a signed ORDERS_CREATE to Lift's webhook endpoint, exactly
 // as the platform does (docs/webhooks-exports.md): HMAC-SHA256 of the raw
-// body with the webhook secret, topic, shop domain and delivery id headers.
+// body with the webhook secret, topic, shop domain and delivery id headers,
+// set by the configured SignWebhook.
 func (h *Handler) deliver(ctx context.Context, url, shop, orderID string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -66,10 +65,7 @@ func (h *Handler) deliver(ctx context.Context, url, shop, orderID string, body [
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(webhooks.HeaderTopic, "ORDERS_CREATE")
-	req.Header.Set(webhooks.HeaderShop, shop)
-	req.Header.Set(webhooks.HeaderID, "demo-order-"+orderID)
-	req.Header.Set(webhooks.HeaderSignature, webhooks.Sign(h.cfg.WebhookSecret, body))
+	h.cfg.SignWebhook(req.Header, "ORDERS_CREATE", shop, "demo-order-"+orderID, body)
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
 		return fmt.Errorf("demo: deliver order webhook: %w", err)
