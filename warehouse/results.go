@@ -2,7 +2,6 @@ package warehouse
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -83,29 +82,39 @@ func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRo
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
 	}
-	if rollupEligible(q, facts) && !w.rawOnly {
-		rows, err := w.groupMetricsRollup(ctx, q)
-		if !errors.Is(err, errRollupDeclined) {
-			return rows, err
+	if rollupEligible(q, facts) {
+		rows, ok, err := w.rollupGroupMetrics(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("warehouse.GroupMetrics %s: rollup: %w", q.ExperimentID, err)
+		}
+		if ok {
+			return rows, nil
 		}
 	}
-	rows, err := w.conn.Query(ctx, w.render(groupMetricsSQL(q, facts)), args(q)...)
+	rows, err := w.rawGroupMetrics(ctx, q, facts)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
+	}
+	return rows, nil
+}
+
+// rawGroupMetrics answers GroupMetrics from the pre-aggregates and raw
+// tables (results_sql.go), for every query.
+func (w *Warehouse) rawGroupMetrics(ctx context.Context, q MetricsQuery, facts dataFacts) ([]GroupRow, error) {
+	rows, err := w.conn.Query(ctx, w.render(groupMetricsSQL(q, facts)), args(q)...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []GroupRow
 	for rows.Next() {
 		r, _, err := scanGroupRow(rows, false)
 		if err != nil {
-			return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
+			return nil, err
 		}
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // CustomEvents counts each custom event name per test group over the units

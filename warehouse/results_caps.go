@@ -26,9 +26,15 @@ func (w *Warehouse) WinsorCaps(ctx context.Context, q MetricsQuery, percentile f
 	if !(percentile > 0 && percentile < 1) {
 		return Caps{}, fmt.Errorf("warehouse.WinsorCaps: percentile %v is not strictly between 0 and 1", percentile)
 	}
-	facts, err := w.facts(ctx, q)
-	if err != nil {
-		return Caps{}, fmt.Errorf("warehouse.WinsorCaps %s: %w", q.ExperimentID, err)
+	// Only the sessions basis ranks its units through the per-unit statement,
+	// the one that must know of page loads without a visitor; the visitors
+	// basis reads the orders alone, and GroupMetrics looks for them anyway.
+	var facts dataFacts
+	if q.Basis == BasisSessions {
+		var err error
+		if facts, err = w.facts(ctx, q); err != nil {
+			return Caps{}, fmt.Errorf("warehouse.WinsorCaps %s: %w", q.ExperimentID, err)
+		}
 	}
 	out := Caps{Percentile: percentile}
 	if err := w.conn.QueryRow(ctx, w.render(winsorCapsSQL(q, facts, percentile)), args(q)...).

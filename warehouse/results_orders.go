@@ -23,44 +23,26 @@ import "strings"
 // as out. having narrows the orders (the window). Only the assignments of
 // visitors who ordered are read.
 func standingOrdersSQL(cols, out []string, having string) string {
-	return standingOrdersFrom(assignmentsLookup, cols, out, having)
-}
-
-// An orderVisitors is where standingOrdersSQL looks up the assignment of
-// each visitor named by an order: a subquery keyed by key (an alias the
-// orders' side computes as expr) giving ov_group, ov_bot, ov_device, ov_sid
-// and ov_found (1 when the visitor was assigned).
-type orderVisitors struct{ key, expr, sql string }
-
-// assignmentsLookup reads the assignments of the visitors who ordered.
-var assignmentsLookup = orderVisitors{key: "o_named_vid", sql: `
-			SELECT visitor_id AS o_named_vid, argMax(test_group, version) AS ov_group, argMax(is_bot, version) AS ov_bot,
-				argMax(device, version) AS ov_device, argMax(session_id, version) AS ov_sid, toUInt8(1) AS ov_found
-			FROM {db}.assignments
-			WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id IN (
-				SELECT visitor_id FROM {db}.orders WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '')
-			GROUP BY visitor_id`}
-
-// standingOrdersFrom is standingOrdersSQL looking up assignments in lookup.
-func standingOrdersFrom(lookup orderVisitors, cols, out []string, having string) string {
-	key := ""
-	if lookup.expr != "" {
-		key = lookup.expr + " AS " + lookup.key + ", "
-	}
 	return `
 		SELECT order_id, o_named_vid, o_group, o_ts, ov_sid, ` + strings.Join(out, ", ") + `,
 			multiIf(o_named_vid = '', concat('order:', order_id),
 				ov_found = 1 AND ov_group = o_group, o_named_vid,
 				concat('unseen:', toString(o_group), ':', o_named_vid)) AS o_vid
 		FROM (
-			SELECT order_id, argMaxIf(visitor_id, version, visitor_id != '') AS o_named_vid, ` + key + `
+			SELECT order_id, argMaxIf(visitor_id, version, visitor_id != '') AS o_named_vid,
 				argMax(test_group, version) AS o_group, argMax(is_bot, version) AS o_bot,
 				argMax(created_at, version) AS o_ts, ` + strings.Join(cols, ", ") + `
 			FROM {db}.orders
 			WHERE shop_id = @shop AND experiment_id = @exp
 			GROUP BY order_id
 			HAVING o_bot = 0` + having + `) AS order_versions
-		ALL LEFT JOIN (` + lookup.sql + `) AS order_visitors USING ` + lookup.key + `
+		ALL LEFT JOIN (
+			SELECT visitor_id AS o_named_vid, argMax(test_group, version) AS ov_group, argMax(is_bot, version) AS ov_bot,
+				argMax(device, version) AS ov_device, argMax(session_id, version) AS ov_sid, toUInt8(1) AS ov_found
+			FROM {db}.assignments
+			WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id IN (
+				SELECT visitor_id FROM {db}.orders WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '')
+			GROUP BY visitor_id) AS order_visitors USING o_named_vid
 		WHERE ov_found = 0 OR (ov_group >= 0 AND ov_bot = 0 AND ov_device != 'bot')`
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -33,10 +32,6 @@ import (
 // that, or whose test has activity outside its window, reads the raw path
 // (results_sql.go), which gives the same numbers (results_rollup_test.go).
 
-// errRollupDeclined is rollupGroupMetrics declining a query: the raw path
-// answers it instead.
-var errRollupDeclined = errors.New("rollup declined")
-
 // rollupEligible reports whether the rollup can answer q with the facts f.
 func rollupEligible(q MetricsQuery, f dataFacts) bool {
 	if q.Basis != BasisVisitors || len(q.ProductIDs) > 0 || f.orphanSessions {
@@ -49,41 +44,40 @@ func rollupEligible(q MetricsQuery, f dataFacts) bool {
 const rollupBaseSQL = `SELECT _part AS part, toUInt64(count()) AS n FROM {db}.agg_visitors
 WHERE shop_id = @shop AND experiment_id = @exp GROUP BY part ORDER BY n DESC, part LIMIT 1`
 
-// rollupGroupMetrics answers GroupMetrics from the rollup, or declines with
-// errRollupDeclined when some unit's activity lies outside q's window (the
-// rollup holds the whole test; the raw path filters each row by date).
-func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRow, error) {
+// rollupGroupMetrics answers GroupMetrics from the rollup; ok is false when
+// it declines q: a test without visitors yet, or a unit with a moment
+// outside q's window (the rollup holds the whole test; the raw path filters
+// each row by date).
+func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) (out []GroupRow, ok bool, err error) {
 	var base string
 	var n uint64
 	switch err := w.conn.QueryRow(ctx, w.render(rollupBaseSQL), args(q)...).Scan(&base, &n); {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, errRollupDeclined // no visitor yet: the raw path answers the empty test
+		return nil, false, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
 	build, err := w.finalCopy(ctx, q, base, n)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	stmt := rollupSQL(q, build > 0)
-	rows, err := w.conn.Query(ctx, w.render(stmt),
+	rows, err := w.conn.Query(ctx, w.render(rollupSQL(q, build > 0)),
 		append(args(q), clickhouse.Named("base", base), clickhouse.Named("build", build))...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rows.Close()
-	var out []GroupRow
 	for rows.Next() {
 		r, outside, err := scanGroupRow(rows, true)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if outside > 0 {
-			return nil, errRollupDeclined
+			return nil, false, nil
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	return out, rows.Err() == nil, rows.Err()
 }
 
 // rollupSQL is GroupMetrics' statement on the rollup; its last column says
@@ -233,13 +227,4 @@ func scanGroupRow(rows interface{ Scan(...any) error }, extra bool) (GroupRow, u
 	r.N, r.Sessions, r.Converted, r.AddedToCart, r.ReachedCheckout = int64(n), int64(sessions), int64(conv), int64(atc), int64(chk)
 	r.ClickedThrough, r.Bounced, r.PageViews = int64(ct), int64(bounced), int64(pages)
 	return r, more, nil
-}
-
-// groupMetricsRollup wraps rollupGroupMetrics' errors as GroupMetrics does.
-func (w *Warehouse) groupMetricsRollup(ctx context.Context, q MetricsQuery) ([]GroupRow, error) {
-	rows, err := w.rollupGroupMetrics(ctx, q)
-	if err != nil && !errors.Is(err, errRollupDeclined) {
-		return nil, fmt.Errorf("warehouse.GroupMetrics %s: rollup: %w", q.ExperimentID, err)
-	}
-	return rows, err
 }

@@ -95,16 +95,11 @@ func (w *Warehouse) dropGoneCopies(ctx context.Context) error {
 		return err
 	}
 	for _, p := range gone {
-		if err := w.conn.Exec(ctx, w.render("ALTER TABLE {db}.agg_visitors_final DROP PARTITION "+quoteString(p))); err != nil {
+		if err := w.conn.Exec(ctx, w.render("ALTER TABLE {db}.agg_visitors_final DROP PARTITION @part"), clickhouse.Named("part", p)); err != nil {
 			return fmt.Errorf("drop final copy of %s: %w", p, err)
 		}
 	}
 	return nil
-}
-
-// quoteString is s as a ClickHouse string literal.
-func quoteString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
 // finalVisitorRowsSQL is the base's visitors outside others, read from its

@@ -148,7 +148,7 @@ func TestRollupMatchesRawPath(t *testing.T) {
 					if err != nil || !ok {
 						t.Fatalf("%v %s: rollup ok=%v err=%v", dims, tz, ok, err)
 					}
-					raw, err := w.RawOnly().GroupMetrics(context.Background(), q)
+					raw, err := w.RawGroupMetrics(q)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -179,7 +179,7 @@ func TestRollupDeclinesActivityOutsideTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := w.RawOnly().GroupMetrics(context.Background(), q)
+	raw, err := w.RawGroupMetrics(q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,5 +200,34 @@ func TestRollupDeclinesAnEmptyTest(t *testing.T) {
 	rows, err := w.GroupMetrics(context.Background(), q)
 	if err != nil || len(rows) != 0 {
 		t.Fatalf("GroupMetrics of an empty test = %v, %v; want no rows", rows, err)
+	}
+}
+
+// TestRollupDropsCopiesOfGoneParts: a finalized copy whose source part
+// ClickHouse no longer lists is dropped; the copy of a listed part stays.
+func TestRollupDropsCopiesOfGoneParts(t *testing.T) {
+	defer warehouse.SetFinalCopyMinVisitors(0)()
+	w := openTestWarehouse(t)
+	rollupPopulation(t, w, 5, true)
+	q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "31", Timezone: "UTC", From: "2026-05-30", To: "2026-06-30",
+		Basis: warehouse.BasisVisitors}
+	if _, ok, err := w.RollupGroupMetrics(q); err != nil || !ok {
+		t.Fatalf("rollup: ok=%v err=%v", ok, err)
+	}
+	ctx := context.Background()
+	if err := w.Conn().Exec(ctx, `INSERT INTO agg_visitors_final (shop_id, experiment_id, source_part, build, vid)
+		SELECT toInt64(1), '31', 'all_999999_999999_0', toUInt64(1), toUInt64(42)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.DropGoneCopies(); err != nil {
+		t.Fatal(err)
+	}
+	var gone, kept uint64
+	if err := w.Conn().QueryRow(ctx, `SELECT countIf(source_part = 'all_999999_999999_0'), countIf(source_part != 'all_999999_999999_0')
+		FROM agg_visitors_final`).Scan(&gone, &kept); err != nil {
+		t.Fatal(err)
+	}
+	if gone != 0 || kept == 0 {
+		t.Errorf("after dropping gone copies: %d rows of the gone part, %d of the listed one; want 0 and some", gone, kept)
 	}
 }

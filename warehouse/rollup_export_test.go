@@ -2,22 +2,21 @@ package warehouse
 
 import "context"
 
-// RawOnly is a copy of w that answers GroupMetrics from the raw path only,
-// never from the visitor rollup: the tests hold both to the same numbers.
-func (w *Warehouse) RawOnly() *Warehouse {
-	c := *w
-	c.rawOnly = true
-	return &c
+// RawGroupMetrics answers q from the raw path only, never from the
+// visitor rollup: the tests hold both to the same numbers.
+func (w *Warehouse) RawGroupMetrics(q MetricsQuery) ([]GroupRow, error) {
+	ctx := context.Background()
+	facts, err := w.facts(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return w.rawGroupMetrics(ctx, q, facts)
 }
 
 // RollupGroupMetrics answers from the rollup alone; ok is false when the
-// rollup declines q (activity outside its window).
+// rollup declines q.
 func (w *Warehouse) RollupGroupMetrics(q MetricsQuery) (rows []GroupRow, ok bool, err error) {
-	rows, err = w.rollupGroupMetrics(context.Background(), q)
-	if err == errRollupDeclined {
-		return nil, false, nil
-	}
-	return rows, err == nil, err
+	return w.rollupGroupMetrics(context.Background(), q)
 }
 
 // SetFinalCopyMinVisitors sets the base size from which reads write a
@@ -39,3 +38,6 @@ func RollupSQL(q MetricsQuery, copied bool) (sql string, ok bool) {
 
 // BuildFinalSQL is the statement that writes the base's finalized copy.
 func BuildFinalSQL() string { return buildFinalSQL() }
+
+// DropGoneCopies drops the finalized copies of parts ClickHouse no longer lists.
+func (w *Warehouse) DropGoneCopies() error { return w.dropGoneCopies(context.Background()) }

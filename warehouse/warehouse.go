@@ -61,8 +61,6 @@ func (c Config) validate() error {
 type Warehouse struct {
 	conn driver.Conn
 	db   string
-	// rawOnly turns the visitor rollup off (tests compare both paths).
-	rawOnly bool
 }
 
 // Open connects to ClickHouse and checks the connection with a ping (unless
