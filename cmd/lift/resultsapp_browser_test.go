@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +23,6 @@ import (
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/lifttest"
-	"github.com/liftab/lift/warehouse"
 )
 
 // resultsAppChromium finds Debian's chromium. Without it the browser tests
@@ -119,42 +117,6 @@ func resultsAppRun[T any](t *testing.T, b *resultsAppBrowser, step string, a chr
 		t.Fatalf("%s: %v", step, err)
 	}
 	return v
-}
-
-// resultsAppPlant inserts a test's visitors straight into the warehouse, as
-// lifttest.PlantVisitors does, but spread over days (so the daily chart has
-// a series): n a group each day on three devices, converting with conv[g]
-// (an add-to-cart and an order of about aov).
-func resultsAppPlant(t *testing.T, w *warehouse.Warehouse, shopID, testID int64, start time.Time, days, n int, conv []float64, aov float64) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(testID), 7))
-	exp := strconv.FormatInt(testID, 10)
-	var b warehouse.Batch
-	devices := []string{"desktop", "mobile", "tablet"}
-	for d := range days {
-		for g := range conv {
-			for i := range n {
-				v := fmt.Sprintf("v%d-%d-%d", d, g, i)
-				sid := fmt.Sprintf("00000000-0000-4000-8000-%02d%04d%06d", d, g, i)
-				ts := start.Add(time.Duration(d)*24*time.Hour + time.Duration(rng.IntN(3000))*time.Second)
-				b.Assignments = append(b.Assignments, warehouse.Assignment{ShopID: shopID, ExperimentID: exp, VisitorID: v,
-					AssignmentID: v, SessionID: sid, TestGroup: int16(g), Device: devices[rng.IntN(3)], Country: "US",
-					VisitorType: "new", AssignedAt: ts, ReceivedAt: ts})
-				b.Sessions = append(b.Sessions, warehouse.Session{ShopID: shopID, ExperimentID: exp, SessionID: sid,
-					RecordID: v + "-r1", VisitorID: v, SeenAt: ts, PagePath: "/"})
-				if rng.Float64() < conv[g] {
-					b.Events = append(b.Events, warehouse.Event{ShopID: shopID, ExperimentID: exp, EventID: v + "-atc",
-						SessionID: sid, VisitorID: v, EventType: "product_added_to_cart", CreatedAt: ts, ReceivedAt: ts})
-					b.Orders = append(b.Orders, warehouse.Order{ShopID: shopID, ExperimentID: exp, OrderID: v + "-o",
-						Version: 1, TestGroup: int16(g), VisitorID: v, Revenue: math.Round(aov*(0.5+rng.Float64())*100) / 100,
-						Currency: "USD", CreatedAt: ts})
-				}
-			}
-		}
-	}
-	if err := w.Insert(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // resultsAppSnapshot is what the test reads of GET …/results.
@@ -273,7 +235,7 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
 		CreatedAt: started, UpdatedAt: started}
 	lifttest.PutTest(t, s.app.DB, draft)
-	resultsAppPlant(t, s.app.Warehouse, shop.ID, tt.ID, started, 4, 200, []float64{0.03, 0.12}, 60)
+	lifttest.PlantVisitorsDaily(t, s.app.Warehouse, shop.ID, tt.ID, started, 4, 200, []float64{0.03, 0.12}, 60)
 	if err := s.app.results().TakeSnapshot(ctx, shop.ID, tt.ID, false); err != nil {
 		t.Fatal(err)
 	}
