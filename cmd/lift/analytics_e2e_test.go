@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/lifttest"
@@ -56,13 +54,7 @@ func TestSessionAnalyticsTotalsMatchResultsAndExport(t *testing.T) {
 	window := r.body["date_range"].(map[string]any)
 	exported := exportTotals(t, s, shop.ID, id, read, write)
 
-	now := time.Now()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "https://" + shop.Domain + "/admin",
-		"dest": "https://" + shop.Domain, "aud": "key", "sub": "1", "exp": now.Add(time.Minute).Unix(), "nbf": now.Unix(),
-		"iat": now.Unix(), "jti": "j", "sid": "s"}).SignedString([]byte("secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := sessionToken(t, shop.Domain)
 	body := fmt.Sprintf(`{"dateStart":%q,"dateFinish":%q}`, window["gte"], window["lte"])
 	for _, path := range []string{"v1/", "v2/", "v1/storewide/", "v2/storewide/"} {
 		r := s.do("POST", "/api/analytics/"+path+id, tok, body)

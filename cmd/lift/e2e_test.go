@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
@@ -142,6 +143,26 @@ func (s *server) do(method, path, token, body string, header ...string) reply {
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return s.roundTrip(req)
+}
+
+// sessionToken is an admin panel session token for domain, signed as the
+// test servers' platform (API key "key", secret "secret") signs them.
+func sessionToken(t *testing.T, domain string) string {
+	now := time.Now()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "https://" + domain + "/admin",
+		"dest": "https://" + domain, "aud": "key", "sub": "1", "exp": now.Add(time.Minute).Unix(), "nbf": now.Unix(),
+		"iat": now.Unix(), "jti": "j", "sid": "s"}).SignedString([]byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// roundTrip sends req and reads the whole answer, its body decoded as JSON
+// when it is.
+func (s *server) roundTrip(req *http.Request) reply {
+	s.t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/store"
@@ -26,13 +23,7 @@ func TestSessionAPIWired(t *testing.T) {
 	if _, err := s.app.DB.UpdateShop(t.Context(), shop.ID, store.ShopUpdate{Features: &features, SubscriptionActive: &yes}); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "https://" + shop.Domain + "/admin",
-		"dest": "https://" + shop.Domain, "aud": "key", "sub": "1", "exp": now.Add(time.Minute).Unix(), "nbf": now.Unix(),
-		"iat": now.Unix(), "jti": "j", "sid": "s"}).SignedString([]byte("secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := sessionToken(t, shop.Domain)
 	body := `{"name":"Wired","products":[{"productId":"8101","variants":[{"variantId":"44001","price":"19.00"}]}],
 		"testGroups":[{"name":"Control","weight":50},{"name":"Variant","weight":50}]}`
 	if r := s.do("POST", "/api/price-experiments/v1/create", tok, body); r.status != 200 || string(r.raw) != `"success"` {
