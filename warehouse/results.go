@@ -117,6 +117,27 @@ func (w *Warehouse) rawGroupMetrics(ctx context.Context, q MetricsQuery, facts d
 	return out, rows.Err()
 }
 
+// scanGroupRow reads one row of groupSumsSQL; with extra, also its trailing
+// UInt64 column.
+func scanGroupRow(rows interface{ Scan(...any) error }, extra bool) (GroupRow, uint64, error) {
+	var r GroupRow
+	var g int16
+	var conv, atc, chk, ct, bounced, n, sessions, pages, more uint64
+	dest := []any{&r.Key, &g, &n, &sessions, &conv, &r.Orders, &r.OrdersSq, &r.Revenue, &r.RevenueSq,
+		&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq,
+		&r.RevenueCapped, &r.RevenueCappedSq, &r.RevenueOrdersCapped, &r.ProfitCapped, &r.ProfitCappedSq}
+	if extra {
+		dest = append(dest, &more)
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return GroupRow{}, 0, err
+	}
+	r.TestGroup = int(g)
+	r.N, r.Sessions, r.Converted, r.AddedToCart, r.ReachedCheckout = int64(n), int64(sessions), int64(conv), int64(atc), int64(chk)
+	r.ClickedThrough, r.Bounced, r.PageViews = int64(ct), int64(bounced), int64(pages)
+	return r, more, nil
+}
+
 // CustomEvents counts each custom event name per test group over the units
 // of q (its Breakdown is ignored): units that fired it, distinct events.
 func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomEventRow, error) {

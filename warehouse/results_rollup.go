@@ -207,24 +207,3 @@ func rollupOrderUnitsSQL() string {
 			FROM (` + orders + `) AS standing_orders
 			GROUP BY vid, o_assigned`
 }
-
-// scanGroupRow reads one row of groupSumsSQL; with extra, also its trailing
-// UInt64 column.
-func scanGroupRow(rows interface{ Scan(...any) error }, extra bool) (GroupRow, uint64, error) {
-	var r GroupRow
-	var g int16
-	var conv, atc, chk, ct, bounced, n, sessions, pages, more uint64
-	dest := []any{&r.Key, &g, &n, &sessions, &conv, &r.Orders, &r.OrdersSq, &r.Revenue, &r.RevenueSq,
-		&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq,
-		&r.RevenueCapped, &r.RevenueCappedSq, &r.RevenueOrdersCapped, &r.ProfitCapped, &r.ProfitCappedSq}
-	if extra {
-		dest = append(dest, &more)
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return GroupRow{}, 0, err
-	}
-	r.TestGroup = int(g)
-	r.N, r.Sessions, r.Converted, r.AddedToCart, r.ReachedCheckout = int64(n), int64(sessions), int64(conv), int64(atc), int64(chk)
-	r.ClickedThrough, r.Bounced, r.PageViews = int64(ct), int64(bounced), int64(pages)
-	return r, more, nil
-}
