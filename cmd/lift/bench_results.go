@@ -121,7 +121,15 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 		d := time.Since(t0)
 		fmt.Fprintf(out, "loaded %d rows in %s (%.0f rows/s)\n", rows, d.Round(time.Millisecond), float64(rows)/d.Seconds())
 	} else {
-		fmt.Fprintf(out, "reusing %s (%d events)\n", chDB, events)
+		// The test started when its first visitor was assigned, not 14 days
+		// before this run: a window from a later start would leave visitors
+		// out (and the rollup would rightly decline it).
+		var first time.Time
+		if err := wh.Conn().QueryRow(ctx, "SELECT min(assigned_at) FROM assignments").Scan(&first); err != nil {
+			return err
+		}
+		start = first.UTC().Truncate(time.Hour)
+		fmt.Fprintf(out, "reusing %s (%d events, test started %s)\n", chDB, events, start.Format(time.RFC3339))
 	}
 	// A real test's rows arrive over days and are merged long before
 	// anyone reads them; freshly bulk-loaded parts (or a new
