@@ -19,8 +19,8 @@ var _ experiment.Eraser = Eraser{}
 // raw tables and the results' pre-aggregates fed from them (a reset test
 // must not keep its numbers there).
 var erasable = []string{"events", "assignments", "sessions", "page_views", "orders",
-	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_visitors", "agg_visitors_final",
-	"agg_visitors_final_builds", "agg_storewide_events"}
+	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_visitors", "agg_visitors_copy",
+	"agg_visitors_cube", "agg_visitors_copy_builds", "agg_storewide_events"}
 
 // EraseTest deletes the test's rows from every table. ClickHouse applies
 // the delete as a mutation in the background (there is no synchronous

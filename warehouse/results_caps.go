@@ -96,9 +96,13 @@ func cappedColumnsSQL(c *Caps) string {
 		return `toFloat64(0) AS revenue_capped, toFloat64(0) AS revenue_capped_sq, toFloat64(0) AS revenue_orders_capped,
 	toFloat64(0) AS profit_capped, toFloat64(0) AS profit_capped_sq`
 	}
-	rc := "least(x_revenue, toFloat64(" + strconv.FormatFloat(c.Revenue, 'g', -1, 64) + "))"
-	pc := "least(x_profit, toFloat64(" + strconv.FormatFloat(c.Profit, 'g', -1, 64) + "))"
+	rc, pc := capped("x_revenue", c.Revenue), capped("x_profit", c.Profit)
 	return `toFloat64(sum(` + rc + `)) AS revenue_capped, toFloat64(sum(` + rc + ` * ` + rc + `)) AS revenue_capped_sq,
 	toFloat64(sum(` + rc + ` * x_orders)) AS revenue_orders_capped,
 	toFloat64(sum(` + pc + `)) AS profit_capped, toFloat64(sum(` + pc + ` * ` + pc + `)) AS profit_capped_sq`
+}
+
+// capped is col capped at limit, the cap written as a literal.
+func capped(col string, limit float64) string {
+	return "least(" + col + ", toFloat64(" + strconv.FormatFloat(limit, 'g', -1, 64) + "))"
 }

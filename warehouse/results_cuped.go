@@ -71,8 +71,7 @@ func covariatesSQL(q MetricsQuery, f dataFacts) string {
 	}
 	rev, profit := "x_revenue", "x_profit"
 	if q.Caps != nil {
-		rev = "least(x_revenue, toFloat64(" + strconv.FormatFloat(q.Caps.Revenue, 'g', -1, 64) + "))"
-		profit = "least(x_profit, toFloat64(" + strconv.FormatFloat(q.Caps.Profit, 'g', -1, 64) + "))"
+		rev, profit = capped("x_revenue", q.Caps.Revenue), capped("x_profit", q.Caps.Profit)
 	}
 	return `SELECT u_key, a_group, toUInt64(count()) AS n, toUInt64(countIf(c_seen > 0)) AS seen,
 	toFloat64(sum(c_revenue)) AS pre_revenue, toFloat64(sum(c_revenue * c_revenue)) AS pre_revenue_sq,

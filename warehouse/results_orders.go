@@ -28,14 +28,7 @@ func standingOrdersSQL(cols, out []string, having string) string {
 			multiIf(o_named_vid = '', concat('order:', order_id),
 				ov_found = 1 AND ov_group = o_group, o_named_vid,
 				concat('unseen:', toString(o_group), ':', o_named_vid)) AS o_vid
-		FROM (
-			SELECT order_id, argMaxIf(visitor_id, version, visitor_id != '') AS o_named_vid,
-				argMax(test_group, version) AS o_group, argMax(is_bot, version) AS o_bot,
-				argMax(created_at, version) AS o_ts, ` + strings.Join(cols, ", ") + `
-			FROM {db}.orders
-			WHERE shop_id = @shop AND experiment_id = @exp
-			GROUP BY order_id
-			HAVING o_bot = 0` + having + `) AS order_versions
+		FROM (` + orderVersionsSQL(cols, having) + `) AS order_versions
 		ALL LEFT JOIN (
 			SELECT visitor_id AS o_named_vid, argMax(test_group, version) AS ov_group, argMax(is_bot, version) AS ov_bot,
 				argMax(device, version) AS ov_device, argMax(session_id, version) AS ov_sid, toUInt8(1) AS ov_found
@@ -44,6 +37,20 @@ func standingOrdersSQL(cols, out []string, having string) string {
 				SELECT visitor_id FROM {db}.orders WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != '')
 			GROUP BY visitor_id) AS order_visitors USING o_named_vid
 		WHERE ov_found = 0 OR (ov_group >= 0 AND ov_bot = 0 AND ov_device != 'bot')`
+}
+
+// orderVersionsSQL is each human order of the test in its latest version:
+// the visitor it names (o_named_vid, the latest version that names one), the
+// group it states, its time, and cols; having narrows them further.
+func orderVersionsSQL(cols []string, having string) string {
+	return `
+			SELECT order_id, argMaxIf(visitor_id, version, visitor_id != '') AS o_named_vid,
+				argMax(test_group, version) AS o_group, argMax(is_bot, version) AS o_bot,
+				argMax(created_at, version) AS o_ts, ` + strings.Join(cols, ", ") + `, cityHash64(o_named_vid) AS vid
+			FROM {db}.orders
+			WHERE shop_id = @shop AND experiment_id = @exp
+			GROUP BY order_id
+			HAVING o_bot = 0` + having
 }
 
 // latestOrdersSQL is each counting order of the window with its session,

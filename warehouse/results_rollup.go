@@ -2,8 +2,6 @@ package warehouse
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -40,29 +38,58 @@ func rollupEligible(q MetricsQuery, f dataFacts) bool {
 	return !hasDimension(q.Breakdown, "landing_page")
 }
 
-// rollupBaseSQL finds the part holding most of the test's rollup rows.
-const rollupBaseSQL = `SELECT _part AS part, toUInt64(count()) AS n FROM {db}.agg_visitors
-WHERE shop_id = @shop AND experiment_id = @exp GROUP BY part ORDER BY n DESC, part LIMIT 1`
+// rollupPartsSQL counts the test's rollup rows per part.
+const rollupPartsSQL = `SELECT _part AS part, toUInt64(count()) AS n FROM {db}.agg_visitors
+WHERE shop_id = @shop AND experiment_id = @exp GROUP BY part`
+
+// rollupBase is the part holding most of a test's rollup rows (the base),
+// its rows, and the rows in every other part.
+type rollupBase struct {
+	part         string
+	rows, others uint64
+}
+
+func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase, error) {
+	rows, err := w.conn.Query(ctx, w.render(rollupPartsSQL), args(q)...)
+	if err != nil {
+		return rollupBase{}, err
+	}
+	defer rows.Close()
+	var b rollupBase
+	for rows.Next() {
+		var part string
+		var n uint64
+		if err := rows.Scan(&part, &n); err != nil {
+			return rollupBase{}, err
+		}
+		if n > b.rows || (n == b.rows && part < b.part) {
+			b.part, b.rows, b.others = part, n, b.others+b.rows
+		} else {
+			b.others += n
+		}
+	}
+	return b, rows.Err()
+}
 
 // rollupGroupMetrics answers GroupMetrics from the rollup; ok is false when
 // it declines q: a test without visitors yet, or a unit with a moment
 // outside q's window (the rollup holds the whole test; the raw path filters
 // each row by date).
 func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) (out []GroupRow, ok bool, err error) {
-	var base string
-	var n uint64
-	switch err := w.conn.QueryRow(ctx, w.render(rollupBaseSQL), args(q)...).Scan(&base, &n); {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, false, nil
-	case err != nil:
+	base, err := w.rollupBase(ctx, q)
+	if err != nil || base.part == "" {
 		return nil, false, err
 	}
-	build, err := w.finalCopy(ctx, q, base, n)
+	build, err := w.copyBuild(ctx, q, base.part, base.rows)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := w.conn.Query(ctx, w.render(rollupSQL(q, build > 0)),
-		append(args(q), clickhouse.Named("base", base), clickhouse.Named("build", build))...)
+	statement := rollupSQL(q, build > 0)
+	if build > 0 && cubeServes(q) {
+		statement = cubeSQL(q, base.others > 0)
+	}
+	rows, err := w.conn.Query(ctx, w.render(statement),
+		append(args(q), clickhouse.Named("base", base.part), clickhouse.Named("build", build))...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -95,23 +122,34 @@ func rollupSQL(q MetricsQuery, copied bool) string {
 // outside the window: their x_first/x_last make the caller decline.
 func rollupUnitsSQL(q MetricsQuery, copied bool) string {
 	attrs := assignmentAttrs(q.Breakdown)
-	var attrCols []string
-	for _, a := range attrs {
-		attrCols = append(attrCols, "r_"+a+" AS a_"+a)
-	}
-	others := `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`
 	// The base's visitors come from its finished copy (copied), or have
 	// their states finalized here, the few with several sessions apart
 	// (only theirs need the per-session pairs).
 	branches := []string{
-		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+others+") AND finalizeAggregation(sessions) <= 1", false, false),
-		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+others+") AND finalizeAggregation(sessions) > 1", false, true),
+		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+") AND finalizeAggregation(sessions) <= 1", false, false),
+		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+") AND finalizeAggregation(sessions) > 1", false, true),
 	}
 	if copied {
-		branches = []string{finalVisitorRowsSQL(attrs, others)}
+		branches = []string{copyVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+")")}
 	}
-	branches = append(branches, rollupVisitorRowsSQL(attrs, "vid IN ("+others+")", true, true))
-	visitors := strings.Join(branches, "\n\t\tUNION ALL\n\t\t")
+	branches = append(branches, rollupVisitorRowsSQL(attrs, "vid IN ("+othersSQL+")", true, true))
+	return unitsOverSQL(attrs, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL(), nil)
+}
+
+// othersSQL is the visitors with a row outside the base part.
+const othersSQL = `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`
+
+// unitsOverSQL is one row per unit from visitor rows (rollupVisitorColumns
+// and extra) and order units (rollupOrderUnitsSQL's columns).
+func unitsOverSQL(attrs []string, visitors, orderUnits string, extra []string) string {
+	var attrCols []string
+	for _, a := range attrs {
+		attrCols = append(attrCols, "r_"+a+" AS a_"+a)
+	}
+	more := ""
+	if len(extra) > 0 {
+		more = strings.Join(extra, ", ") + ", "
+	}
 	// One FULL JOIN reads the orders once: an order unit of an assigned
 	// visitor meets its visitor's row; any other (an unseen visitor's, an
 	// order without one) stands alone, with the defaults of a join for the
@@ -119,7 +157,7 @@ func rollupUnitsSQL(q MetricsQuery, copied bool) string {
 	// assignment the raw path gives it (first order's time and group).
 	return `SELECT vid, if(r_pack > 0, r_pack, o_pack) AS u_pack, toInt16(toInt32(u_pack % 65536) - 1) AS a_group,
 		toUInt8(intDiv(u_pack, 65536) % 2) AS a_bot, toDateTime(toUInt32(intDiv(u_pack, 131072))) AS a_at,
-		` + strings.Join(attrCols, ", ") + `,
+		` + strings.Join(attrCols, ", ") + `, ` + more + `
 		x_sessions, x_pages, toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced, x_staying,
 		o_orders AS x_orders, o_revenue AS x_revenue, o_profit AS x_profit, x_atc, x_chk, x_ct,
 		toUInt64(0) AS x_viewed, '' AS x_landing, toDateTime(0) AS x_start,
@@ -127,7 +165,7 @@ func rollupUnitsSQL(q MetricsQuery, copied bool) string {
 		multiIf(r_pack = 0, o_last, o_orders > 0, greatest(v_last, o_last), v_last) AS x_last
 	FROM (
 		` + visitors + `) AS visitors
-	ALL FULL JOIN (` + rollupOrderUnitsSQL() + `) AS unit_orders USING vid
+	ALL FULL JOIN (` + orderUnits + `) AS unit_orders USING vid
 	WHERE (r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot') OR (r_pack = 0 AND o_assigned = 0 AND o_pack % 65536 > 0)`
 }
 

@@ -114,9 +114,9 @@ func TestRollupMatchesRawPath(t *testing.T) {
 		{"copied base and parts", true, false, true}, {"copied one part", false, true, true}} {
 		t.Run(layout.name, func(t *testing.T) {
 			if layout.copy {
-				defer warehouse.SetFinalCopyMinVisitors(0)()
+				defer warehouse.SetCopyMinVisitors(0)()
 			} else {
-				defer warehouse.SetFinalCopyMinVisitors(1 << 62)()
+				defer warehouse.SetCopyMinVisitors(1 << 62)()
 			}
 			w := openTestWarehouse(t)
 			rollupPopulation(t, w, 7, layout.merge)
@@ -132,7 +132,7 @@ func TestRollupMatchesRawPath(t *testing.T) {
 			t.Logf("agg_visitors parts: %d", parts)
 			defer func() {
 				var copies uint64
-				if err := w.Conn().QueryRow(context.Background(), "SELECT count() FROM agg_visitors_final_builds").Scan(&copies); err != nil {
+				if err := w.Conn().QueryRow(context.Background(), "SELECT count() FROM agg_visitors_copy_builds").Scan(&copies); err != nil {
 					t.Fatal(err)
 				}
 				if layout.copy != (copies > 0) {
@@ -206,7 +206,7 @@ func TestRollupDeclinesAnEmptyTest(t *testing.T) {
 // TestRollupDropsCopiesOfGoneParts: a finalized copy whose source part
 // ClickHouse no longer lists is dropped; the copy of a listed part stays.
 func TestRollupDropsCopiesOfGoneParts(t *testing.T) {
-	defer warehouse.SetFinalCopyMinVisitors(0)()
+	defer warehouse.SetCopyMinVisitors(0)()
 	w := openTestWarehouse(t)
 	rollupPopulation(t, w, 5, true)
 	q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "31", Timezone: "UTC", From: "2026-05-30", To: "2026-06-30",
@@ -215,7 +215,7 @@ func TestRollupDropsCopiesOfGoneParts(t *testing.T) {
 		t.Fatalf("rollup: ok=%v err=%v", ok, err)
 	}
 	ctx := context.Background()
-	if err := w.Conn().Exec(ctx, `INSERT INTO agg_visitors_final (shop_id, experiment_id, source_part, build, vid)
+	if err := w.Conn().Exec(ctx, `INSERT INTO agg_visitors_copy (shop_id, experiment_id, source_part, build, vid)
 		SELECT toInt64(1), '31', 'all_999999_999999_0', toUInt64(1), toUInt64(42)`); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestRollupDropsCopiesOfGoneParts(t *testing.T) {
 	}
 	var gone, kept uint64
 	if err := w.Conn().QueryRow(ctx, `SELECT countIf(source_part = 'all_999999_999999_0'), countIf(source_part != 'all_999999_999999_0')
-		FROM agg_visitors_final`).Scan(&gone, &kept); err != nil {
+		FROM agg_visitors_copy`).Scan(&gone, &kept); err != nil {
 		t.Fatal(err)
 	}
 	if gone != 0 || kept == 0 {

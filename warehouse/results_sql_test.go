@@ -79,13 +79,19 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 						dump(t, filepath.Join(dir, name+suffix), sql, q)
 					}
 				}
+				for others, suffix := range map[bool]string{false: "-cube.sql", true: "-cube-others.sql"} {
+					if sql, ok := warehouse.CubeSQL(capped, others); ok {
+						dump(t, filepath.Join(dir, name+suffix), sql, q)
+					}
+				}
 			}
 		})
 	}
 	if dir != "" {
 		dump(t, filepath.Join(dir, "export.sql"), warehouse.ExportOrdersSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "orphans.sql"), warehouse.OrphanSessionsSQL, warehouse.MetricsQuery{})
-		dump(t, filepath.Join(dir, "rollup-build.sql"), warehouse.BuildFinalSQL(), warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "rollup-build.sql"), warehouse.BuildCopySQL(), warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "rollup-build-cube.sql"), warehouse.BuildCubeSQL, warehouse.MetricsQuery{})
 	}
 }
 

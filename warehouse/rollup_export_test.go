@@ -19,12 +19,12 @@ func (w *Warehouse) RollupGroupMetrics(q MetricsQuery) (rows []GroupRow, ok bool
 	return w.rollupGroupMetrics(context.Background(), q)
 }
 
-// SetFinalCopyMinVisitors sets the base size from which reads write a
+// SetCopyMinVisitors sets the base size from which reads write a
 // finalized copy, and returns a function that restores it.
-func SetFinalCopyMinVisitors(n uint64) func() {
-	old := finalCopyMinVisitors
-	finalCopyMinVisitors = n
-	return func() { finalCopyMinVisitors = old }
+func SetCopyMinVisitors(n uint64) func() {
+	old := copyMinVisitors
+	copyMinVisitors = n
+	return func() { copyMinVisitors = old }
 }
 
 // RollupSQL is the rollup path's statement for q, reading the base's
@@ -36,8 +36,20 @@ func RollupSQL(q MetricsQuery, copied bool) (sql string, ok bool) {
 	return rollupSQL(q, copied), true
 }
 
-// BuildFinalSQL is the statement that writes the base's finalized copy.
-func BuildFinalSQL() string { return buildFinalSQL() }
+// CubeSQL is the rollup path's statement on the copy's cube, with or without
+// other parts beside the base; ok is false when the cube does not serve q.
+func CubeSQL(q MetricsQuery, hasOthers bool) (sql string, ok bool) {
+	if !rollupEligible(q, dataFacts{}) || !cubeServes(q) {
+		return "", false
+	}
+	return cubeSQL(q, hasOthers), true
+}
+
+// BuildCopySQL and BuildCubeSQL are the statements that write the base's
+// finalized copy and its cube.
+func BuildCopySQL() string { return buildCopySQL() }
+
+var BuildCubeSQL = buildCubeSQL
 
 // DropGoneCopies drops the finalized copies of parts ClickHouse no longer lists.
 func (w *Warehouse) DropGoneCopies() error { return w.dropGoneCopies(context.Background()) }

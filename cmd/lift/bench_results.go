@@ -221,7 +221,7 @@ var benchTables = []string{"assignments", "events", "sessions", "page_views", "o
 // base does (warehouse/results_rollup_final.go); the timed rounds after it
 // read the copy, as every later snapshot until the next such merge does.
 func (o *resultsBench) firstSnapshot(ctx context.Context, out io.Writer, wh *warehouse.Warehouse, snapshot func() error) error {
-	for _, table := range []string{"agg_visitors_final", "agg_visitors_final_builds"} {
+	for _, table := range []string{"agg_visitors_copy", "agg_visitors_copy_builds"} {
 		if err := wh.Conn().Exec(ctx, "TRUNCATE TABLE "+table); err != nil {
 			return fmt.Errorf("truncate %s: %w", table, err)
 		}

@@ -1,0 +1,150 @@
+package warehouse
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// The finalized copy of the rollup's base part (clickhouse/0531) and its
+// cube (0532): turning a million visitors' states into values costs most of
+// a rollup read, and the base part, which holds most of them, never
+// changes. So the first read after the base changes writes its values once
+// into agg_visitors_copy, sums them per group and attributes into
+// agg_visitors_cube, and records the build in agg_visitors_copy_builds;
+// later reads take the base's visitors from there (results_rollup_cube.go).
+// Visitors with rows in other parts are merged as before, so the copy is
+// never stale: it is only read for visitors whose every row is in the base.
+
+// copyMinVisitors is the size of base below which a read finalizes the
+// states itself: writing a copy costs more than a few reads of a small one.
+var copyMinVisitors uint64 = 50_000
+
+// copyBuildSQL finds the finished build of the base's copy, if any.
+const copyBuildSQL = `SELECT toUInt64(count()) AS builds, min(build) AS first_build
+FROM {db}.agg_visitors_copy_builds
+WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base`
+
+// copyBuild returns the build of the base's finished copy, writing one when
+// there is none and the base is large enough; 0 means read the states.
+func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, base string, visitors uint64) (uint64, error) {
+	params := append(args(q), clickhouse.Named("base", base))
+	var builds, build uint64
+	if err := w.conn.QueryRow(ctx, w.render(copyBuildSQL), params...).Scan(&builds, &build); err != nil {
+		return 0, err
+	}
+	if builds > 0 {
+		return build, nil
+	}
+	if visitors < copyMinVisitors {
+		return 0, nil
+	}
+	build = uint64(time.Now().UnixNano())
+	params = append(params, clickhouse.Named("build", build))
+	for _, step := range []struct{ name, sql string }{
+		{"copy", buildCopySQL()},
+		{"cube", buildCubeSQL},
+		{"record", `INSERT INTO {db}.agg_visitors_copy_builds (shop_id, experiment_id, source_part, build, visitors, built_at)
+		SELECT toInt64(@shop), toString(@exp), toString(@base), toUInt64(@build), toUInt64(count()), now()
+		FROM {db}.agg_visitors_copy
+		WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base AND build = @build`},
+	} {
+		if err := w.conn.Exec(ctx, w.render(step.sql), params...); err != nil {
+			return 0, fmt.Errorf("build %s of the base's copy: %w", step.name, err)
+		}
+	}
+	return build, w.dropGoneCopies(ctx)
+}
+
+// buildCopySQL writes the values of the base part's rows of one test. Each
+// part holds one row per key (every write into agg_visitors groups by it,
+// and a merge keeps that), so each row is finalized as it is, through the
+// read path's own visitor rows. ordered and fired flag the visitors who
+// had orders or custom events by then (the table sorts them first).
+func buildCopySQL() string {
+	rows := rollupVisitorRowsSQL(cubeAttrs, "_part = @base AND finalizeAggregation(sessions) <= 1", false, false) +
+		"\n\t\tUNION ALL\n\t\t" + rollupVisitorRowsSQL(cubeAttrs, "_part = @base AND finalizeAggregation(sessions) > 1", false, true)
+	return `INSERT INTO {db}.agg_visitors_copy (shop_id, experiment_id, source_part, build, ordered, fired, vid, pack,
+		` + strings.Join(cubeAttrs, ", ") + `, sessions, pages, staying, added_to_cart, checkouts, clicked, seen_first, seen_last)
+	SELECT toInt64(@shop) AS f_shop, toString(@exp) AS f_exp, toString(@base) AS f_part, toUInt64(@build) AS f_build,
+		toUInt8(vid IN (` + orderedVisitorsSQL + `)) AS f_ordered, toUInt8(vid IN (` + firedVisitorsSQL + `)) AS f_fired,
+		` + strings.Join(rollupVisitorColumns(cubeAttrs), ", ") + `
+	FROM (
+		` + rows + `)`
+}
+
+// orderedVisitorsSQL and firedVisitorsSQL are the visitors (as vid) that
+// orders and custom events of the test name.
+const (
+	orderedVisitorsSQL = `SELECT cityHash64(visitor_id) AS l_vid FROM {db}.orders
+		WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id != ''`
+	firedVisitorsSQL = `SELECT cityHash64(visitor_id) AS l_vid FROM {db}.agg_custom_events
+		WHERE shop_id = @shop AND experiment_id = @exp`
+)
+
+// copyLookupSQL is the condition on the copy's rows that finds the
+// visitors of set (orderedVisitorsSQL or firedVisitorsSQL), by flag, the
+// column that flagged them at the build: the flagged block, plus the
+// visitors of set not flagged then (new since). Asking for the set alone
+// would read the whole copy: its members fall inside every granule's range
+// of vid, flagged block or not; so the primary key narrows this to the
+// flagged block and the granules of the new ones. A flagged visitor whose
+// orders are gone since (reset analytics erases the whole test) only
+// contributes nothing.
+func copyLookupSQL(flag, set string) string {
+	return "(" + flag + " = 1 OR vid IN (SELECT l_vid FROM (" + set + `) WHERE l_vid NOT IN (
+			SELECT vid FROM {db}.agg_visitors_copy
+			WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base AND build = @build AND ` + flag + " = 1)))"
+}
+
+// dropGoneCopies drops the copies (and cubes) of parts ClickHouse no
+// longer lists at all. A part it still lists, even inactive, may still be
+// read by a query that chose it as its base; a part gone from system.parts
+// has been inactive for minutes (old_parts_lifetime) and held by no query.
+// The partitions are read from system.parts too, so a build that failed
+// halfway is dropped as well; the builds' own records are a few rows per
+// base part, kept.
+func (w *Warehouse) dropGoneCopies(ctx context.Context) error {
+	rows, err := w.conn.Query(ctx, `SELECT DISTINCT table, partition FROM system.parts
+		WHERE database = currentDatabase() AND table IN ('agg_visitors_copy', 'agg_visitors_cube') AND active
+			AND partition NOT IN (SELECT name FROM system.parts WHERE database = currentDatabase() AND table = 'agg_visitors')`)
+	if err != nil {
+		return err
+	}
+	var gone [][2]string
+	for rows.Next() {
+		var table, part string
+		if err := rows.Scan(&table, &part); err != nil {
+			rows.Close()
+			return err
+		}
+		gone = append(gone, [2]string{table, part})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, g := range gone {
+		if err := w.conn.Exec(ctx, w.render("ALTER TABLE {db}."+g[0]+" DROP PARTITION @part"), clickhouse.Named("part", g[1])); err != nil {
+			return fmt.Errorf("drop %s of %s: %w", g[0], g[1], err)
+		}
+	}
+	return nil
+}
+
+// copyVisitorRowsSQL is the copy's visitors matching where, in the columns
+// of rollupVisitorRowsSQL.
+func copyVisitorRowsSQL(attrs []string, where string) string {
+	cols := []string{"vid", "pack AS r_pack"}
+	for _, a := range attrs {
+		cols = append(cols, a+" AS r_"+a)
+	}
+	cols = append(cols, "sessions AS x_sessions", "pages AS x_pages", "staying AS x_staying", "added_to_cart AS x_atc",
+		"checkouts AS x_chk", "clicked AS x_ct", "seen_first AS v_first", "seen_last AS v_last")
+	return `SELECT ` + strings.Join(cols, ", ") + `
+		FROM {db}.agg_visitors_copy
+		WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base AND build = @build AND ` + where
+}
