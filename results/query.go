@@ -177,6 +177,13 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if err != nil {
 		return nil, "", err
 	}
+	body, err := s.ComputeQuery(ctx, shop, t, spec, now)
+	return body, "", err
+}
+
+// ComputeQuery computes the body of a custom query with spec (already
+// validated) on test t of shop.
+func (s *Service) ComputeQuery(ctx context.Context, shop *experiment.Shop, t *experiment.Test, spec QuerySpec, now time.Time) (json.RawMessage, error) {
 	mq := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
 		From: spec.DateRange.GTE, To: spec.DateRange.LTE, Basis: Basis(spec.SampleBasis), ProductIDs: spec.Products}
 	for _, d := range spec.Breakdown {
@@ -188,14 +195,13 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	}
 	rows, custom, set, err := s.metricRows(ctx, mq, opts)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	doc, err := queryDoc(spec, rows, custom, t, shop.Currency, now, set)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	body, err := json.Marshal(doc)
-	return body, "", err
+	return json.Marshal(doc)
 }
 
 // queryDoc shapes a query's sums: per group without a breakdown, else one

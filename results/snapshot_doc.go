@@ -184,6 +184,13 @@ func (s *Service) metricRows(ctx context.Context, q MetricsQuery, opts experimen
 // CUPED it then reads the units' pre-exposure covariates (capped alike).
 func (s *Service) cappedRows(ctx context.Context, q MetricsQuery, opts experiment.AnalysisOptions) ([]GroupRow, settings, error) {
 	set := settings{opts: opts}
+	if cw, ok := s.cfg.Warehouse.(CappedMetrics); ok && opts.Winsorize > 0 && !opts.CUPED {
+		rows, caps, err := cw.GroupMetricsCapped(ctx, q, opts.Winsorize)
+		if caps.Revenue > 0 || caps.Profit > 0 {
+			set.caps = &caps
+		}
+		return rows, set, err
+	}
 	if opts.Winsorize > 0 {
 		caps, err := s.cfg.Warehouse.WinsorCaps(ctx, q, opts.Winsorize)
 		if err != nil {

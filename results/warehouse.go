@@ -36,6 +36,15 @@ type Warehouse interface {
 	ExportOrders(ctx context.Context, shopID int64, experimentID string, fn func(*ExportRow) error) (int64, error)
 }
 
+// CappedMetrics is a Warehouse that can work out the winsorizing caps and
+// the sums capped at them in one read: the result of WinsorCaps at
+// percentile and then GroupMetrics with q.Caps set to them (or nil when
+// both are 0). The service uses it when it is there and CUPED (which needs
+// the caps before its own read) is off.
+type CappedMetrics interface {
+	GroupMetricsCapped(ctx context.Context, q MetricsQuery, percentile float64) ([]GroupRow, Caps, error)
+}
+
 // Basis is the unit the per-group metrics count: visitors or sessions.
 type Basis string
 

@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -78,12 +79,12 @@ func (w *Warehouse) GroupMetrics(ctx context.Context, q MetricsQuery) ([]GroupRo
 	if err := validate(q); err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics: %w", err)
 	}
-	facts, err := w.facts(ctx, q)
+	facts, base, err := w.factsAndBase(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.GroupMetrics %s: %w", q.ExperimentID, err)
 	}
 	if rollupEligible(q, facts) {
-		rows, ok, err := w.rollupGroupMetrics(ctx, q)
+		rows, _, ok, err := w.rollupRead(ctx, q, base, false)
 		if err != nil {
 			return nil, fmt.Errorf("warehouse.GroupMetrics %s: rollup: %w", q.ExperimentID, err)
 		}
@@ -108,7 +109,7 @@ func (w *Warehouse) rawGroupMetrics(ctx context.Context, q MetricsQuery, facts d
 	defer rows.Close()
 	var out []GroupRow
 	for rows.Next() {
-		r, _, err := scanGroupRow(rows, false)
+		r, err := scanGroupRow(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -117,25 +118,22 @@ func (w *Warehouse) rawGroupMetrics(ctx context.Context, q MetricsQuery, facts d
 	return out, rows.Err()
 }
 
-// scanGroupRow reads one row of groupSumsSQL; with extra, also its trailing
-// UInt64 column.
-func scanGroupRow(rows interface{ Scan(...any) error }, extra bool) (GroupRow, uint64, error) {
+// scanGroupRow reads one row of groupSumsSQL, and into extra the columns
+// after it.
+func scanGroupRow(rows interface{ Scan(...any) error }, extra ...any) (GroupRow, error) {
 	var r GroupRow
 	var g int16
-	var conv, atc, chk, ct, bounced, n, sessions, pages, more uint64
+	var conv, atc, chk, ct, bounced, n, sessions, pages uint64
 	dest := []any{&r.Key, &g, &n, &sessions, &conv, &r.Orders, &r.OrdersSq, &r.Revenue, &r.RevenueSq,
 		&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq,
 		&r.RevenueCapped, &r.RevenueCappedSq, &r.RevenueOrdersCapped, &r.ProfitCapped, &r.ProfitCappedSq}
-	if extra {
-		dest = append(dest, &more)
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return GroupRow{}, 0, err
+	if err := rows.Scan(append(dest, extra...)...); err != nil {
+		return GroupRow{}, err
 	}
 	r.TestGroup = int(g)
 	r.N, r.Sessions, r.Converted, r.AddedToCart, r.ReachedCheckout = int64(n), int64(sessions), int64(conv), int64(atc), int64(chk)
 	r.ClickedThrough, r.Bounced, r.PageViews = int64(ct), int64(bounced), int64(pages)
-	return r, more, nil
+	return r, nil
 }
 
 // CustomEvents counts each custom event name per test group over the units
@@ -145,9 +143,31 @@ func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomE
 	if err := validate(q); err != nil {
 		return nil, fmt.Errorf("warehouse.CustomEvents: %w", err)
 	}
-	rows, err := w.conn.Query(ctx, w.render(customEventsSQL(q)), args(q)...)
+	statement, params := customEventsSQL(q), args(q)
+	if q.Basis == BasisVisitors {
+		// The fired visitors' assignments are looked up in the rollup's copy
+		// when there is one (results_rollup_custom.go).
+		base, build, err := w.existingBuild(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
+		}
+		if build > 0 {
+			statement = rollupCustomEventsSQL(base.others > 0)
+			params = append(params, clickhouse.Named("base", base.part), clickhouse.Named("build", build))
+		}
+	}
+	out, err := w.customEventRows(ctx, statement, params)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
+	}
+	return out, nil
+}
+
+// customEventRows runs a custom events statement.
+func (w *Warehouse) customEventRows(ctx context.Context, statement string, params []any) ([]CustomEventRow, error) {
+	rows, err := w.conn.Query(ctx, w.render(statement), params...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []CustomEventRow
@@ -156,15 +176,12 @@ func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomE
 		var g int16
 		var units, events uint64
 		if err := rows.Scan(&r.Name, &g, &units, &events); err != nil {
-			return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
+			return nil, err
 		}
 		r.TestGroup, r.Units, r.Events = int(g), int64(units), int64(events)
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // orphanSessionsSQL finds one page load of the test that names no visitor
@@ -181,6 +198,24 @@ func (w *Warehouse) facts(ctx context.Context, q MetricsQuery) (dataFacts, error
 		return dataFacts{}, err
 	}
 	return dataFacts{orphanSessions: n > 0}, nil
+}
+
+// factsAndBase learns the facts of q and, where the rollup may serve q,
+// its base part, at once: two small reads that need not wait for each
+// other.
+func (w *Warehouse) factsAndBase(ctx context.Context, q MetricsQuery) (dataFacts, rollupBase, error) {
+	var base rollupBase
+	var baseErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if rollupEligible(q, dataFacts{}) {
+			base, baseErr = w.rollupBase(ctx, q)
+		}
+	}()
+	facts, err := w.facts(ctx, q)
+	<-done
+	return facts, base, errors.Join(err, baseErr)
 }
 
 func (w *Warehouse) render(sql string) string {

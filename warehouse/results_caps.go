@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/liftab/lift/results"
@@ -51,6 +52,89 @@ func (w *Warehouse) WinsorCaps(ctx context.Context, q MetricsQuery, percentile f
 	return out, nil
 }
 
+// GroupMetricsCapped is WinsorCaps at percentile followed by GroupMetrics
+// capped at those caps (both caps 0 when no unit converted: GroupMetrics
+// then sums no capped values), in one read where the rollup's cube serves
+// q: its statement gives each cell's order units, and the caps and capped
+// sums are worked out here by the rules of WinsorCaps and cappedColumnsSQL.
+// Elsewhere it runs the two reads.
+func (w *Warehouse) GroupMetricsCapped(ctx context.Context, q MetricsQuery, percentile float64) ([]GroupRow, Caps, error) {
+	q.Caps = nil
+	if err := validate(q); err != nil {
+		return nil, Caps{}, fmt.Errorf("warehouse.GroupMetricsCapped: %w", err)
+	}
+	if !(percentile > 0 && percentile < 1) {
+		return nil, Caps{}, fmt.Errorf("warehouse.GroupMetricsCapped: percentile %v is not strictly between 0 and 1", percentile)
+	}
+	facts, base, err := w.factsAndBase(ctx, q)
+	if err != nil {
+		return nil, Caps{}, fmt.Errorf("warehouse.GroupMetricsCapped %s: %w", q.ExperimentID, err)
+	}
+	if rollupEligible(q, facts) {
+		rows, units, ok, err := w.rollupRead(ctx, q, base, true)
+		if err != nil {
+			return nil, Caps{}, fmt.Errorf("warehouse.GroupMetricsCapped %s: rollup: %w", q.ExperimentID, err)
+		}
+		if ok {
+			caps := capRows(rows, units, percentile)
+			return rows, caps, nil
+		}
+	}
+	caps, err := w.WinsorCaps(ctx, q, percentile)
+	if err != nil {
+		return nil, Caps{}, err
+	}
+	if caps.Revenue > 0 || caps.Profit > 0 {
+		q.Caps = &caps
+	}
+	rows, err := w.GroupMetrics(ctx, q)
+	return rows, caps, err
+}
+
+// capRows works out the caps at percentile over the order units of every
+// row (units[i] holds row i's units as revenue, profit, orders triplets)
+// and fills in each row's capped sums, as cappedColumnsSQL sums them. No
+// converter gives caps 0 and capped sums 0, as GroupMetrics without caps.
+func capRows(rows []GroupRow, units [][]float64, percentile float64) Caps {
+	var revenue, profit []float64
+	for _, u := range units {
+		for i := 0; i+2 < len(u); i += 3 {
+			if u[i] > 0 {
+				revenue = append(revenue, u[i])
+			}
+			if u[i+1] > 0 {
+				profit = append(profit, u[i+1])
+			}
+		}
+	}
+	caps := Caps{Percentile: percentile, Revenue: quantileExact(revenue, percentile), Profit: quantileExact(profit, percentile)}
+	if caps.Revenue == 0 && caps.Profit == 0 {
+		return caps
+	}
+	for r := range rows {
+		row, u := &rows[r], units[r]
+		for i := 0; i+2 < len(u); i += 3 {
+			rc, pc, orders := math.Min(u[i], caps.Revenue), math.Min(u[i+1], caps.Profit), u[i+2]
+			row.RevenueCapped += rc
+			row.RevenueCappedSq += rc * rc
+			row.RevenueOrdersCapped += rc * orders
+			row.ProfitCapped += pc
+			row.ProfitCappedSq += pc * pc
+		}
+	}
+	return caps
+}
+
+// quantileExact is ClickHouse's quantileExact(level)(values): the element
+// at ⌊level·n⌋ of the sorted values (0 without values).
+func quantileExact(values []float64, level float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	slices.Sort(values)
+	return values[min(int(level*float64(len(values))), len(values)-1)]
+}
+
 // winsorCapsSQL is the caps over the converters of q. On the visitors
 // basis a converter's revenue is the sum of its counting orders of the
 // window (standingOrdersSQL: the same orders, in the same units, as
@@ -83,9 +167,11 @@ FROM `
 			"argMax(toFloat64(cost), version) AS o_cost"},
 			[]string{"o_revenue", "o_cost"}, " AND "+inWindow("o_ts"))
 	}
+	// An order stating no group (−1) is no unit's, as in GroupMetrics.
 	return caps + `(
 	SELECT o_vid, toFloat64(sum(o_revenue)) AS x_revenue, toFloat64(sum(o_revenue - o_cost)) AS x_profit
 	FROM (` + orders + `) AS latest_orders
+	WHERE o_group >= 0
 	GROUP BY o_vid) AS converters`
 }
 

@@ -71,40 +71,52 @@ func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase,
 	return b, rows.Err()
 }
 
-// rollupGroupMetrics answers GroupMetrics from the rollup; ok is false when
-// it declines q: a test without visitors yet, or a unit with a moment
-// outside q's window (the rollup holds the whole test; the raw path filters
-// each row by date).
-func (w *Warehouse) rollupGroupMetrics(ctx context.Context, q MetricsQuery) (out []GroupRow, ok bool, err error) {
-	base, err := w.rollupBase(ctx, q)
-	if err != nil || base.part == "" {
-		return nil, false, err
+// rollupRead answers GroupMetrics from the rollup, whose base part is
+// base; ok is false when it declines q: a test without visitors yet, or a
+// unit with a moment outside q's window (the rollup holds the whole test;
+// the raw path filters each row by date). With money, it answers only from
+// the cube, and gives each row's order units as (revenue, profit, orders)
+// triplets, for the caller to cap (ok is false when the cube does not
+// serve q).
+func (w *Warehouse) rollupRead(ctx context.Context, q MetricsQuery, base rollupBase, money bool) (out []GroupRow, units [][]float64, ok bool, err error) {
+	if base.part == "" {
+		return nil, nil, false, nil
 	}
 	build, err := w.copyBuild(ctx, q, base.part, base.rows)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
+	}
+	cube := build > 0 && cubeServes(q)
+	if money && !cube {
+		return nil, nil, false, nil
 	}
 	statement := rollupSQL(q, build > 0)
-	if build > 0 && cubeServes(q) {
-		statement = cubeSQL(q, base.others > 0)
+	if cube {
+		statement = cubeSQL(q, base.others > 0, money)
 	}
 	rows, err := w.conn.Query(ctx, w.render(statement),
 		append(args(q), clickhouse.Named("base", base.part), clickhouse.Named("build", build))...)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		r, outside, err := scanGroupRow(rows, true)
+		var outside uint64
+		var triplets []float64
+		extra := []any{&outside}
+		if money {
+			extra = append(extra, &triplets)
+		}
+		r, err := scanGroupRow(rows, extra...)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if outside > 0 {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
-		out = append(out, r)
+		out, units = append(out, r), append(units, triplets)
 	}
-	return out, rows.Err() == nil, rows.Err()
+	return out, units, rows.Err() == nil, rows.Err()
 }
 
 // rollupSQL is GroupMetrics' statement on the rollup; its last column says
@@ -133,41 +145,48 @@ func rollupUnitsSQL(q MetricsQuery, copied bool) string {
 		branches = []string{copyVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+")")}
 	}
 	branches = append(branches, rollupVisitorRowsSQL(attrs, "vid IN ("+othersSQL+")", true, true))
-	return unitsOverSQL(attrs, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL(), nil)
+	return unitsOverSQL(attrs, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL())
 }
 
 // othersSQL is the visitors with a row outside the base part.
 const othersSQL = `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`
 
-// unitsOverSQL is one row per unit from visitor rows (rollupVisitorColumns
-// and extra) and order units (rollupOrderUnitsSQL's columns).
-func unitsOverSQL(attrs []string, visitors, orderUnits string, extra []string) string {
-	var attrCols []string
-	for _, a := range attrs {
-		attrCols = append(attrCols, "r_"+a+" AS a_"+a)
-	}
-	more := ""
-	if len(extra) > 0 {
-		more = strings.Join(extra, ", ") + ", "
-	}
-	// One FULL JOIN reads the orders once: an order unit of an assigned
-	// visitor meets its visitor's row; any other (an unseen visitor's, an
-	// order without one) stands alone, with the defaults of a join for the
-	// visitor's columns (no attributes, no activity) and the stand-in
-	// assignment the raw path gives it (first order's time and group).
-	return `SELECT vid, if(r_pack > 0, r_pack, o_pack) AS u_pack, toInt16(toInt32(u_pack % 65536) - 1) AS a_group,
-		toUInt8(intDiv(u_pack, 65536) % 2) AS a_bot, toDateTime(toUInt32(intDiv(u_pack, 131072))) AS a_at,
-		` + strings.Join(attrCols, ", ") + `, ` + more + `
-		x_sessions, x_pages, toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced, x_staying,
-		o_orders AS x_orders, o_revenue AS x_revenue, o_profit AS x_profit, x_atc, x_chk, x_ct,
-		toUInt64(0) AS x_viewed, '' AS x_landing, toDateTime(0) AS x_start,
-		multiIf(r_pack = 0, o_first, o_orders > 0, least(v_first, o_first), v_first) AS x_first,
-		multiIf(r_pack = 0, o_last, o_orders > 0, greatest(v_last, o_last), v_last) AS x_last
+// unitsOverSQL is one row per unit from visitor rows (rollupVisitorColumns)
+// and order units (rollupOrderUnitsSQL's columns). One FULL JOIN reads
+// the orders once: an order unit of an assigned visitor meets its
+// visitor's row; any other (an unseen visitor's, an order without one)
+// stands alone, with the defaults of a join for the visitor's columns (no
+// attributes, no activity) and the stand-in assignment the raw path gives
+// it (first order's time and group).
+func unitsOverSQL(attrs []string, visitors, orderUnits string) string {
+	return unitColumnsSQL(attrs, nil) + `
 	FROM (
 		` + visitors + `) AS visitors
 	ALL FULL JOIN (` + orderUnits + `) AS unit_orders USING vid
-	WHERE (r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot') OR (r_pack = 0 AND o_assigned = 0 AND o_pack % 65536 > 0)`
+	WHERE ` + unitFilter
 }
+
+// unitColumnsSQL is the SELECT of a unit row (unitsSQL's columns, and
+// extra) from a visitor's columns (rollupVisitorColumns) and its orders'
+// (rollupOrderUnitsSQL's), either of them absent (zeros).
+func unitColumnsSQL(attrs, extra []string) string {
+	cols := []string{"vid", "if(r_pack > 0, r_pack, o_pack) AS u_pack", "toInt16(toInt32(u_pack % 65536) - 1) AS a_group",
+		"toUInt8(intDiv(u_pack, 65536) % 2) AS a_bot", "toDateTime(toUInt32(intDiv(u_pack, 131072))) AS a_at"}
+	for _, a := range attrs {
+		cols = append(cols, "r_"+a+" AS a_"+a)
+	}
+	cols = append(append(cols, extra...), "x_sessions", "x_pages",
+		"toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced", "x_staying",
+		"o_orders AS x_orders", "o_revenue AS x_revenue", "o_profit AS x_profit", "x_atc", "x_chk", "x_ct",
+		"toUInt64(0) AS x_viewed", "'' AS x_landing", "toDateTime(0) AS x_start",
+		"multiIf(r_pack = 0, o_first, o_orders > 0, least(v_first, o_first), v_first) AS x_first",
+		"multiIf(r_pack = 0, o_last, o_orders > 0, greatest(v_last, o_last), v_last) AS x_last")
+	return "SELECT " + strings.Join(cols, ", ")
+}
+
+// unitFilter keeps the units of the visitors basis: human visitors assigned
+// to a group, and order units of no assigned visitor stating a group.
+const unitFilter = "(r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot') OR (r_pack = 0 AND o_assigned = 0 AND o_pack % 65536 > 0)"
 
 // rollupVisitorRowsSQL is one row per visitor of the rollup matching where:
 // its packed first assignment (r_pack), attributes, sessions, page loads,

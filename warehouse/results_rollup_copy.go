@@ -59,6 +59,18 @@ func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, base string, 
 	return build, w.dropGoneCopies(ctx)
 }
 
+// existingBuild is the rollup's base for q and the build of its finished
+// copy (0 when there is none), without writing one.
+func (w *Warehouse) existingBuild(ctx context.Context, q MetricsQuery) (rollupBase, uint64, error) {
+	base, err := w.rollupBase(ctx, q)
+	if err != nil || base.part == "" {
+		return base, 0, err
+	}
+	var builds, build uint64
+	err = w.conn.QueryRow(ctx, w.render(copyBuildSQL), append(args(q), clickhouse.Named("base", base.part))...).Scan(&builds, &build)
+	return base, build, err
+}
+
 // buildCopySQL writes the values of the base part's rows of one test. Each
 // part holds one row per key (every write into agg_visitors groups by it,
 // and a merge keeps that), so each row is finalized as it is, through the

@@ -100,7 +100,10 @@ func contributions(c *Caps) []contribution {
 //
 // The orders' visitors are looked up in the same rows (the copy's flagged
 // block and S), not in the assignments: rollupLookupOrderUnitsSQL.
-func cubeSQL(q MetricsQuery, hasOthers bool) string {
+//
+// With money, each cell also gives its order units' revenue, profit and
+// orders (three floats per unit, in one array), for the caller to cap.
+func cubeSQL(q MetricsQuery, hasOthers, money bool) string {
 	attrs := assignmentAttrs(q.Breakdown)
 	cs := contributions(q.Caps)
 	// The visitors the orders need, and S: copied ones as delta rows.
@@ -114,17 +117,21 @@ func cubeSQL(q MetricsQuery, hasOthers bool) string {
 		visitors += "\n\t\tUNION ALL\n\t\tSELECT " + visitorCols + ", toUInt8(0) AS x_delta FROM (" +
 			rollupVisitorRowsSQL(attrs, "vid IN ("+othersSQL+")", true, true) + ")"
 	}
-	units := "(" + unitsOverSQL(attrs, visitors, rollupLookupOrderUnitsSQL(visitors), []string{"x_delta"}) + ") AS units"
-	branches := []string{cubeBranchSQL(attrs, cs), contributionsSQL(attrs, cs, units, "", true)}
+	units := "(" + cubeUnitsSQL(attrs, visitors) + ") AS units"
+	branches := []string{cubeBranchSQL(attrs, cs, money), contributionsSQL(attrs, cs, units, "", true, money)}
 	if hasOthers {
-		branches = append(branches, contributionsSQL(attrs, cs, sCopyRowsSQL(attrs), "-", false))
+		branches = append(branches, contributionsSQL(attrs, cs, sCopyRowsSQL(attrs), "-", false, money))
+	}
+	moneyCol := ""
+	if money {
+		moneyCol = ",\n\tgroupArrayArray(c_money) AS money"
 	}
 	sums := make([]string, 0, len(cs))
 	for _, c := range cs {
 		sums = append(sums, c.out+"(sum(c_"+c.name+")) AS "+c.name)
 	}
 	return `SELECT ` + keySQL(q) + ` AS key, a_group, ` + strings.Join(sums, ", ") + `,
-	toUInt64(NOT (toDate(min(c_first), @tz) >= toDate(@from) AND toDate(max(c_last), @tz) <= toDate(@to))) AS outside
+	toUInt64(NOT (toDate(min(c_first), @tz) >= toDate(@from) AND toDate(max(c_last), @tz) <= toDate(@to))) AS outside` + moneyCol + `
 FROM (
 		` + strings.Join(branches, "\n\t\tUNION ALL\n\t\t") + `)
 GROUP BY key, a_group
@@ -133,8 +140,9 @@ ORDER BY key, a_group`
 }
 
 // contributionsSQL is the c_ columns of each unit row of from, times sign;
-// with deltas, a row with x_delta set gives its contribution's delta.
-func contributionsSQL(attrs []string, cs []contribution, from, sign string, deltas bool) string {
+// with deltas, a row with x_delta set gives its contribution's delta; with
+// money, a unit with orders gives its revenue, profit and orders.
+func contributionsSQL(attrs []string, cs []contribution, from, sign string, deltas, money bool) string {
 	cols := []string{"a_group"}
 	for _, a := range attrs {
 		cols = append(cols, "a_"+a)
@@ -147,11 +155,14 @@ func contributionsSQL(attrs []string, cs []contribution, from, sign string, delt
 		cols = append(cols, sign+"("+v+") AS c_"+c.name)
 	}
 	cols = append(cols, "x_first AS c_first", "x_last AS c_last")
+	if money {
+		cols = append(cols, "if(x_orders > 0, [x_revenue, x_profit, toFloat64(x_orders)], emptyArrayFloat64()) AS c_money")
+	}
 	return "SELECT " + strings.Join(cols, ", ") + "\n\t\tFROM " + from
 }
 
-// cubeBranchSQL is the cube's rows as c_ columns.
-func cubeBranchSQL(attrs []string, cs []contribution) string {
+// cubeBranchSQL is the cube's rows as c_ columns (no orders: no money).
+func cubeBranchSQL(attrs []string, cs []contribution, money bool) string {
 	inner := []string{"test_group AS a_group", "seen_first AS x_first", "seen_last AS x_last"}
 	cols := []string{"a_group"}
 	for _, a := range attrs {
@@ -162,6 +173,9 @@ func cubeBranchSQL(attrs []string, cs []contribution) string {
 		cols = append(cols, c.cube+" AS c_"+c.name)
 	}
 	cols = append(cols, "x_first AS c_first", "x_last AS c_last")
+	if money {
+		cols = append(cols, "emptyArrayFloat64() AS c_money")
+	}
 	return `SELECT ` + strings.Join(cols, ", ") + `
 		FROM (SELECT ` + strings.Join(inner, ", ") + `, visitors, sessions, pages, bounced, staying, staying_sq,
 			added_to_cart, checkouts, clicked
@@ -197,32 +211,59 @@ func cubeAttrSQL(a string) string {
 	return a
 }
 
-// rollupLookupOrderUnitsSQL is rollupOrderUnitsSQL's units with the orders'
-// visitors looked up in visitors (rows of rollupVisitorColumns: every
-// visitor of the rollup that an order names) instead of in the
-// assignments: a visitor with an assignment has r_pack > 0, and its
-// first assignment's group, bot flag and device decide as in
-// standingOrdersSQL. An order counts with its visitor when the visitor is
-// assigned to the order's group, is dropped when the visitor is excluded or
-// a bot, and otherwise is a unit of its own: an unseen visitor of its
-// group, or the order itself when it names no visitor.
-func rollupLookupOrderUnitsSQL(visitors string) string {
-	return `
-			SELECT o_unit AS vid, o_assigned, o_pack, o_orders, o_revenue, o_profit, o_first, o_last
+// cubeUnitsSQL is the units of visitors (rows of rollupVisitorColumns and
+// x_delta: every visitor of the rollup that an order names, and S) and of
+// the orders, in the columns of unitColumnsSQL and x_delta. The orders meet
+// their named visitor in one FULL JOIN, which also decides as
+// standingOrdersSQL decides with the assignments: a visitor with an
+// assignment has r_pack > 0, and an order counts with it when it is
+// assigned to the order's group (own), is dropped when it is excluded or a
+// bot, and otherwise is a unit of its own: an unseen visitor of its group,
+// or the order itself when it names no visitor. ARRAY JOIN splits a joined
+// row into its visitor's part (1) and, for an order not its own, the
+// order's unit (2); grouping by unit puts each unit back together.
+func cubeUnitsSQL(attrs []string, visitors string) string {
+	visitorCols := append(rollupVisitorColumns(attrs), "x_delta")
+	var parts []string
+	for _, c := range visitorCols {
+		zero := "0"
+		switch {
+		case c == "vid":
+			continue
+		case strings.HasPrefix(c, "r_") && c != "r_pack":
+			zero = "''"
+		case c == "v_first" || c == "v_last":
+			zero = "toDateTime(0)"
+		}
+		parts = append(parts, "if(u_part = 1, "+c+", "+zero+") AS p_"+c)
+	}
+	var units []string
+	for _, c := range visitorCols[1:] {
+		units = append(units, "max(p_"+c+") AS "+c)
+	}
+	orders := orderVersionsSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
+		"argMax(toFloat64(cost), version) AS o_all_cost"}, "")
+	return unitColumnsSQL(attrs, []string{"x_delta"}) + `
+	FROM (
+		SELECT u_vid AS vid, ` + strings.Join(units, ", ") + `, toUInt8(0) AS o_assigned,
+			minIf(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0)), p_counted = 1) AS o_pack,
+			toUInt64(sum(p_counted)) AS o_orders, toFloat64(sumIf(o_all_revenue, p_counted = 1)) AS o_revenue,
+			toFloat64(sumIf(o_all_revenue - o_all_cost, p_counted = 1)) AS o_profit,
+			minIf(o_ts, p_counted = 1) AS o_first, maxIf(o_ts, p_counted = 1) AS o_last
+		FROM (
+			SELECT if(u_part = 1, vid, o_unit) AS u_vid, ` + strings.Join(parts, ", ") + `,
+				toUInt8(u_part = 2 OR l_own = 1) AS p_counted, o_ts, o_group, o_all_revenue, o_all_cost
 			FROM (
-				SELECT multiIf(o_named_vid = '', cityHash64(concat('order:', order_id)), l_own = 1, vid,
-						cityHash64(concat('unseen:', toString(o_group), ':', o_named_vid))) AS o_unit,
-					toUInt8(o_named_vid != '' AND l_own = 1) AS o_assigned,
-					min(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0))) AS o_pack,
-					toUInt64(count()) AS o_orders, toFloat64(sum(o_all_revenue)) AS o_revenue,
-					toFloat64(sum(o_all_revenue - o_all_cost)) AS o_profit, min(o_ts) AS o_first, max(o_ts) AS o_last
-				FROM (
-					SELECT order_id, o_named_vid, o_group, o_ts, o_all_revenue, o_all_cost, vid,
-						toUInt8(l_pack > 0 AND toInt16(toInt32(l_pack % 65536) - 1) = o_group) AS l_own
-					FROM (` + orderVersionsSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
-		"argMax(toFloat64(cost), version) AS o_all_cost"}, "") + `) AS order_versions
-					ALL LEFT JOIN (SELECT vid, r_pack AS l_pack, r_device AS l_device FROM (` + visitors + `)) AS order_visitors
-					USING vid
-					WHERE NOT (l_pack > 0 AND (l_pack % 65536 = 0 OR intDiv(l_pack, 65536) % 2 = 1 OR l_device = 'bot')))
-				GROUP BY o_unit, o_assigned)`
+				SELECT vid, ` + strings.Join(visitorCols[1:], ", ") + `, v_here, order_id, o_named_vid, o_group, o_ts,
+					o_all_revenue, o_all_cost,
+					toUInt8(v_here = 1 AND r_pack > 0 AND order_id != '' AND toInt16(toInt32(r_pack % 65536) - 1) = o_group) AS l_own,
+					multiIf(o_named_vid = '', cityHash64(concat('order:', order_id)), l_own = 1, vid,
+						cityHash64(concat('unseen:', toString(o_group), ':', o_named_vid))) AS o_unit
+				FROM (SELECT ` + strings.Join(visitorCols, ", ") + `, toUInt8(1) AS v_here FROM (` + visitors + `)) AS cube_visitors
+				ALL FULL JOIN (` + orders + `) AS order_versions USING vid
+				WHERE NOT (v_here = 1 AND r_pack > 0 AND order_id != ''
+					AND (r_pack % 65536 = 0 OR intDiv(r_pack, 65536) % 2 = 1 OR r_device = 'bot')))
+			ARRAY JOIN arrayFilter(p -> p > 0, [toUInt8(v_here = 1), toUInt8(if(order_id != '' AND l_own = 0, 2, 0))]) AS u_part)
+		GROUP BY u_vid) AS cube_units
+	WHERE ` + unitFilter
 }

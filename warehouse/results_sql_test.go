@@ -79,8 +79,8 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 						dump(t, filepath.Join(dir, name+suffix), sql, q)
 					}
 				}
-				for others, suffix := range map[bool]string{false: "-cube.sql", true: "-cube-others.sql"} {
-					if sql, ok := warehouse.CubeSQL(capped, others); ok {
+				for i, suffix := range []string{"-cube.sql", "-cube-others.sql", "-cube-money.sql", "-cube-others-money.sql"} {
+					if sql, ok := warehouse.CubeSQL(capped, i%2 == 1, i >= 2); ok {
 						dump(t, filepath.Join(dir, name+suffix), sql, q)
 					}
 				}
@@ -92,6 +92,8 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 		dump(t, filepath.Join(dir, "orphans.sql"), warehouse.OrphanSessionsSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-build.sql"), warehouse.BuildCopySQL(), warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-build-cube.sql"), warehouse.BuildCubeSQL, warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "rollup-custom.sql"), warehouse.RollupCustomEventsSQL(false), warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "rollup-custom-others.sql"), warehouse.RollupCustomEventsSQL(true), warehouse.MetricsQuery{})
 	}
 }
 

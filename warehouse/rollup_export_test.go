@@ -16,7 +16,12 @@ func (w *Warehouse) RawGroupMetrics(q MetricsQuery) ([]GroupRow, error) {
 // RollupGroupMetrics answers from the rollup alone; ok is false when the
 // rollup declines q.
 func (w *Warehouse) RollupGroupMetrics(q MetricsQuery) (rows []GroupRow, ok bool, err error) {
-	return w.rollupGroupMetrics(context.Background(), q)
+	base, err := w.rollupBase(context.Background(), q)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, _, ok, err = w.rollupRead(context.Background(), q, base, false)
+	return rows, ok, err
 }
 
 // SetCopyMinVisitors sets the base size from which reads write a
@@ -37,12 +42,13 @@ func RollupSQL(q MetricsQuery, copied bool) (sql string, ok bool) {
 }
 
 // CubeSQL is the rollup path's statement on the copy's cube, with or without
-// other parts beside the base; ok is false when the cube does not serve q.
-func CubeSQL(q MetricsQuery, hasOthers bool) (sql string, ok bool) {
+// other parts beside the base, with or without the order units' money; ok
+// is false when the cube does not serve q.
+func CubeSQL(q MetricsQuery, hasOthers, money bool) (sql string, ok bool) {
 	if !rollupEligible(q, dataFacts{}) || !cubeServes(q) {
 		return "", false
 	}
-	return cubeSQL(q, hasOthers), true
+	return cubeSQL(q, hasOthers, money), true
 }
 
 // BuildCopySQL and BuildCubeSQL are the statements that write the base's
@@ -53,3 +59,27 @@ var BuildCubeSQL = buildCubeSQL
 
 // DropGoneCopies drops the finalized copies of parts ClickHouse no longer lists.
 func (w *Warehouse) DropGoneCopies() error { return w.dropGoneCopies(context.Background()) }
+
+// CubeCapped answers q capped at percentile from the cube alone, as
+// GroupMetricsCapped does when the cube serves q; ok is false when it
+// does not.
+func (w *Warehouse) CubeCapped(q MetricsQuery, percentile float64) (rows []GroupRow, caps Caps, ok bool, err error) {
+	base, err := w.rollupBase(context.Background(), q)
+	if err != nil {
+		return nil, Caps{}, false, err
+	}
+	rows, units, ok, err := w.rollupRead(context.Background(), q, base, true)
+	if !ok || err != nil {
+		return nil, Caps{}, ok, err
+	}
+	return rows, capRows(rows, units, percentile), true, nil
+}
+
+// AssignmentsCustomEvents answers CustomEvents with the fired visitors
+// looked up in the assignments, never in the rollup.
+func (w *Warehouse) AssignmentsCustomEvents(q MetricsQuery) ([]CustomEventRow, error) {
+	return w.customEventRows(context.Background(), customEventsSQL(q), args(q))
+}
+
+// RollupCustomEventsSQL is CustomEvents' statement on the rollup's copy.
+func RollupCustomEventsSQL(hasOthers bool) string { return rollupCustomEventsSQL(hasOthers) }

@@ -158,13 +158,13 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	}
 	snapshot := func() error { return snapshotIn(ctx) }
 	window := results.Window(shop, test, now)
-	query := warehouse.MetricsQuery{ShopID: 1, ExperimentID: strconv.Itoa(benchTestID), Timezone: "UTC",
-		From: window.GTE, To: window.LTE, Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"device", "country"}}
+	// The breakdown is the custom query a merchant runs (POST
+	// /tests/{id}/results/queries), computed as the worker computes it:
+	// winsorizing caps, capped sums per cell and custom events.
+	spec := results.QuerySpec{DateRange: window, Breakdown: []string{"device", "country"},
+		SampleBasis: string(warehouse.BasisVisitors), MetricSet: "core"}
 	breakdown := func() error {
-		if _, err := wh.GroupMetrics(ctx, query); err != nil {
-			return err
-		}
-		_, err := wh.CustomEvents(ctx, query)
+		_, err := snapshots.ComputeQuery(ctx, shop, test, spec, now)
 		return err
 	}
 	bare := func() error { return drain(ctx, wh, bareScanSQL) }
