@@ -20,7 +20,7 @@ var _ experiment.Eraser = Eraser{}
 // must not keep its numbers there).
 var erasable = []string{"events", "assignments", "sessions", "page_views", "orders",
 	"agg_event_activity", "agg_product_activity", "agg_custom_events", "agg_session_pages", "agg_visitors", "agg_visitors_copy",
-	"agg_visitors_cube", "agg_visitors_copy_builds", "agg_storewide_events"}
+	"agg_visitors_cube", "agg_visitors_copy_builds", "agg_storewide_events", "agg_orphan_loads"}
 
 // EraseTest deletes the test's rows from every table. ClickHouse applies
 // the delete as a mutation in the background (there is no synchronous

@@ -184,14 +184,14 @@ func (w *Warehouse) customEventRows(ctx context.Context, statement string, param
 	return out, rows.Err()
 }
 
-// orphanSessionsSQL finds one page load of the test that names no visitor
-// (in the sessions' pre-aggregate: a row per session and visitor).
-const orphanSessionsSQL = `SELECT count() FROM (SELECT 1 FROM {db}.agg_session_pages
-WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '' LIMIT 1)`
+// orphanSessionsSQL counts the test's page loads that name no visitor
+// (agg_orphan_loads: one row per test that has any).
+const orphanSessionsSQL = `SELECT toUInt64(count()) FROM {db}.agg_orphan_loads
+WHERE shop_id = @shop AND experiment_id = @exp AND loads > 0`
 
 // facts learns what the statement for q must handle: a look at the test's
-// sessions column of visitors (tens of milliseconds at a million visitors)
-// spares a scan of every event's session id when nothing needs it.
+// row of agg_orphan_loads spares a scan of every event's session id when
+// nothing needs it.
 func (w *Warehouse) facts(ctx context.Context, q MetricsQuery) (dataFacts, error) {
 	var n uint64
 	if err := w.conn.QueryRow(ctx, w.render(orphanSessionsSQL), args(q)...).Scan(&n); err != nil {
