@@ -90,11 +90,10 @@ func (w *Warehouse) rollupRead(ctx context.Context, q MetricsQuery, base rollupB
 	if money && !cube {
 		return nil, nil, false, nil
 	}
-	statement := rollupSQL(q, build > 0)
 	if cube {
-		statement = cubeSQL(q, base.others > 0, money)
+		return w.cubeRead(ctx, q, base, build, money)
 	}
-	rows, err := w.conn.Query(ctx, w.render(statement),
+	rows, err := w.conn.Query(ctx, w.render(rollupSQL(q, build > 0)),
 		append(args(q), clickhouse.Named("base", base.part), clickhouse.Named("build", build))...)
 	if err != nil {
 		return nil, nil, false, err
@@ -102,21 +101,16 @@ func (w *Warehouse) rollupRead(ctx context.Context, q MetricsQuery, base rollupB
 	defer rows.Close()
 	for rows.Next() {
 		var outside uint64
-		var triplets []float64
-		extra := []any{&outside}
-		if money {
-			extra = append(extra, &triplets)
-		}
-		r, err := scanGroupRow(rows, extra...)
+		r, err := scanGroupRow(rows, &outside)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		if outside > 0 {
 			return nil, nil, false, nil
 		}
-		out, units = append(out, r), append(units, triplets)
+		out = append(out, r)
 	}
-	return out, units, rows.Err() == nil, rows.Err()
+	return out, nil, rows.Err() == nil, rows.Err()
 }
 
 // rollupSQL is GroupMetrics' statement on the rollup; its last column says
@@ -159,34 +153,49 @@ const othersSQL = `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND e
 // attributes, no activity) and the stand-in assignment the raw path gives
 // it (first order's time and group).
 func unitsOverSQL(attrs []string, visitors, orderUnits string) string {
-	return unitColumnsSQL(attrs, nil) + `
+	return unitColumnsSQL(attrs, nil, "") + `
 	FROM (
 		` + visitors + `) AS visitors
 	ALL FULL JOIN (` + orderUnits + `) AS unit_orders USING vid
-	WHERE ` + unitFilter
+	WHERE ` + unitFilterSQL("")
 }
 
 // unitColumnsSQL is the SELECT of a unit row (unitsSQL's columns, and
 // extra) from a visitor's columns (rollupVisitorColumns) and its orders'
-// (rollupOrderUnitsSQL's), either of them absent (zeros).
-func unitColumnsSQL(attrs, extra []string) string {
-	cols := []string{"vid", "if(r_pack > 0, r_pack, o_pack) AS u_pack", "toInt16(toInt32(u_pack % 65536) - 1) AS a_group",
+// (rollupOrderUnitsSQL's), either of them absent (zeros), each read with
+// prefix p.
+func unitColumnsSQL(attrs, extra []string, p string) string {
+	in := func(c string) string {
+		if p == "" {
+			return c
+		}
+		return p + c + " AS " + c
+	}
+	cols := []string{in("vid"), "if(" + p + "r_pack > 0, " + p + "r_pack, " + p + "o_pack) AS u_pack",
+		"toInt16(toInt32(u_pack % 65536) - 1) AS a_group",
 		"toUInt8(intDiv(u_pack, 65536) % 2) AS a_bot", "toDateTime(toUInt32(intDiv(u_pack, 131072))) AS a_at"}
 	for _, a := range attrs {
-		cols = append(cols, "r_"+a+" AS a_"+a)
+		cols = append(cols, p+"r_"+a+" AS a_"+a)
 	}
-	cols = append(append(cols, extra...), "x_sessions", "x_pages",
-		"toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced", "x_staying",
-		"o_orders AS x_orders", "o_revenue AS x_revenue", "o_profit AS x_profit", "x_atc", "x_chk", "x_ct",
+	for _, c := range extra {
+		cols = append(cols, in(c))
+	}
+	cols = append(cols, in("x_sessions"), in("x_pages"),
+		"toUInt64(x_sessions > 0 AND x_pages = x_sessions) AS x_bounced", in("x_staying"),
+		p+"o_orders AS x_orders", p+"o_revenue AS x_revenue", p+"o_profit AS x_profit", in("x_atc"), in("x_chk"), in("x_ct"),
 		"toUInt64(0) AS x_viewed", "'' AS x_landing", "toDateTime(0) AS x_start",
-		"multiIf(r_pack = 0, o_first, o_orders > 0, least(v_first, o_first), v_first) AS x_first",
-		"multiIf(r_pack = 0, o_last, o_orders > 0, greatest(v_last, o_last), v_last) AS x_last")
+		"multiIf("+p+"r_pack = 0, "+p+"o_first, x_orders > 0, least("+p+"v_first, "+p+"o_first), "+p+"v_first) AS x_first",
+		"multiIf("+p+"r_pack = 0, "+p+"o_last, x_orders > 0, greatest("+p+"v_last, "+p+"o_last), "+p+"v_last) AS x_last")
 	return "SELECT " + strings.Join(cols, ", ")
 }
 
-// unitFilter keeps the units of the visitors basis: human visitors assigned
-// to a group, and order units of no assigned visitor stating a group.
-const unitFilter = "(r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot') OR (r_pack = 0 AND o_assigned = 0 AND o_pack % 65536 > 0)"
+// unitFilterSQL keeps the units of the visitors basis, their columns read
+// with prefix p: human visitors assigned to a group, and order units of no
+// assigned visitor stating a group.
+func unitFilterSQL(p string) string {
+	return "(" + p + "r_pack % 65536 > 0 AND a_bot = 0 AND a_device != 'bot') OR (" + p + "r_pack = 0 AND " + p +
+		"o_assigned = 0 AND " + p + "o_pack % 65536 > 0)"
+}
 
 // rollupVisitorRowsSQL is one row per visitor of the rollup matching where:
 // its packed first assignment (r_pack), attributes, sessions, page loads,

@@ -107,7 +107,7 @@ const (
 // orders are gone since (reset analytics erases the whole test) only
 // contributes nothing.
 func copyLookupSQL(flag, set string) string {
-	return "(" + flag + " = 1 OR vid IN (SELECT l_vid FROM (" + set + `) WHERE l_vid NOT IN (
+	return "(" + flag + " = 1 OR vid IN (" + set + ` AND l_vid NOT IN (
 			SELECT vid FROM {db}.agg_visitors_copy
 			WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base AND build = @build AND ` + flag + " = 1)))"
 }
@@ -148,14 +148,15 @@ func (w *Warehouse) dropGoneCopies(ctx context.Context) error {
 }
 
 // copyVisitorRowsSQL is the copy's visitors matching where, in the columns
-// of rollupVisitorRowsSQL.
-func copyVisitorRowsSQL(attrs []string, where string) string {
+// of rollupVisitorRowsSQL, and extra.
+func copyVisitorRowsSQL(attrs []string, where string, extra ...string) string {
 	cols := []string{"vid", "pack AS r_pack"}
 	for _, a := range attrs {
 		cols = append(cols, a+" AS r_"+a)
 	}
 	cols = append(cols, "sessions AS x_sessions", "pages AS x_pages", "staying AS x_staying", "added_to_cart AS x_atc",
 		"checkouts AS x_chk", "clicked AS x_ct", "seen_first AS v_first", "seen_last AS v_last")
+	cols = append(cols, extra...)
 	return `SELECT ` + strings.Join(cols, ", ") + `
 		FROM {db}.agg_visitors_copy
 		WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base AND build = @build AND ` + where

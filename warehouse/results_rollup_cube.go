@@ -1,6 +1,15 @@
 package warehouse
 
-import "strings"
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
 
 // The cube of the finalized copy (clickhouse/0531). Even as plain columns,
 // summing a million visitors per group and cell is most of a snapshot's
@@ -87,72 +96,135 @@ func contributions(c *Caps) []contribution {
 	}
 }
 
-// cubeSQL is GroupMetrics' statement on the cube of the base's copy, in
-// the columns of rollupSQL. The cube stands for the copy's visitors as
-// they were written; three branches correct it:
-//
-//   - visitors with rows in other parts (S; only when there are other
-//     parts): their copy rows are taken out of the cube (sign −1) and they
-//     are added as they stand, merged;
-//   - copied visitors that orders name: their orders are added (a delta
-//     row: the cube holds their activity);
-//   - order units of no assigned visitor stand as units of their own.
-//
-// The orders' visitors are looked up in the same rows (the copy's flagged
-// block and S), not in the assignments: rollupLookupOrderUnitsSQL.
-//
-// With money, each cell also gives its order units' revenue, profit and
-// orders (three floats per unit, in one array), for the caller to cap.
-func cubeSQL(q MetricsQuery, hasOthers, money bool) string {
+// cubeRead answers GroupMetrics from the cube of build (see rollupRead) in
+// two statements at once, their cells summed here: the cube's cells,
+// corrected for S's copy rows (cubeCellsSQL), and the units that orders or
+// newer parts change (cubeUnitSumsSQL). ClickHouse 18.16 spends tens of
+// milliseconds analysing each nested statement before it reads a row, and
+// runs each on one thread here, so two flat statements beat one deep one.
+// A cell of one statement may hold only orders added to visitors the other
+// counts, so cells are dropped only once summed, when they have no unit.
+func (w *Warehouse) cubeRead(ctx context.Context, q MetricsQuery, base rollupBase, build uint64, money bool) ([]GroupRow, [][]float64, bool, error) {
+	type cell struct {
+		row     GroupRow
+		money   []float64
+		outside bool
+	}
+	statements := []string{cubeCellsSQL(q, base.others > 0, money), cubeUnitSumsSQL(q, base.others > 0, money)}
+	results := make([][]cell, len(statements))
+	errs := make([]error, len(statements))
+	done := make(chan struct{}, len(statements))
+	for i, statement := range statements {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			rows, err := w.conn.Query(ctx, w.render(statement),
+				append(args(q), clickhouse.Named("base", base.part), clickhouse.Named("build", build))...)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var c cell
+				var outside uint64
+				extra := []any{&outside}
+				if money {
+					extra = append(extra, &c.money)
+				}
+				if c.row, err = scanGroupRow(rows, extra...); err != nil {
+					errs[i] = err
+					return
+				}
+				c.outside = outside > 0
+				results[i] = append(results[i], c)
+			}
+			errs[i] = rows.Err()
+		}()
+	}
+	for range statements {
+		<-done
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, false, err
+	}
+	merged := map[[2]string]*cell{}
+	for _, part := range results {
+		for _, c := range part {
+			k := [2]string{c.row.Key, strconv.Itoa(c.row.TestGroup)}
+			if m := merged[k]; m != nil {
+				m.row.Sums.Add(c.row.Sums)
+				m.money = append(m.money, c.money...)
+				m.outside = m.outside || c.outside
+			} else {
+				merged[k] = &cell{row: c.row, money: c.money, outside: c.outside}
+			}
+		}
+	}
+	cells := make([]*cell, 0, len(merged))
+	for _, c := range merged {
+		if c.row.N == 0 {
+			continue // as GroupMetrics counts: a cell of no unit has no row
+		}
+		if c.outside {
+			return nil, nil, false, nil
+		}
+		cells = append(cells, c)
+	}
+	slices.SortFunc(cells, func(a, b *cell) int {
+		return cmp.Or(cmp.Compare(a.row.Key, b.row.Key), cmp.Compare(a.row.TestGroup, b.row.TestGroup))
+	})
+	out, units := make([]GroupRow, len(cells)), make([][]float64, len(cells))
+	for i, c := range cells {
+		out[i], units[i] = c.row, c.money
+	}
+	return out, units, true, nil
+}
+
+// cubeCellsSQL is the cube's cells, less the copy rows of S (visitors with
+// rows in other parts, when there are any): the first term of the cube's
+// sum, per cell, in the columns of rollupSQL (and money, always empty: the
+// cube holds no orders). Its cells are non-negative: S's copy rows are
+// among the cube's.
+func cubeCellsSQL(q MetricsQuery, hasOthers, money bool) string {
 	attrs := assignmentAttrs(q.Breakdown)
 	cs := contributions(q.Caps)
-	// The visitors the orders need, and S: copied ones as delta rows.
-	ordered := copyLookupSQL("ordered", orderedVisitorsSQL)
+	branches := []string{cubeBranchSQL(attrs, cs, money)}
 	if hasOthers {
-		ordered += " AND vid NOT IN (" + othersSQL + ")"
-	}
-	visitorCols := strings.Join(rollupVisitorColumns(attrs), ", ")
-	visitors := `SELECT ` + visitorCols + `, toUInt8(1) AS x_delta FROM (` + copyVisitorRowsSQL(attrs, ordered) + `)`
-	if hasOthers {
-		visitors += "\n\t\tUNION ALL\n\t\tSELECT " + visitorCols + ", toUInt8(0) AS x_delta FROM (" +
-			rollupVisitorRowsSQL(attrs, "vid IN ("+othersSQL+")", true, true) + ")"
-	}
-	units := "(" + cubeUnitsSQL(attrs, visitors) + ") AS units"
-	branches := []string{cubeBranchSQL(attrs, cs, money), contributionsSQL(attrs, cs, units, "", true, money)}
-	if hasOthers {
-		branches = append(branches, contributionsSQL(attrs, cs, sCopyRowsSQL(attrs), "-", false, money))
-	}
-	moneyCol := ""
-	if money {
-		moneyCol = ",\n\tgroupArrayArray(c_money) AS money"
+		branches = append(branches, contributionsSQL(attrs, cs, sCopyRowsSQL(attrs), "-", money))
 	}
 	sums := make([]string, 0, len(cs))
 	for _, c := range cs {
 		sums = append(sums, c.out+"(sum(c_"+c.name+")) AS "+c.name)
 	}
 	return `SELECT ` + keySQL(q) + ` AS key, a_group, ` + strings.Join(sums, ", ") + `,
-	toUInt64(NOT (toDate(min(c_first), @tz) >= toDate(@from) AND toDate(max(c_last), @tz) <= toDate(@to))) AS outside` + moneyCol + `
+	` + outsideSQL("c_first", "c_last") + moneySQL(money, "c_money") + `
 FROM (
 		` + strings.Join(branches, "\n\t\tUNION ALL\n\t\t") + `)
-GROUP BY key, a_group
-HAVING n > 0 -- as GroupMetrics counts: a cell of no unit has no row
-ORDER BY key, a_group`
+GROUP BY key, a_group`
+}
+
+// outsideSQL says whether the cell has a moment outside the window.
+func outsideSQL(first, last string) string {
+	return "toUInt64(NOT (toDate(min(" + first + "), @tz) >= toDate(@from) AND toDate(max(" + last + "), @tz) <= toDate(@to))) AS outside"
+}
+
+// moneySQL is the cell's order units' money column, with money.
+func moneySQL(money bool, col string) string {
+	if !money {
+		return ""
+	}
+	return ",\n\tgroupArrayArray(" + col + ") AS money"
 }
 
 // contributionsSQL is the c_ columns of each unit row of from, times sign;
-// with deltas, a row with x_delta set gives its contribution's delta; with
-// money, a unit with orders gives its revenue, profit and orders.
-func contributionsSQL(attrs []string, cs []contribution, from, sign string, deltas, money bool) string {
+// with money, a unit with orders gives its revenue, profit and orders.
+func contributionsSQL(attrs []string, cs []contribution, from, sign string, money bool) string {
 	cols := []string{"a_group"}
 	for _, a := range attrs {
 		cols = append(cols, "a_"+a)
 	}
 	for _, c := range cs {
-		v := c.unit
-		if deltas && c.delta != "" {
-			v = "if(x_delta = 1, " + c.delta + ", " + c.unit + ")"
-		}
-		cols = append(cols, sign+"("+v+") AS c_"+c.name)
+		cols = append(cols, sign+"("+c.unit+") AS c_"+c.name)
 	}
 	cols = append(cols, "x_first AS c_first", "x_last AS c_last")
 	if money {
@@ -209,61 +281,4 @@ func cubeAttrSQL(a string) string {
 		return "if(" + a + " != '', '1', '')"
 	}
 	return a
-}
-
-// cubeUnitsSQL is the units of visitors (rows of rollupVisitorColumns and
-// x_delta: every visitor of the rollup that an order names, and S) and of
-// the orders, in the columns of unitColumnsSQL and x_delta. The orders meet
-// their named visitor in one FULL JOIN, which also decides as
-// standingOrdersSQL decides with the assignments: a visitor with an
-// assignment has r_pack > 0, and an order counts with it when it is
-// assigned to the order's group (own), is dropped when it is excluded or a
-// bot, and otherwise is a unit of its own: an unseen visitor of its group,
-// or the order itself when it names no visitor. ARRAY JOIN splits a joined
-// row into its visitor's part (1) and, for an order not its own, the
-// order's unit (2); grouping by unit puts each unit back together.
-func cubeUnitsSQL(attrs []string, visitors string) string {
-	visitorCols := append(rollupVisitorColumns(attrs), "x_delta")
-	var parts []string
-	for _, c := range visitorCols {
-		zero := "0"
-		switch {
-		case c == "vid":
-			continue
-		case strings.HasPrefix(c, "r_") && c != "r_pack":
-			zero = "''"
-		case c == "v_first" || c == "v_last":
-			zero = "toDateTime(0)"
-		}
-		parts = append(parts, "if(u_part = 1, "+c+", "+zero+") AS p_"+c)
-	}
-	var units []string
-	for _, c := range visitorCols[1:] {
-		units = append(units, "max(p_"+c+") AS "+c)
-	}
-	orders := orderVersionsSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
-		"argMax(toFloat64(cost), version) AS o_all_cost"}, "")
-	return unitColumnsSQL(attrs, []string{"x_delta"}) + `
-	FROM (
-		SELECT u_vid AS vid, ` + strings.Join(units, ", ") + `, toUInt8(0) AS o_assigned,
-			minIf(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0)), p_counted = 1) AS o_pack,
-			toUInt64(sum(p_counted)) AS o_orders, toFloat64(sumIf(o_all_revenue, p_counted = 1)) AS o_revenue,
-			toFloat64(sumIf(o_all_revenue - o_all_cost, p_counted = 1)) AS o_profit,
-			minIf(o_ts, p_counted = 1) AS o_first, maxIf(o_ts, p_counted = 1) AS o_last
-		FROM (
-			SELECT if(u_part = 1, vid, o_unit) AS u_vid, ` + strings.Join(parts, ", ") + `,
-				toUInt8(u_part = 2 OR l_own = 1) AS p_counted, o_ts, o_group, o_all_revenue, o_all_cost
-			FROM (
-				SELECT vid, ` + strings.Join(visitorCols[1:], ", ") + `, v_here, order_id, o_named_vid, o_group, o_ts,
-					o_all_revenue, o_all_cost,
-					toUInt8(v_here = 1 AND r_pack > 0 AND order_id != '' AND toInt16(toInt32(r_pack % 65536) - 1) = o_group) AS l_own,
-					multiIf(o_named_vid = '', cityHash64(concat('order:', order_id)), l_own = 1, vid,
-						cityHash64(concat('unseen:', toString(o_group), ':', o_named_vid))) AS o_unit
-				FROM (SELECT ` + strings.Join(visitorCols, ", ") + `, toUInt8(1) AS v_here FROM (` + visitors + `)) AS cube_visitors
-				ALL FULL JOIN (` + orders + `) AS order_versions USING vid
-				WHERE NOT (v_here = 1 AND r_pack > 0 AND order_id != ''
-					AND (r_pack % 65536 = 0 OR intDiv(r_pack, 65536) % 2 = 1 OR r_device = 'bot')))
-			ARRAY JOIN arrayFilter(p -> p > 0, [toUInt8(v_here = 1), toUInt8(if(order_id != '' AND l_own = 0, 2, 0))]) AS u_part)
-		GROUP BY u_vid) AS cube_units
-	WHERE ` + unitFilter
 }

@@ -18,7 +18,7 @@ func rollupCustomEventsSQL(hasOthers bool) string {
 		visitors += `
 			UNION ALL
 			SELECT vid, argMaxMerge(assignment) AS r_pack, argMaxMerge(device) AS r_device FROM {db}.agg_visitors
-			WHERE shop_id = @shop AND experiment_id = @exp AND vid IN (` + othersSQL + `) AND vid IN (SELECT l_vid FROM (` + firedVisitorsSQL + `))
+			WHERE shop_id = @shop AND experiment_id = @exp AND vid IN (` + othersSQL + `) AND vid IN (` + firedVisitorsSQL + `)
 			GROUP BY vid`
 	}
 	return `SELECT c_name, a_group, toUInt64(uniqExact(c_unit)) AS units, toUInt64(sum(c_events)) AS events

@@ -79,9 +79,10 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 						dump(t, filepath.Join(dir, name+suffix), sql, q)
 					}
 				}
-				for i, suffix := range []string{"-cube.sql", "-cube-others.sql", "-cube-money.sql", "-cube-others-money.sql"} {
-					if sql, ok := warehouse.CubeSQL(capped, i%2 == 1, i >= 2); ok {
-						dump(t, filepath.Join(dir, name+suffix), sql, q)
+				for i, suffix := range []string{"-cube", "-cube-others", "-cube-money", "-cube-others-money"} {
+					if cells, units, ok := warehouse.CubeSQL(capped, i%2 == 1, i >= 2); ok {
+						dump(t, filepath.Join(dir, name+suffix+"-cells.sql"), cells, q)
+						dump(t, filepath.Join(dir, name+suffix+"-units.sql"), units, q)
 					}
 				}
 			}

@@ -41,14 +41,14 @@ func RollupSQL(q MetricsQuery, copied bool) (sql string, ok bool) {
 	return rollupSQL(q, copied), true
 }
 
-// CubeSQL is the rollup path's statement on the copy's cube, with or without
-// other parts beside the base, with or without the order units' money; ok
-// is false when the cube does not serve q.
-func CubeSQL(q MetricsQuery, hasOthers, money bool) (sql string, ok bool) {
+// CubeSQL is the rollup path's two statements on the copy's cube, with or
+// without other parts beside the base, with or without the order units'
+// money; ok is false when the cube does not serve q.
+func CubeSQL(q MetricsQuery, hasOthers, money bool) (cells, units string, ok bool) {
 	if !rollupEligible(q, dataFacts{}) || !cubeServes(q) {
-		return "", false
+		return "", "", false
 	}
-	return cubeSQL(q, hasOthers, money), true
+	return cubeCellsSQL(q, hasOthers, money), cubeUnitSumsSQL(q, hasOthers, money), true
 }
 
 // BuildCopySQL and BuildCubeSQL are the statements that write the base's
