@@ -152,7 +152,15 @@ func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomE
 			return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
 		}
 		if build > 0 {
-			statement = rollupCustomEventsSQL(base.others > 0)
+			fresh, err := w.newlyNamed(ctx, q, base.part, build, "fired", firedVisitorsSQL)
+			if err != nil {
+				return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
+			}
+			others, err := w.rollupS(ctx, q, base)
+			if err != nil {
+				return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
+			}
+			statement, ctx = rollupCustomEventsSQL(len(others) > 0, fresh), withS(ctx, others)
 			params = append(params, clickhouse.Named("base", base.part), clickhouse.Named("build", build))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 )
 
 // The visitor rollup path of GroupMetrics (docs/results.md, "Visitor
@@ -12,18 +13,22 @@ import (
 // per test and visitor once ClickHouse has merged its parts; until then a
 // visitor may have rows in several parts. Reading every row as its own
 // visitor would count those twice, and grouping a million visitors again
-// costs what the rollup exists to save. So the statement splits them:
+// costs what the rollup exists to save. So a large test's read splits them:
 //
-//   - the base is the part holding most of the test's rows. S is every
-//     visitor with a row in any other part (a small set: recent activity).
-//   - a visitor outside S has all its rows in the base, which keeps one row
-//     per key, so that row is read as it is (finalizeAggregation);
-//   - a visitor in S is merged (GROUP BY vid, -Merge), and only those.
+//   - the base is the part holding most of the test's rows; its rows are
+//     written once into a finalized copy and a cube (results_rollup_copy.go,
+//     results_rollup_cube.go), which never change;
+//   - S is every visitor with a row in any other part, read once per
+//     GroupMetrics into Go and sent with each statement as the external
+//     table s_vids, so that every statement and branch agrees on it;
+//   - a visitor outside S is its copy row; a visitor in S is merged
+//     (GROUP BY vid, -Merge) from whatever parts hold its rows when read.
 //
-// This holds whatever ClickHouse merges meanwhile: parts never change, a
-// merge only replaces them; if the base itself is merged away before S is
-// read, every visitor falls in S and is merged. Each visitor is read whole
-// from one consistent set of its rows.
+// Each visitor is counted once whatever ClickHouse merges or inserts
+// meanwhile: a visitor outside S is as it was when S was read, one in S as
+// it is when its rows are read. (Deriving S inside each statement let two
+// branches see two different S around a merge, and count visitors twice.)
+// A small test (under copyMinVisitors) merges every visitor in one read.
 //
 // The rollup knows the visitors basis only, unscoped by products, without
 // the landing page, and only visitors that name themselves: a query outside
@@ -71,6 +76,47 @@ func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase,
 	return b, rows.Err()
 }
 
+// rollupS reads S: the visitors with a row outside the base part (none
+// when the base holds every row).
+func (w *Warehouse) rollupS(ctx context.Context, q MetricsQuery, base rollupBase) ([]uint64, error) {
+	if base.others == 0 {
+		return nil, nil
+	}
+	rows, err := w.conn.Query(ctx, w.render(`SELECT DISTINCT vid FROM {db}.agg_visitors
+		WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`), append(args(q), clickhouse.Named("base", base.part))...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []uint64
+	for rows.Next() {
+		var v uint64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// withS sends S with a statement, as the external table s_vids (othersSQL).
+// Each statement gets its own table: a table is one block, sent once.
+func withS(ctx context.Context, s []uint64) context.Context {
+	if len(s) == 0 {
+		return ctx
+	}
+	t, err := ext.NewTable("s_vids", ext.Column("vid", "UInt64"))
+	if err != nil {
+		panic(err) // a fixed, valid definition
+	}
+	for _, v := range s {
+		if err := t.Append(v); err != nil {
+			panic(err) // a UInt64 into a UInt64 column
+		}
+	}
+	return clickhouse.Context(ctx, clickhouse.WithExternalTable(t))
+}
+
 // rollupRead answers GroupMetrics from the rollup, whose base part is
 // base; ok is false when it declines q: a test without visitors yet, or a
 // unit with a moment outside q's window (the rollup holds the whole test;
@@ -90,10 +136,16 @@ func (w *Warehouse) rollupRead(ctx context.Context, q MetricsQuery, base rollupB
 	if money && !cube {
 		return nil, nil, false, nil
 	}
-	if cube {
-		return w.cubeRead(ctx, q, base, build, money)
+	var others []uint64
+	if build > 0 {
+		if others, err = w.rollupS(ctx, q, base); err != nil {
+			return nil, nil, false, err
+		}
 	}
-	rows, err := w.conn.Query(ctx, w.render(rollupSQL(q, build > 0)),
+	if cube {
+		return w.cubeRead(ctx, q, base.part, build, others, money)
+	}
+	rows, err := w.conn.Query(withS(ctx, others), w.render(rollupSQL(q, build > 0, len(others) > 0)),
 		append(args(q), clickhouse.Named("base", base.part), clickhouse.Named("build", build))...)
 	if err != nil {
 		return nil, nil, false, err
@@ -117,8 +169,8 @@ func (w *Warehouse) rollupRead(ctx context.Context, q MetricsQuery, base rollupB
 // whether a unit of the row's cell has a moment outside the window. A
 // window is a range of local dates, so checking the cell's earliest and
 // latest moment checks them all.
-func rollupSQL(q MetricsQuery, copied bool) string {
-	return groupSumsSQL(q, "("+rollupUnitsSQL(q, copied)+") AS units", "toUInt64(sum(x_sessions))",
+func rollupSQL(q MetricsQuery, copied, hasOthers bool) string {
+	return groupSumsSQL(q, "("+rollupUnitsSQL(q, copied, hasOthers)+") AS units", "toUInt64(sum(x_sessions))",
 		"toUInt64(NOT (toDate(min(x_first), @tz) >= toDate(@from) AND toDate(max(x_last), @tz) <= toDate(@to))) AS outside")
 }
 
@@ -126,24 +178,28 @@ func rollupSQL(q MetricsQuery, copied bool) string {
 // unitsSQL gives (plus x_first and x_last, the unit's earliest and latest
 // moment), from the rollup and the orders. Unlike unitsSQL it keeps units
 // outside the window: their x_first/x_last make the caller decline.
-func rollupUnitsSQL(q MetricsQuery, copied bool) string {
+func rollupUnitsSQL(q MetricsQuery, copied, hasOthers bool) string {
 	attrs := assignmentAttrs(q.Breakdown)
-	// The base's visitors come from its finished copy (copied), or have
-	// their states finalized here, the few with several sessions apart
-	// (only theirs need the per-session pairs).
-	branches := []string{
-		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+") AND finalizeAggregation(sessions) <= 1", false, false),
-		rollupVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+") AND finalizeAggregation(sessions) > 1", false, true),
-	}
+	// Without a copy (a small test: under copyMinVisitors) every visitor's
+	// rows are merged, in one read that no merge or insert can split.
+	branches := []string{rollupVisitorRowsSQL(attrs, "1", true, true)}
 	if copied {
-		branches = []string{copyVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+")")}
+		// The base's visitors come from its finished copy, S's merged.
+		branches = []string{copyVisitorRowsSQL(attrs, "1")}
+		if hasOthers {
+			branches = []string{copyVisitorRowsSQL(attrs, "vid NOT IN ("+othersSQL+")"),
+				rollupVisitorRowsSQL(attrs, "vid IN ("+othersSQL+")", true, true)}
+		}
 	}
-	branches = append(branches, rollupVisitorRowsSQL(attrs, "vid IN ("+othersSQL+")", true, true))
 	return unitsOverSQL(attrs, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL())
 }
 
-// othersSQL is the visitors with a row outside the base part.
-const othersSQL = `SELECT vid FROM {db}.agg_visitors WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`
+// othersSQL is S, the visitors with a row outside the base part, as read
+// once per GroupMetrics into the external table s_vids (rollupS): every
+// statement and branch of one read must agree on S, and ClickHouse
+// evaluates each IN subquery on its own, at its own moment, while merges
+// and inserts go on.
+const othersSQL = `SELECT vid FROM s_vids`
 
 // unitsOverSQL is one row per unit from visitor rows (rollupVisitorColumns)
 // and order units (rollupOrderUnitsSQL's columns). One FULL JOIN reads

@@ -104,21 +104,26 @@ func contributions(c *Caps) []contribution {
 // runs each on one thread here, so two flat statements beat one deep one.
 // A cell of one statement may hold only orders added to visitors the other
 // counts, so cells are dropped only once summed, when they have no unit.
-func (w *Warehouse) cubeRead(ctx context.Context, q MetricsQuery, base rollupBase, build uint64, money bool) ([]GroupRow, [][]float64, bool, error) {
+func (w *Warehouse) cubeRead(ctx context.Context, q MetricsQuery, base string, build uint64, others []uint64, money bool) ([]GroupRow, [][]float64, bool, error) {
 	type cell struct {
 		row     GroupRow
 		money   []float64
 		outside bool
 	}
-	statements := []string{cubeCellsSQL(q, base.others > 0, money), cubeUnitSumsSQL(q, base.others > 0, money)}
+	fresh, err := w.newlyNamed(ctx, q, base, build, "ordered", orderedVisitorsSQL)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	hasOthers := len(others) > 0
+	statements := []string{cubeCellsSQL(q, hasOthers, money), cubeUnitSumsSQL(q, hasOthers, money, fresh)}
 	results := make([][]cell, len(statements))
 	errs := make([]error, len(statements))
 	done := make(chan struct{}, len(statements))
 	for i, statement := range statements {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			rows, err := w.conn.Query(ctx, w.render(statement),
-				append(args(q), clickhouse.Named("base", base.part), clickhouse.Named("build", build))...)
+			rows, err := w.conn.Query(withS(ctx, others), w.render(statement),
+				append(args(q), clickhouse.Named("base", base), clickhouse.Named("build", build))...)
 			if err != nil {
 				errs[i] = err
 				return

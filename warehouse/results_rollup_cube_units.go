@@ -8,9 +8,11 @@ import "strings"
 // their activity), S's visitors merged (when there are other parts) and
 // every order unit of no assigned visitor. In the columns of rollupSQL,
 // and money (each unit's revenue, profit and orders) when asked.
-func cubeUnitSumsSQL(q MetricsQuery, hasOthers, money bool) string {
+//
+// fresh is the visitors orders name that the build did not flag.
+func cubeUnitSumsSQL(q MetricsQuery, hasOthers, money bool, fresh newVisitors) string {
 	attrs := assignmentAttrs(q.Breakdown)
-	ordered := copyLookupSQL("ordered", orderedVisitorsSQL)
+	ordered := copyLookupSQL("ordered", fresh)
 	if hasOthers {
 		ordered += " AND vid NOT IN (" + othersSQL + ")"
 	}

@@ -7,8 +7,9 @@ package warehouse
 // (copyLookupSQL), plus the ones that fired since, and merged for visitors
 // with rows in other parts (hasOthers). The assignment is kept as
 // assignmentsSQL keeps it: in a group, not a bot, assigned in the window.
-func rollupCustomEventsSQL(hasOthers bool) string {
-	copied := copyLookupSQL("fired", firedVisitorsSQL)
+// fresh is the visitors that fired since the build (newlyNamed).
+func rollupCustomEventsSQL(hasOthers bool, fresh newVisitors) string {
+	copied := copyLookupSQL("fired", fresh)
 	if hasOthers {
 		copied += " AND vid NOT IN (" + othersSQL + ")"
 	}
@@ -21,17 +22,9 @@ func rollupCustomEventsSQL(hasOthers bool) string {
 			WHERE shop_id = @shop AND experiment_id = @exp AND vid IN (` + othersSQL + `) AND vid IN (` + firedVisitorsSQL + `)
 			GROUP BY vid`
 	}
-	return `SELECT c_name, a_group, toUInt64(uniqExact(c_unit)) AS units, toUInt64(sum(c_events)) AS events
-FROM (
-	SELECT ` + vidSQL("visitor_id") + ` AS vid, visitor_id AS c_unit, custom_name AS c_name, uniqExactMerge(event_ids) AS c_events
-	FROM {db}.agg_custom_events
-	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + `
-	GROUP BY vid, c_unit, c_name) AS fired
-ALL INNER JOIN (
+	return customEventsOverSQL(BasisVisitors, `
 	SELECT vid, toInt16(toInt32(r_pack % 65536) - 1) AS a_group
-	FROM (` + visitors + `)
+	FROM (`+visitors+`)
 	WHERE r_pack % 65536 > 0 AND intDiv(r_pack, 65536) % 2 = 0 AND r_device != 'bot'
-		AND ` + inWindow("toDateTime(toUInt32(intDiv(r_pack, 131072)))") + `) AS assigned USING vid
-GROUP BY c_name, a_group
-ORDER BY c_name, a_group`
+		AND `+inWindow("toDateTime(toUInt32(intDiv(r_pack, 131072)))"))
 }

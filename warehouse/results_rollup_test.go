@@ -236,6 +236,60 @@ func customEventsMatch(t *testing.T, w *warehouse.Warehouse, q warehouse.Metrics
 	}
 }
 
+// TestRollupCopyCatchesUpWithNewOrders: orders and custom events written
+// after the copy's build name visitors the build did not flag (and orders
+// create no rollup rows, so these visitors are not in S either); the cube,
+// its caps and the custom events still equal the raw path's, with the new
+// visitors listed in the statement and, past the list's limit, asked for.
+func TestRollupCopyCatchesUpWithNewOrders(t *testing.T) {
+	defer warehouse.SetCopyMinVisitors(0)()
+	w := openTestWarehouse(t)
+	rollupPopulation(t, w, 11, false)
+	ctx := context.Background()
+	if err := w.Conn().Exec(ctx, "OPTIMIZE TABLE agg_visitors FINAL"); err != nil {
+		t.Fatal(err)
+	}
+	q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "31", Timezone: "UTC", From: "2026-05-30", To: "2026-06-30",
+		Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"device"}}
+	if _, _, ok, err := w.CubeCapped(q, 0.8); err != nil || !ok { // writes the copy
+		t.Fatalf("cube: ok=%v err=%v", ok, err)
+	}
+	b := &warehouse.Batch{}
+	when := at("2026-06-03 12:00:00")
+	for n := 0; n < 600; n += 7 {
+		vid := "v" + strconv.Itoa(n)
+		b.Orders = append(b.Orders, warehouse.Order{ShopID: 1, ExperimentID: "31", OrderID: "late-" + vid, Version: 1,
+			TestGroup: int16(n % 3), VisitorID: vid, Revenue: float64(50 + n), Cost: 10, Currency: "USD", CreatedAt: when})
+		b.Events = append(b.Events, warehouse.Event{ShopID: 1, ExperimentID: "31", EventID: "late-c-" + vid, SessionID: vid + "-s0",
+			VisitorID: vid, EventType: "lift:custom_event:signup", CustomName: "signup", CreatedAt: when, ReceivedAt: when})
+	}
+	if err := w.Insert(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, listed := range []int{1000, 2} {
+		t.Run(fmt.Sprintf("listed up to %d", listed), func(t *testing.T) {
+			defer warehouse.SetMaxListedVisitors(listed)()
+			fast, ok, err := w.RollupGroupMetrics(q)
+			if err != nil || !ok {
+				t.Fatalf("rollup ok=%v err=%v", ok, err)
+			}
+			capped := q
+			capped.Caps = &warehouse.Caps{Revenue: 120, Profit: 80}
+			raw, err := w.RawGroupMetrics(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(raw, fast, cmpopts.EquateApprox(1e-12, 1e-9)); d != "" {
+				t.Errorf("rollup differs from the raw path (-raw +rollup):\n%s", d)
+			}
+			cubeMatchesWinsorCaps(t, w, q)
+			all := q
+			all.Breakdown = nil
+			customEventsMatch(t, w, all)
+		})
+	}
+}
+
 // TestRollupDeclinesActivityOutsideTheWindow: a window that leaves some of
 // the test's activity out is answered by the raw path, which filters each
 // row by its local date; GroupMetrics still gives the raw numbers.

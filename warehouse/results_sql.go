@@ -303,18 +303,28 @@ func customEventsSQL(q MetricsQuery) string {
 	// set is small and spares aggregating every assignment of the test.
 	fired := ` AND visitor_id IN (SELECT visitor_id FROM {db}.agg_custom_events
 		WHERE shop_id = @shop AND experiment_id = @exp)`
-	unit := "visitor_id"
 	assignments := assignmentsSQL(true, nil, fired)
 	if q.Basis == BasisSessions {
-		unit = "session_id"
 		assignments = assignmentsSQL(false, nil, fired)
 	}
-	return `SELECT c_name, a_group, toUInt64(uniqExact(c_unit)) AS units, toUInt64(sum(c_events)) AS events
+	return customEventsOverSQL(q.Basis, assignments)
+}
+
+// customEventsOverSQL counts custom events per name and group over the
+// fired rows that meet assignments (vid, a_group) of their visitor: units
+// that fired each name (visitors as vid, or sessions) and distinct event
+// ids, merged straight from the uniqExact states (an event id is one
+// event, whichever rows carry it).
+func customEventsOverSQL(basis Basis, assignments string) string {
+	unit := vidSQL("visitor_id")
+	if basis == BasisSessions {
+		unit = "session_id"
+	}
+	return `SELECT c_name, a_group, toUInt64(uniqExact(c_unit)) AS units, toUInt64(uniqExactMerge(event_ids)) AS events
 FROM (
-	SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, uniqExactMerge(event_ids) AS c_events
+	SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, event_ids
 	FROM {db}.agg_custom_events
-	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + `
-	GROUP BY vid, c_unit, c_name) AS fired
+	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + `) AS fired
 ALL INNER JOIN (` + assignments + `) AS assigned USING vid
 GROUP BY c_name, a_group
 ORDER BY c_name, a_group`

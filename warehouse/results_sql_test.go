@@ -106,7 +106,9 @@ func dump(t *testing.T, path, sql string, q warehouse.MetricsQuery) {
 	}
 	lit := strings.NewReplacer("{db}", "lift", "@shop", "1", "@exp", "'9'", "@tz", "'America/New_York'",
 		"@from", "'2026-06-01'", "@to", "'2026-06-02'", "@products", products,
-		"@base", "'all_1_1_0'", "@build", "1")
+		"@base", "'all_1_1_0'", "@build", "1",
+		// S, sent as an external table with the statement, stands in as a subquery.
+		"FROM s_vids", "FROM (SELECT toUInt64(1) AS vid)")
 	if err := os.WriteFile(path, []byte(lit.Replace(sql)), 0o644); err != nil {
 		t.Fatal(err)
 	}

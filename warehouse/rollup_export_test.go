@@ -38,7 +38,7 @@ func RollupSQL(q MetricsQuery, copied bool) (sql string, ok bool) {
 	if !rollupEligible(q, dataFacts{}) {
 		return "", false
 	}
-	return rollupSQL(q, copied), true
+	return rollupSQL(q, copied, copied), true
 }
 
 // CubeSQL is the rollup path's two statements on the copy's cube, with or
@@ -48,7 +48,12 @@ func CubeSQL(q MetricsQuery, hasOthers, money bool) (cells, units string, ok boo
 	if !rollupEligible(q, dataFacts{}) || !cubeServes(q) {
 		return "", "", false
 	}
-	return cubeCellsSQL(q, hasOthers, money), cubeUnitSumsSQL(q, hasOthers, money), true
+	// One form lists the visitors new since the build, the other asks for them.
+	fresh := newVisitors{vids: []uint64{1, 2}}
+	if hasOthers {
+		fresh = newVisitors{sql: notFlaggedSQL("ordered", orderedVisitorsSQL)}
+	}
+	return cubeCellsSQL(q, hasOthers, money), cubeUnitSumsSQL(q, hasOthers, money, fresh), true
 }
 
 // BuildCopySQL and BuildCubeSQL are the statements that write the base's
@@ -82,4 +87,18 @@ func (w *Warehouse) AssignmentsCustomEvents(q MetricsQuery) ([]CustomEventRow, e
 }
 
 // RollupCustomEventsSQL is CustomEvents' statement on the rollup's copy.
-func RollupCustomEventsSQL(hasOthers bool) string { return rollupCustomEventsSQL(hasOthers) }
+func RollupCustomEventsSQL(hasOthers bool) string {
+	fresh := newVisitors{vids: []uint64{1, 2}}
+	if hasOthers {
+		fresh = newVisitors{sql: notFlaggedSQL("fired", firedVisitorsSQL)}
+	}
+	return rollupCustomEventsSQL(hasOthers, fresh)
+}
+
+// SetMaxListedVisitors sets how many new visitors a read lists in its
+// statement, and returns a function that restores it.
+func SetMaxListedVisitors(n int) func() {
+	old := maxListedVisitors
+	maxListedVisitors = n
+	return func() { maxListedVisitors = old }
+}
