@@ -82,8 +82,13 @@ func (w *Warehouse) rollupS(ctx context.Context, q MetricsQuery, base rollupBase
 	if base.others == 0 {
 		return nil, nil
 	}
-	rows, err := w.conn.Query(ctx, w.render(`SELECT DISTINCT vid FROM {db}.agg_visitors
-		WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`), append(args(q), clickhouse.Named("base", base.part))...)
+	return w.vids(ctx, `SELECT DISTINCT vid FROM {db}.agg_visitors
+		WHERE shop_id = @shop AND experiment_id = @exp AND _part != @base`, append(args(q), clickhouse.Named("base", base.part)))
+}
+
+// vids runs a statement of one UInt64 column (visitors as vid).
+func (w *Warehouse) vids(ctx context.Context, statement string, params []any) ([]uint64, error) {
+	rows, err := w.conn.Query(ctx, w.render(statement), params...)
 	if err != nil {
 		return nil, err
 	}

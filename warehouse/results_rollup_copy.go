@@ -147,24 +147,12 @@ func notFlaggedSQL(flag, set string) string {
 // cost the cube's read about 50 ms of CPU on the bench test.
 func (w *Warehouse) newlyNamed(ctx context.Context, q MetricsQuery, base string, build uint64, flag, set string) (newVisitors, error) {
 	notFlagged := notFlaggedSQL(flag, set)
-	rows, err := w.conn.Query(ctx, w.render("SELECT DISTINCT l_vid FROM ("+notFlagged+") LIMIT "+strconv.Itoa(maxListedVisitors+1)),
-		append(args(q), clickhouse.Named("base", base), clickhouse.Named("build", build))...)
-	if err != nil {
-		return newVisitors{}, err
+	vids, err := w.vids(ctx, "SELECT DISTINCT l_vid FROM ("+notFlagged+") LIMIT "+strconv.Itoa(maxListedVisitors+1),
+		append(args(q), clickhouse.Named("base", base), clickhouse.Named("build", build)))
+	if len(vids) > maxListedVisitors {
+		return newVisitors{sql: notFlagged}, err
 	}
-	defer rows.Close()
-	var out newVisitors
-	for rows.Next() {
-		var v uint64
-		if err := rows.Scan(&v); err != nil {
-			return newVisitors{}, err
-		}
-		out.vids = append(out.vids, v)
-	}
-	if len(out.vids) > maxListedVisitors {
-		return newVisitors{sql: notFlagged}, rows.Err()
-	}
-	return out, rows.Err()
+	return newVisitors{vids: vids}, err
 }
 
 // dropGoneCopies drops the copies (and cubes) of parts ClickHouse no
