@@ -2,6 +2,8 @@ package warehouse
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -47,6 +49,22 @@ func rollupEligible(q MetricsQuery, f dataFacts) bool {
 const rollupPartsSQL = `SELECT _part AS part, toUInt64(count()) AS n FROM {db}.agg_visitors
 WHERE shop_id = @shop AND experiment_id = @exp GROUP BY part`
 
+// rollupPartsBesideSQL counts them when the part of the test's latest copy
+// is known: that part's rows are the copy's (a part never changes; a merge
+// or a mutation writes a new one), so only the other parts are read (a
+// filter on _part skips whole parts), and the known part is listed with
+// its rows when it is still active. Counting the base's rows again read a
+// million rows for nothing: 25-50 ms of every snapshot on the bench test.
+const rollupPartsBesideSQL = `SELECT _part AS part, toUInt64(count()) AS n FROM {db}.agg_visitors
+WHERE shop_id = @shop AND experiment_id = @exp AND _part != @known GROUP BY part
+UNION ALL
+SELECT name AS part, toUInt64(@known_rows) AS n FROM system.parts
+WHERE database = @known_db AND table = 'agg_visitors' AND name = @known AND active`
+
+// lastCopySQL is the part of the test's latest copy and its rows.
+const lastCopySQL = `SELECT source_part, visitors FROM {db}.agg_visitors_copy_builds
+WHERE shop_id = @shop AND experiment_id = @exp ORDER BY build DESC LIMIT 1`
+
 // rollupBase is the part holding most of a test's rollup rows (the base),
 // its rows, and the rows in every other part.
 type rollupBase struct {
@@ -55,7 +73,19 @@ type rollupBase struct {
 }
 
 func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase, error) {
-	rows, err := w.conn.Query(ctx, w.render(rollupPartsSQL), args(q)...)
+	statement, params := rollupPartsSQL, args(q)
+	var known string
+	var knownRows uint64
+	switch err := w.conn.QueryRow(ctx, w.render(lastCopySQL), params...).Scan(&known, &knownRows); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return rollupBase{}, err
+	default:
+		statement = rollupPartsBesideSQL
+		params = append(params, clickhouse.Named("known", known), clickhouse.Named("known_rows", knownRows),
+			clickhouse.Named("known_db", w.db))
+	}
+	rows, err := w.conn.Query(ctx, w.render(statement), params...)
 	if err != nil {
 		return rollupBase{}, err
 	}

@@ -290,6 +290,95 @@ func TestRollupCopyCatchesUpWithNewOrders(t *testing.T) {
 	}
 }
 
+// TestRollupBaseFollowsItsParts: once a copy is built, the base is found
+// from the copy's record without reading the base's rows, and it is the
+// same base a count of every part gives: while the copied part is active,
+// beside new parts, and after a merge has replaced it.
+func TestRollupBaseFollowsItsParts(t *testing.T) {
+	defer warehouse.SetCopyMinVisitors(0)()
+	w := openTestWarehouse(t)
+	rollupPopulation(t, w, 13, true)
+	ctx := context.Background()
+	q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "31", Timezone: "UTC", From: "2026-05-30", To: "2026-06-30",
+		Basis: warehouse.BasisVisitors}
+	counted := func() (part string, rows, others uint64) {
+		t.Helper()
+		r, err := w.Conn().Query(ctx, `SELECT _part, toUInt64(count()) FROM agg_visitors
+			WHERE shop_id = 1 AND experiment_id = '31' GROUP BY _part`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for r.Next() {
+			var p string
+			var n uint64
+			if err := r.Scan(&p, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n > rows || (n == rows && p < part) {
+				part, rows, others = p, n, others+rows
+			} else {
+				others += n
+			}
+		}
+		return part, rows, others
+	}
+	check := func(when string) (string, uint64) {
+		t.Helper()
+		part, rows, others, err := w.RollupBase(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPart, wantRows, wantOthers := counted()
+		if part != wantPart || rows != wantRows || others != wantOthers {
+			t.Errorf("%s: base %s (%d rows, %d beside), counting every part gives %s (%d rows, %d beside)",
+				when, part, rows, others, wantPart, wantRows, wantOthers)
+		}
+		return part, others
+	}
+	first, besideFirst := check("before any copy")
+	if _, ok, err := w.RollupGroupMetrics(q); err != nil || !ok { // writes the copy of first
+		t.Fatalf("rollup: ok=%v err=%v", ok, err)
+	}
+	check("with the copy")
+	when := at("2026-06-04 12:00:00")
+	b := &warehouse.Batch{}
+	for n := 0; n < 40; n++ {
+		vid := "late-" + strconv.Itoa(n)
+		b.Assignments = append(b.Assignments, warehouse.Assignment{ShopID: 1, ExperimentID: "31", VisitorID: vid,
+			AssignmentID: vid + "-a", SessionID: vid + "-s", TestGroup: int16(n % 2), Device: "mobile", Country: "US",
+			VisitorType: "new", AssignedAt: when, ReceivedAt: when})
+	}
+	if err := w.Insert(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if got, beside := check("beside a new part"); got != first || beside != besideFirst+40 {
+		t.Errorf("beside a new part: base %s with %d rows beside, want %s with %d", got, beside, first, besideFirst+40)
+	}
+	// OPTIMIZE does nothing while a background merge holds some of the
+	// parts (the insert may have started one): repeat until one part is left.
+	for try := 0; ; try++ {
+		if err := w.Conn().Exec(ctx, "OPTIMIZE TABLE agg_visitors FINAL"); err != nil {
+			t.Fatal(err)
+		}
+		var parts uint64
+		if err := w.Conn().QueryRow(ctx, `SELECT toUInt64(count()) FROM system.parts
+			WHERE database = currentDatabase() AND table = 'agg_visitors' AND active`).Scan(&parts); err != nil {
+			t.Fatal(err)
+		}
+		if parts == 1 {
+			break
+		}
+		if try == 50 {
+			t.Fatalf("agg_visitors still in %d parts after %d OPTIMIZE FINAL", parts, try+1)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got, beside := check("after a merge"); got == first || beside != 0 {
+		t.Errorf("after a merge: base %s with %d rows beside, want the merged part (not %s) alone", got, beside, first)
+	}
+}
+
 // TestRollupDeclinesActivityOutsideTheWindow: a window that leaves some of
 // the test's activity out is answered by the raw path, which filters each
 // row by its local date; GroupMetrics still gives the raw numbers.

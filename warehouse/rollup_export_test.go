@@ -62,6 +62,21 @@ func BuildCopySQL() string { return buildCopySQL() }
 
 var BuildCubeSQL = buildCubeSQL
 
+// The base part's lookups: every part counted, the latest copy's part, and
+// the parts beside it.
+const (
+	RollupPartsSQL       = rollupPartsSQL
+	LastCopySQL          = lastCopySQL
+	RollupPartsBesideSQL = rollupPartsBesideSQL
+)
+
+// RollupBase is the rollup's base part for q, its rows and the rows in
+// every other part.
+func (w *Warehouse) RollupBase(q MetricsQuery) (part string, rows, others uint64, err error) {
+	b, err := w.rollupBase(context.Background(), q)
+	return b.part, b.rows, b.others, err
+}
+
 // DropGoneCopies drops the finalized copies of parts ClickHouse no longer lists.
 func (w *Warehouse) DropGoneCopies() error { return w.dropGoneCopies(context.Background()) }
 
