@@ -315,6 +315,13 @@ func customEventsSQL(q MetricsQuery) string {
 // that fired each name (visitors as vid, or sessions) and distinct event
 // ids, merged straight from the uniqExact states (an event id is one
 // event, whichever rows carry it).
+//
+// assignments has one row per vid, so each fired row meets at most one:
+// ANY LEFT JOIN, keeping the rows that met one (a_hit), gives what an ALL
+// INNER JOIN gives, in 25 ms instead of 63 ms on the bench test (ALL
+// replicates the uniqExact states of every row through the join). ANY
+// INNER JOIN would be as quick on 18.16, but current ClickHouse keeps one
+// left row per key there too, and a visitor fires many rows.
 func customEventsOverSQL(basis Basis, assignments string) string {
 	unit := vidSQL("visitor_id")
 	if basis == BasisSessions {
@@ -325,7 +332,8 @@ FROM (
 	SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + unit + ` AS c_unit, custom_name AS c_name, event_ids
 	FROM {db}.agg_custom_events
 	WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + `) AS fired
-ALL INNER JOIN (` + assignments + `) AS assigned USING vid
+ANY LEFT JOIN (SELECT vid, a_group, toUInt8(1) AS a_hit FROM (` + assignments + `)) AS assigned USING vid
+WHERE a_hit = 1
 GROUP BY c_name, a_group
 ORDER BY c_name, a_group`
 }
