@@ -168,7 +168,15 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 		return err
 	}
 	bare := func() error { return drain(ctx, wh, bareScanSQL) }
-	fmt.Fprintf(out, "load before timing: %s\n", loadAverage())
+	// ClickHouse sizes max_threads by the physical cores it detects (one
+	// on some 2-vCPU machines, two on others): the bare scan halves with
+	// two, the snapshot's small statements hardly move, so the ratios
+	// depend on it and the line says which it was.
+	var threads string
+	if err := wh.Conn().QueryRow(ctx, "SELECT value FROM system.settings WHERE name = 'max_threads'").Scan(&threads); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "load before timing: %s; ClickHouse max_threads %s\n", loadAverage(), threads)
 	if err := o.firstSnapshot(ctx, out, wh, snapshot); err != nil {
 		return err
 	}
