@@ -251,11 +251,16 @@ func unitsOverSQL(attrs []string, visitors, orderUnits string) string {
 	WHERE ` + unitFilterSQL("")
 }
 
-// unitColumnsSQL is the SELECT of a unit row (unitsSQL's columns, and
+// unitColumnsSQL is the SELECT of a unit row (unitColumns).
+func unitColumnsSQL(attrs, extra []string, p string) string {
+	return "SELECT " + strings.Join(unitColumns(attrs, extra, p), ", ")
+}
+
+// unitColumns are the columns of a unit row (unitsSQL's columns, and
 // extra) from a visitor's columns (rollupVisitorColumns) and its orders'
 // (rollupOrderUnitsSQL's), either of them absent (zeros), each read with
 // prefix p.
-func unitColumnsSQL(attrs, extra []string, p string) string {
+func unitColumns(attrs, extra []string, p string) []string {
 	in := func(c string) string {
 		if p == "" {
 			return c
@@ -277,7 +282,7 @@ func unitColumnsSQL(attrs, extra []string, p string) string {
 		"toUInt64(0) AS x_viewed", "'' AS x_landing", "toDateTime(0) AS x_start",
 		"multiIf("+p+"r_pack = 0, "+p+"o_first, x_orders > 0, least("+p+"v_first, "+p+"o_first), "+p+"v_first) AS x_first",
 		"multiIf("+p+"r_pack = 0, "+p+"o_last, x_orders > 0, greatest("+p+"v_last, "+p+"o_last), "+p+"v_last) AS x_last")
-	return "SELECT " + strings.Join(cols, ", ")
+	return cols
 }
 
 // unitFilterSQL keeps the units of the visitors basis, their columns read

@@ -33,9 +33,11 @@ func cubeUnitSumsSQL(q MetricsQuery, hasOthers, money bool, fresh newVisitors) s
 	if money {
 		moneyCol = moneySQL(true, "if(x_orders > 0, [x_revenue, x_profit, toFloat64(x_orders)], emptyArrayFloat64())")
 	}
-	return `SELECT ` + keySQL(q) + ` AS key, a_group, ` + strings.Join(sums, ", ") + `,
+	columns, from := cubeUnitsSQL(attrs, visitors)
+	return `WITH ` + columns + `
+SELECT ` + keySQL(q) + ` AS key, a_group, ` + strings.Join(sums, ", ") + `,
 	` + outsideSQL("x_first", "x_last") + moneyCol + `
-FROM (` + cubeUnitsSQL(attrs, visitors) + `)
+` + from + `
 GROUP BY key, a_group`
 }
 
@@ -51,8 +53,12 @@ GROUP BY key, a_group`
 // visitor. ARRAY JOIN splits a joined row into its visitor's part (1) and,
 // for an order not its own, the order's unit (2); grouping by unit puts
 // each unit back together. Few levels of subqueries: 18.16 analyses each
-// level again for every level above it.
-func cubeUnitsSQL(attrs []string, visitors string) string {
+// level again for every level above it. So the unit rows' columns come
+// back apart, for the caller's WITH clause, and from is the FROM … WHERE
+// they are read over: one level less than a SELECT of them, which cost the
+// bench test's statement about 10 of its 34 ms of analysis (88 → 72 ms in
+// all, the same rows).
+func cubeUnitsSQL(attrs []string, visitors string) (columns, from string) {
 	visitorCols := append(rollupVisitorColumns(attrs)[1:], "x_delta")
 	units := []string{"if(u_part = 1, vid, o_unit) AS g_vid"}
 	for _, c := range visitorCols {
@@ -73,8 +79,7 @@ func cubeUnitsSQL(attrs []string, visitors string) string {
 		"minIf(o_ts, "+counted+") AS g_o_first", "maxIf(o_ts, "+counted+") AS g_o_last")
 	orders := orderVersionsSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
 		"argMax(toFloat64(cost), version) AS o_all_cost"}, "")
-	return unitColumnsSQL(attrs, []string{"x_delta"}, "g_") + `
-	FROM (
+	return strings.Join(unitColumns(attrs, []string{"x_delta"}, "g_"), ", "), `FROM (
 		SELECT ` + strings.Join(units, ", ") + `
 		FROM (
 			SELECT vid, ` + strings.Join(visitorCols, ", ") + `, v_here, order_id, o_named_vid, o_group, o_ts,
