@@ -61,22 +61,27 @@ UNION ALL
 SELECT name AS part, toUInt64(@known_rows) AS n FROM system.parts
 WHERE database = @known_db AND table = 'agg_visitors' AND name = @known AND active`
 
-// lastCopySQL is the part of the test's latest copy and its rows.
-const lastCopySQL = `SELECT source_part, visitors FROM {db}.agg_visitors_copy_builds
-WHERE shop_id = @shop AND experiment_id = @exp ORDER BY build DESC LIMIT 1`
+// lastCopySQL is the part of the test's latest copy, its first finished
+// build (the one copyBuildSQL gives) and its rows.
+const lastCopySQL = `SELECT source_part, min(build) AS first_build, any(visitors) AS part_rows, max(build) AS last_build
+FROM {db}.agg_visitors_copy_builds
+WHERE shop_id = @shop AND experiment_id = @exp
+GROUP BY source_part ORDER BY last_build DESC LIMIT 1`
 
 // rollupBase is the part holding most of a test's rollup rows (the base),
-// its rows, and the rows in every other part.
+// its rows, and the rows in every other part; build is the first finished
+// build of its copy when the lookup learned it (0: ask copyBuildSQL).
 type rollupBase struct {
 	part         string
 	rows, others uint64
+	build        uint64
 }
 
 func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase, error) {
 	statement, params := rollupPartsSQL, args(q)
 	var known string
-	var knownRows uint64
-	switch err := w.conn.QueryRow(ctx, w.render(lastCopySQL), params...).Scan(&known, &knownRows); {
+	var knownBuild, knownRows, lastBuild uint64
+	switch err := w.conn.QueryRow(ctx, w.render(lastCopySQL), params...).Scan(&known, &knownBuild, &knownRows, &lastBuild); {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return rollupBase{}, err
@@ -102,6 +107,9 @@ func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase,
 		} else {
 			b.others += n
 		}
+	}
+	if b.part == known && known != "" {
+		b.build = knownBuild
 	}
 	return b, rows.Err()
 }
@@ -163,7 +171,7 @@ func (w *Warehouse) rollupRead(ctx context.Context, q MetricsQuery, base rollupB
 	if base.part == "" {
 		return nil, nil, false, nil
 	}
-	build, err := w.copyBuild(ctx, q, base.part, base.rows)
+	build, err := w.copyBuild(ctx, q, base)
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -31,8 +31,11 @@ WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base`
 
 // copyBuild returns the build of the base's finished copy, writing one when
 // there is none and the base is large enough; 0 means read the states.
-func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, base string, visitors uint64) (uint64, error) {
-	params := append(args(q), clickhouse.Named("base", base))
+func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, b rollupBase) (uint64, error) {
+	if b.build > 0 {
+		return b.build, nil // the base lookup read it from the copy's record
+	}
+	params := append(args(q), clickhouse.Named("base", b.part))
 	var builds, build uint64
 	if err := w.conn.QueryRow(ctx, w.render(copyBuildSQL), params...).Scan(&builds, &build); err != nil {
 		return 0, err
@@ -40,7 +43,7 @@ func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, base string, 
 	if builds > 0 {
 		return build, nil
 	}
-	if visitors < copyMinVisitors {
+	if b.rows < copyMinVisitors {
 		return 0, nil
 	}
 	build = uint64(time.Now().UnixNano())
@@ -64,8 +67,8 @@ func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, base string, 
 // copy (0 when there is none), without writing one.
 func (w *Warehouse) existingBuild(ctx context.Context, q MetricsQuery) (rollupBase, uint64, error) {
 	base, err := w.rollupBase(ctx, q)
-	if err != nil || base.part == "" {
-		return base, 0, err
+	if err != nil || base.part == "" || base.build > 0 {
+		return base, base.build, err
 	}
 	var builds, build uint64
 	err = w.conn.QueryRow(ctx, w.render(copyBuildSQL), append(args(q), clickhouse.Named("base", base.part))...).Scan(&builds, &build)

@@ -325,7 +325,7 @@ func TestRollupBaseFollowsItsParts(t *testing.T) {
 	}
 	check := func(when string) (string, uint64) {
 		t.Helper()
-		part, rows, others, err := w.RollupBase(q)
+		part, rows, others, build, err := w.RollupBase(q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,6 +334,16 @@ func TestRollupBaseFollowsItsParts(t *testing.T) {
 			t.Errorf("%s: base %s (%d rows, %d beside), counting every part gives %s (%d rows, %d beside)",
 				when, part, rows, others, wantPart, wantRows, wantOthers)
 		}
+		// The build comes with the base when the base is the copied part:
+		// the first finished build of that part, as copyBuild would read it.
+		var wantBuild uint64
+		if err := w.Conn().QueryRow(ctx, `SELECT min(build) FROM agg_visitors_copy_builds
+			WHERE shop_id = 1 AND experiment_id = '31' AND source_part = ?`, part).Scan(&wantBuild); err != nil {
+			t.Fatal(err)
+		}
+		if build != wantBuild {
+			t.Errorf("%s: base %s learned build %d, its copy's first build is %d", when, part, build, wantBuild)
+		}
 		return part, others
 	}
 	first, besideFirst := check("before any copy")
@@ -341,6 +351,9 @@ func TestRollupBaseFollowsItsParts(t *testing.T) {
 		t.Fatalf("rollup: ok=%v err=%v", ok, err)
 	}
 	check("with the copy")
+	if _, _, _, build, err := w.RollupBase(q); err != nil || build == 0 {
+		t.Errorf("with the copy the base lookup learned no build (%v)", err)
+	}
 	when := at("2026-06-04 12:00:00")
 	b := &warehouse.Batch{}
 	for n := 0; n < 40; n++ {

@@ -70,11 +70,11 @@ const (
 	RollupPartsBesideSQL = rollupPartsBesideSQL
 )
 
-// RollupBase is the rollup's base part for q, its rows and the rows in
-// every other part.
-func (w *Warehouse) RollupBase(q MetricsQuery) (part string, rows, others uint64, err error) {
+// RollupBase is the rollup's base part for q, its rows, the rows in every
+// other part and its copy's build when the lookup learned it (0 otherwise).
+func (w *Warehouse) RollupBase(q MetricsQuery) (part string, rows, others, build uint64, err error) {
 	b, err := w.rollupBase(context.Background(), q)
-	return b.part, b.rows, b.others, err
+	return b.part, b.rows, b.others, b.build, err
 }
 
 // DropGoneCopies drops the finalized copies of parts ClickHouse no longer lists.
