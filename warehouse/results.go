@@ -147,12 +147,12 @@ func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomE
 	if q.Basis == BasisVisitors {
 		// The fired visitors' assignments are looked up in the rollup's copy
 		// when there is one (results_rollup_custom.go).
-		base, build, err := w.existingBuild(ctx, q)
+		base, err := w.rollupBase(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
 		}
-		if build > 0 {
-			fresh, err := w.newlyNamed(ctx, q, base.part, build, "fired", firedVisitorsSQL)
+		if base.build > 0 {
+			fresh, err := w.newlyNamed(ctx, q, base.part, base.build, "fired", firedVisitorsSQL)
 			if err != nil {
 				return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
 			}
@@ -161,7 +161,7 @@ func (w *Warehouse) CustomEvents(ctx context.Context, q MetricsQuery) ([]CustomE
 				return nil, fmt.Errorf("warehouse.CustomEvents %s: %w", q.ExperimentID, err)
 			}
 			statement, ctx = rollupCustomEventsSQL(len(others) > 0, fresh), withS(ctx, others)
-			params = append(params, clickhouse.Named("base", base.part), clickhouse.Named("build", build))
+			params = append(params, clickhouse.Named("base", base.part), clickhouse.Named("build", base.build))
 		}
 	}
 	out, err := w.customEventRows(ctx, statement, params)

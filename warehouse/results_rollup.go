@@ -2,8 +2,6 @@ package warehouse
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -59,36 +57,37 @@ const rollupPartsBesideSQL = `SELECT _part AS part, toUInt64(count()) AS n FROM 
 WHERE shop_id = @shop AND experiment_id = @exp AND _part != @known GROUP BY part
 UNION ALL
 SELECT name AS part, toUInt64(@known_rows) AS n FROM system.parts
-WHERE database = @known_db AND table = 'agg_visitors' AND name = @known AND active`
+WHERE database = currentDatabase() AND table = 'agg_visitors' AND name = @known AND active`
 
-// lastCopySQL is the part of the test's latest copy, its first finished
-// build (the one copyBuildSQL gives) and its rows.
-const lastCopySQL = `SELECT source_part, min(build) AS first_build, any(visitors) AS part_rows, max(build) AS last_build
+// copiesSQL is the test's finished copies, per source part: its first
+// finished build (every reader of the part uses that one, should two
+// snapshots have built it at once), its rows and its latest build.
+const copiesSQL = `SELECT source_part, min(build) AS first_build, any(visitors) AS part_rows, max(build) AS last_build
 FROM {db}.agg_visitors_copy_builds
 WHERE shop_id = @shop AND experiment_id = @exp
-GROUP BY source_part ORDER BY last_build DESC LIMIT 1`
+GROUP BY source_part`
 
 // rollupBase is the part holding most of a test's rollup rows (the base),
-// its rows, and the rows in every other part; build is the first finished
-// build of its copy when the lookup learned it (0: ask copyBuildSQL).
+// its rows, the rows in every other part, and the build of the base's
+// finished copy (0: none yet).
 type rollupBase struct {
 	part         string
 	rows, others uint64
 	build        uint64
 }
 
+// copyRecord is a part's finished copy (copiesSQL).
+type copyRecord struct{ build, rows uint64 }
+
 func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase, error) {
-	statement, params := rollupPartsSQL, args(q)
-	var known string
-	var knownBuild, knownRows, lastBuild uint64
-	switch err := w.conn.QueryRow(ctx, w.render(lastCopySQL), params...).Scan(&known, &knownBuild, &knownRows, &lastBuild); {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+	copies, latest, err := w.copies(ctx, q)
+	if err != nil {
 		return rollupBase{}, err
-	default:
+	}
+	statement, params := rollupPartsSQL, args(q)
+	if latest != "" {
 		statement = rollupPartsBesideSQL
-		params = append(params, clickhouse.Named("known", known), clickhouse.Named("known_rows", knownRows),
-			clickhouse.Named("known_db", w.db))
+		params = append(params, clickhouse.Named("known", latest), clickhouse.Named("known_rows", copies[latest].rows))
 	}
 	rows, err := w.conn.Query(ctx, w.render(statement), params...)
 	if err != nil {
@@ -108,10 +107,34 @@ func (w *Warehouse) rollupBase(ctx context.Context, q MetricsQuery) (rollupBase,
 			b.others += n
 		}
 	}
-	if b.part == known && known != "" {
-		b.build = knownBuild
-	}
+	b.build = copies[b.part].build
 	return b, rows.Err()
+}
+
+// copies reads the test's finished copies by source part, and the part of
+// the latest one ("" when there is none).
+func (w *Warehouse) copies(ctx context.Context, q MetricsQuery) (map[string]copyRecord, string, error) {
+	rows, err := w.conn.Query(ctx, w.render(copiesSQL), args(q)...)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	copies := map[string]copyRecord{}
+	var latest string
+	var latestBuild uint64
+	for rows.Next() {
+		var part string
+		var c copyRecord
+		var last uint64
+		if err := rows.Scan(&part, &c.build, &c.rows, &last); err != nil {
+			return nil, "", err
+		}
+		copies[part] = c
+		if last > latestBuild {
+			latest, latestBuild = part, last
+		}
+	}
+	return copies, latest, rows.Err()
 }
 
 // rollupS reads S: the visitors with a row outside the base part (none

@@ -24,30 +24,15 @@ import (
 // states itself: writing a copy costs more than a few reads of a small one.
 var copyMinVisitors uint64 = 50_000
 
-// copyBuildSQL finds the finished build of the base's copy, if any.
-const copyBuildSQL = `SELECT toUInt64(count()) AS builds, min(build) AS first_build
-FROM {db}.agg_visitors_copy_builds
-WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base`
-
-// copyBuild returns the build of the base's finished copy, writing one when
-// there is none and the base is large enough; 0 means read the states.
+// copyBuild returns the build of the base's finished copy (found by
+// rollupBase), writing one when there is none and the base is large
+// enough; 0 means read the states.
 func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, b rollupBase) (uint64, error) {
-	if b.build > 0 {
-		return b.build, nil // the base lookup read it from the copy's record
+	if b.build > 0 || b.rows < copyMinVisitors {
+		return b.build, nil
 	}
-	params := append(args(q), clickhouse.Named("base", b.part))
-	var builds, build uint64
-	if err := w.conn.QueryRow(ctx, w.render(copyBuildSQL), params...).Scan(&builds, &build); err != nil {
-		return 0, err
-	}
-	if builds > 0 {
-		return build, nil
-	}
-	if b.rows < copyMinVisitors {
-		return 0, nil
-	}
-	build = uint64(time.Now().UnixNano())
-	params = append(params, clickhouse.Named("build", build))
+	build := uint64(time.Now().UnixNano())
+	params := append(args(q), clickhouse.Named("base", b.part), clickhouse.Named("build", build))
 	for _, step := range []struct{ name, sql string }{
 		{"copy", buildCopySQL()},
 		{"cube", buildCubeSQL},
@@ -61,18 +46,6 @@ func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, b rollupBase)
 		}
 	}
 	return build, w.dropGoneCopies(ctx)
-}
-
-// existingBuild is the rollup's base for q and the build of its finished
-// copy (0 when there is none), without writing one.
-func (w *Warehouse) existingBuild(ctx context.Context, q MetricsQuery) (rollupBase, uint64, error) {
-	base, err := w.rollupBase(ctx, q)
-	if err != nil || base.part == "" || base.build > 0 {
-		return base, base.build, err
-	}
-	var builds, build uint64
-	err = w.conn.QueryRow(ctx, w.render(copyBuildSQL), append(args(q), clickhouse.Named("base", base.part))...).Scan(&builds, &build)
-	return base, build, err
 }
 
 // buildCopySQL writes the values of the base part's rows of one test. Each

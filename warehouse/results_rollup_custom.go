@@ -23,7 +23,7 @@ func rollupCustomEventsSQL(hasOthers bool, fresh newVisitors) string {
 			GROUP BY vid`
 	}
 	return customEventsOverSQL(BasisVisitors, `
-	SELECT vid, toInt16(toInt32(r_pack % 65536) - 1) AS a_group
+	SELECT vid, toInt16(toInt32(r_pack % 65536) - 1) AS a_group, toUInt8(1) AS a_hit
 	FROM (`+visitors+`)
 	WHERE r_pack % 65536 > 0 AND intDiv(r_pack, 65536) % 2 = 0 AND r_device != 'bot'
 		AND `+inWindow("toDateTime(toUInt32(intDiv(r_pack, 131072)))"))

@@ -96,7 +96,7 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 		dump(t, filepath.Join(dir, "rollup-custom.sql"), warehouse.RollupCustomEventsSQL(false), warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-custom-others.sql"), warehouse.RollupCustomEventsSQL(true), warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-parts.sql"), warehouse.RollupPartsSQL, warehouse.MetricsQuery{})
-		dump(t, filepath.Join(dir, "rollup-last-copy.sql"), warehouse.LastCopySQL, warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "rollup-copies.sql"), warehouse.CopiesSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-parts-beside.sql"), warehouse.RollupPartsBesideSQL, warehouse.MetricsQuery{})
 	}
 }
@@ -109,7 +109,7 @@ func dump(t *testing.T, path, sql string, q warehouse.MetricsQuery) {
 	}
 	lit := strings.NewReplacer("{db}", "lift", "@shop", "1", "@exp", "'9'", "@tz", "'America/New_York'",
 		"@from", "'2026-06-01'", "@to", "'2026-06-02'", "@products", products,
-		"@base", "'all_1_1_0'", "@build", "1", "@known_rows", "1000", "@known_db", "'lift'", "@known", "'all_1_1_0'",
+		"@base", "'all_1_1_0'", "@build", "1", "@known_rows", "1000", "@known", "'all_1_1_0'",
 		// S, sent as an external table with the statement, stands in as a subquery.
 		"FROM s_vids", "FROM (SELECT toUInt64(1) AS vid)")
 	if err := os.WriteFile(path, []byte(lit.Replace(sql)), 0o644); err != nil {

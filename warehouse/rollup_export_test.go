@@ -62,16 +62,16 @@ func BuildCopySQL() string { return buildCopySQL() }
 
 var BuildCubeSQL = buildCubeSQL
 
-// The base part's lookups: every part counted, the latest copy's part, and
-// the parts beside it.
+// The base part's lookups: every part counted, the test's copies, and the
+// parts beside the latest copy's.
 const (
 	RollupPartsSQL       = rollupPartsSQL
-	LastCopySQL          = lastCopySQL
+	CopiesSQL            = copiesSQL
 	RollupPartsBesideSQL = rollupPartsBesideSQL
 )
 
 // RollupBase is the rollup's base part for q, its rows, the rows in every
-// other part and its copy's build when the lookup learned it (0 otherwise).
+// other part and the build of its finished copy (0: none).
 func (w *Warehouse) RollupBase(q MetricsQuery) (part string, rows, others, build uint64, err error) {
 	b, err := w.rollupBase(context.Background(), q)
 	return b.part, b.rows, b.others, b.build, err
