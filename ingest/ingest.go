@@ -44,22 +44,26 @@ type Config struct {
 }
 
 // Observer is told what the ingester does, for metrics. Its methods are
-// called on the request and flush paths, so they must be cheap and must not
-// block. kind is the row kind: event, assignment, session, page_view or
-// legacy; reason is the refusal's error code.
+// called on the request, commit and flush paths, so they must be cheap and
+// must not block. kind is the row kind: event, assignment, session,
+// page_view or legacy; reason is the refusal's error code.
 type Observer interface {
 	Accepted(kind string, rows int)
 	Rejected(kind, reason string)
+	// Committed reports a group commit on disk: the rows it carried and
+	// how long its fsync took, the durable wait of every request in it.
+	Committed(rows int, fsync time.Duration)
 	Flushed(rows int)
 	FlushFailed()
 }
 
 type noObserver struct{}
 
-func (noObserver) Accepted(string, int)    {}
-func (noObserver) Rejected(string, string) {}
-func (noObserver) Flushed(int)             {}
-func (noObserver) FlushFailed()            {}
+func (noObserver) Accepted(string, int)         {}
+func (noObserver) Rejected(string, string)      {}
+func (noObserver) Committed(int, time.Duration) {}
+func (noObserver) Flushed(int)                  {}
+func (noObserver) FlushFailed()                 {}
 
 func (c Config) withDefaults() Config {
 	c.SegmentBytes = cmp.Or(c.SegmentBytes, 16<<20)
@@ -155,7 +159,7 @@ func (in *Ingester) Start() error {
 	}
 	w, err := openWAL(walConfig{
 		dir: in.cfg.Dir, segmentBytes: in.cfg.SegmentBytes, diskBudget: in.cfg.DiskBudget,
-		commitInterval: in.cfg.CommitInterval, concurrency: in.cfg.CommitFsyncs,
+		commitInterval: in.cfg.CommitInterval, concurrency: in.cfg.CommitFsyncs, committed: in.cfg.Observer.Committed,
 	})
 	if err != nil {
 		lock.Close()

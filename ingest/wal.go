@@ -66,13 +66,15 @@ type walConfig struct {
 	segmentBytes   int64
 	diskBudget     int64
 	commitInterval time.Duration
-	concurrency    int // fsyncs in flight at once
+	concurrency    int                                 // fsyncs in flight at once
+	committed      func(rows int, fsync time.Duration) // told of every group on disk; may be nil
 }
 
 // commitGen is one group commit: everyone who appended into it waits on done.
 type commitGen struct {
 	done chan struct{}
 	err  error
+	rows int // records appended into it (under wal.mu)
 }
 
 type wal struct {
@@ -213,6 +215,7 @@ func (w *wal) append(recs ...record) error {
 	}
 	w.diskBytes += int64(n)
 	gen := w.gen
+	gen.rows += len(recs)
 	w.mu.Unlock()
 	select {
 	case w.kick <- struct{}{}:
@@ -332,6 +335,9 @@ func (w *wal) commit(buf []byte, gen *commitGen) {
 		for prev := w.maxSyncNanos.Load(); took > prev && !w.maxSyncNanos.CompareAndSwap(prev, took); prev = w.maxSyncNanos.Load() {
 		}
 		w.commits.Add(1)
+		if w.cfg.committed != nil && err == nil {
+			w.cfg.committed(gen.rows, time.Duration(took))
+		}
 		if err != nil {
 			gen.err = fmt.Errorf("ingest: WAL fsync: %w", err)
 		} else {

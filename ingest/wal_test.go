@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -80,7 +81,19 @@ func TestWALAppendReadAcrossSegments(t *testing.T) {
 func TestWALGroupCommitConcurrent(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w, err := openWAL(walConfig{dir: dir, segmentBytes: 64 << 10, diskBudget: 1 << 30, concurrency: 4})
+	var mu sync.Mutex
+	var groups, groupRows int
+	var badGroups []string
+	committed := func(rows int, fsync time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		groups++
+		groupRows += rows
+		if rows < 1 || fsync <= 0 {
+			badGroups = append(badGroups, fmt.Sprintf("%d rows in %s", rows, fsync))
+		}
+	}
+	w, err := openWAL(walConfig{dir: dir, segmentBytes: 64 << 10, diskBudget: 1 << 30, concurrency: 4, committed: committed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +122,14 @@ func TestWALGroupCommitConcurrent(t *testing.T) {
 		seen[s] = true
 	}
 	w.close()
+	// Every record was reported once, in the group whose fsync made it
+	// durable.
+	mu.Lock()
+	defer mu.Unlock()
+	if groupRows != writers*each || int64(groups) != w.commits.Load() || len(badGroups) > 0 {
+		t.Errorf("groups reported %d rows in %d groups (the WAL made %d commits), bad groups %v; want %d rows",
+			groupRows, groups, w.commits.Load(), badGroups, writers*each)
+	}
 }
 
 func TestWALReplayAfterRestart(t *testing.T) {

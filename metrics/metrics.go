@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics is one process's metrics on its own registry (not the global
@@ -26,6 +27,8 @@ type Metrics struct {
 	ingestRefused *prometheus.CounterVec
 	flushRows     prometheus.Counter
 	flushFailures prometheus.Counter
+	walFsync      prometheus.Histogram
+	walGroupRows  prometheus.Histogram
 	jobDuration   *prometheus.HistogramVec
 }
 
@@ -52,6 +55,18 @@ func New() *Metrics {
 		flushFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "lift_ingest_flush_failures_total", Help: "Failed ClickHouse inserts of the WAL flusher (each is retried).",
 		}),
+		// A tracking call is answered after its group's fsync, so this
+		// is the disk's share of ingest latency: when the p99 of
+		// lift_http_request_duration_seconds on the tracking routes rises,
+		// it says whether the disk is why.
+		walFsync: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "lift_ingest_wal_fsync_seconds", Help: "Time a WAL group commit's fsync took.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+		walGroupRows: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "lift_ingest_wal_group_rows", Help: "Rows a WAL group commit carried (the requests sharing one fsync).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 11),
+		}),
 		// Snapshots and result queries are jobs: their durations are
 		// the results:snapshot and results:query series.
 		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -60,7 +75,7 @@ func New() *Metrics {
 		}, []string{"type", "outcome"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration, m.ingestRows, m.ingestRefused, m.flushRows, m.flushFailures, m.jobDuration)
+		m.httpRequests, m.httpDuration, m.ingestRows, m.ingestRefused, m.flushRows, m.flushFailures, m.walFsync, m.walGroupRows, m.jobDuration)
 	return m
 }
 
@@ -99,6 +114,27 @@ func (o IngestObserver) Accepted(kind string, rows int) {
 // Rejected counts a refused request.
 func (o IngestObserver) Rejected(kind, reason string) {
 	o.m.ingestRefused.WithLabelValues(kind, reason).Inc()
+}
+
+// Committed records a group commit on disk.
+func (o IngestObserver) Committed(rows int, fsync time.Duration) {
+	o.m.walFsync.Observe(fsync.Seconds())
+	o.m.walGroupRows.Observe(float64(rows))
+}
+
+// WALFsyncs reads the fsync histogram: bucket upper bounds in seconds and
+// the cumulative count at each, and the count of all (lift bench ingest
+// prints a phase's quantiles from two reads).
+func (m *Metrics) WALFsyncs() (bounds []float64, cumulative []uint64, count uint64) {
+	var d dto.Metric
+	if err := m.walFsync.Write(&d); err != nil {
+		return nil, nil, 0
+	}
+	for _, b := range d.GetHistogram().GetBucket() {
+		bounds = append(bounds, b.GetUpperBound())
+		cumulative = append(cumulative, b.GetCumulativeCount())
+	}
+	return bounds, cumulative, d.GetHistogram().GetSampleCount()
 }
 
 // Flushed counts rows ClickHouse accepted.

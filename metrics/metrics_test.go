@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -67,6 +68,8 @@ func TestMetricsReport(t *testing.T) {
 	in.Rejected("event", "invalid_field")
 	in.Flushed(3)
 	in.FlushFailed()
+	in.Committed(5, 2*time.Millisecond)
+	in.Committed(3, 40*time.Millisecond)
 	m.ObserveJob("results:snapshot", 1e9, nil)
 	m.ObserveJob("results:query", 1e9, errors.New("x"))
 
@@ -81,6 +84,8 @@ func TestMetricsReport(t *testing.T) {
 		{"lift_ingest_flush_rows_total", nil, 3},
 		{"lift_ingest_flush_failures_total", nil, 1},
 		{"lift_ingest_wal_bytes", nil, 4096},
+		{"lift_ingest_wal_fsync_seconds", nil, 2},
+		{"lift_ingest_wal_group_rows", nil, 2},
 		{"lift_ingest_wal_segments", nil, 2},
 		{"lift_jobs_queue_up", nil, 1},
 		{"lift_jobs_queue_depth", map[string]string{"queue": "critical", "state": "pending"}, 3},
@@ -101,5 +106,25 @@ func TestMetricsReport(t *testing.T) {
 	f = scrape(t, m)
 	if up, _ := value(f, "lift_jobs_queue_up", nil); up != 0 || f["lift_jobs_queue_depth"] != nil {
 		t.Errorf("queues down: up %v, depth family %v; want 0 and none", up, f["lift_jobs_queue_depth"])
+	}
+}
+
+// WALFsyncs is what lift bench ingest prints a phase's fsync quantiles
+// from: the buckets must come back cumulative, under their bounds.
+func TestWALFsyncs(t *testing.T) {
+	t.Parallel()
+	m := New()
+	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 40 * time.Millisecond} {
+		m.Ingest().Committed(1, d)
+	}
+	bounds, cum, n := m.WALFsyncs()
+	if n != 3 || len(bounds) != len(cum) {
+		t.Fatalf("count %d, %d bounds, %d counts; want 3 and equal lengths", n, len(bounds), len(cum))
+	}
+	want := map[float64]uint64{.00025: 0, .0005: 1, .0025: 2, .025: 2, .05: 3, 1: 3}
+	for i, b := range bounds {
+		if w, ok := want[b]; ok && cum[i] != w {
+			t.Errorf("cumulative count at %gs = %d, want %d", b, cum[i], w)
+		}
 	}
 }

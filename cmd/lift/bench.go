@@ -41,8 +41,8 @@ func newBenchCmd() *cobra.Command {
 flusher into ClickHouse in a fresh database) and a bare Go handler that only answers 202, both on
 loopback. Drives both with the same closed-loop load (single events per request) at each
 --workers concurrency (the bare handler for half its phase before the ingest phase and half
-after, so a change in the machine's other load weighs on both alike) and prints events/s and p50/p99 for each and the ratios, then the ratio of
-the peaks; then holds the ingest server at half its peak rate
+after, so a change in the machine's other load weighs on both alike) and prints events/s and p50/p99 for each and the ratios,
+with the WAL's group commits of each ingest phase (fsyncs, rows each, fsync p50/p99), then the ratio of the peaks; then holds the ingest server at half its peak rate
 (open loop) and prints p50/p99 and RSS/heap every second to show memory stays flat, and sends
 the bare handler the same rate for a few seconds (the p99 the machine itself gives). Finally it
 drains the WAL, checks that ClickHouse holds every acknowledged event once and prints each target
@@ -174,13 +174,16 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 			}
 			pprof.StartCPUProfile(f)
 		}
+		fs := readWALFsyncs(app.Metrics)
 		realRes := closedLoop(out, realURL, bodies, workers, o.duration, o.maxEvents)
 		pprof.StopCPUProfile()
+		walLine := readWALFsyncs(app.Metrics).since(fs, realRes.ok)
 		acked += realRes.ok
 		realRuns = append(realRuns, realRes)
 		bareRes = bareRes.add(closedLoop(out, bareURL, bodies, workers, o.duration-o.duration/2, o.maxEvents-o.maxEvents/2))
 		fmt.Fprintf(out, "%4d conns  bare 202 handler  %s\n", workers, bareRes)
 		fmt.Fprintf(out, "%4d conns  lift ingest       %s  ratio %.2f\n", workers, realRes, realRes.rate()/bareRes.rate())
+		fmt.Fprintf(out, "            %s\n", walLine)
 		if bareRes.rate() > bestBare.rate() {
 			bestBare = bareRes
 		}
@@ -197,11 +200,14 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 		return fmt.Errorf("bench: the ingest server accepted nothing")
 	}
 	fmt.Fprintf(out, "half-rate phase: %.0f events/s open loop for %s (memory sampled every second)\n", half, o.sustain)
+	fs := readWALFsyncs(app.Metrics)
 	openRes, samples := openLoop(out, realURL, bodies, half, o.sustain, o.maxEvents)
+	walLine := readWALFsyncs(app.Metrics).since(fs, openRes.ok)
 	for _, s := range samples {
 		fmt.Fprintf(out, "  t=%3.0fs  rss %6.1f MiB  live heap %6.1f MiB  goroutines %d\n", s.at.Seconds(), s.rssMiB, s.heapMiB, s.goroutines)
 	}
 	fmt.Fprintf(out, "lift ingest @50%%   %s (target p99 < %s)\n", openRes, targetP99)
+	fmt.Fprintf(out, "                   %s\n", walLine)
 	// The same open-loop rate on the bare handler: the p99 the machine
 	// itself gives (a busy box's scheduling shows here too).
 	bareOpen, _ := openLoop(nil, bareURL, bodies, half, min(o.sustain, 5*time.Second), o.maxEvents)
