@@ -27,19 +27,56 @@ var copyMinVisitors uint64 = 50_000
 // copyBuild returns the build of the base's finished copy (found by
 // rollupBase), writing one when there is none and the base is large
 // enough; 0 means read the states.
+//
+// Reads that find no copy while this process writes one wait for that
+// build instead of writing their own: the admin panel asks for several
+// analytics views at once, and every build reads the whole base part (3-4 s
+// for a million visitors on this machine), so after each new base they all
+// used to write the same copy side by side. The build runs on a context of
+// its own, so a reader that gives up (its request ends) does not cancel it
+// for the others, and the next reads find it done.
 func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, b rollupBase) (uint64, error) {
 	if b.build > 0 || b.rows < copyMinVisitors {
 		return b.build, nil
 	}
+	key := fmt.Sprintf("%d\x00%s\x00%s", q.ShopID, q.ExperimentID, b.part)
+	done := w.copyWrites.DoChan(key, func() (any, error) {
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), copyBuildTimeout)
+		defer cancel()
+		return w.writeCopy(bctx, q, b.part)
+	})
+	select {
+	case r := <-done:
+		if r.Err != nil {
+			return 0, r.Err
+		}
+		return r.Val.(uint64), nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// copyBuildTimeout bounds one build of a copy and its cube.
+const copyBuildTimeout = 10 * time.Minute
+
+// writeCopy writes the copy of part and its cube and records the build,
+// unless a build of part finished since the caller's rollupBase read it
+// (another process's, or one that ended just before this one started).
+func (w *Warehouse) writeCopy(ctx context.Context, q MetricsQuery, part string) (uint64, error) {
+	params := append(args(q), clickhouse.Named("base", part))
+	var existing uint64
+	if err := w.conn.QueryRow(ctx, w.render(partBuildSQL), params...).Scan(&existing); err != nil {
+		return 0, fmt.Errorf("look up the base's copy: %w", err)
+	}
+	if existing > 0 {
+		return existing, nil
+	}
 	build := uint64(time.Now().UnixNano())
-	params := append(args(q), clickhouse.Named("base", b.part), clickhouse.Named("build", build))
+	params = append(params, clickhouse.Named("build", build))
 	for _, step := range []struct{ name, sql string }{
 		{"copy", buildCopySQL()},
 		{"cube", buildCubeSQL},
-		{"record", `INSERT INTO {db}.agg_visitors_copy_builds (shop_id, experiment_id, source_part, build, visitors, built_at)
-		SELECT toInt64(@shop), toString(@exp), toString(@base), toUInt64(@build), toUInt64(count()), now()
-		FROM {db}.agg_visitors_copy
-		WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base AND build = @build`},
+		{"record", recordBuildSQL},
 	} {
 		if err := w.conn.Exec(ctx, w.render(step.sql), params...); err != nil {
 			return 0, fmt.Errorf("build %s of the base's copy: %w", step.name, err)
@@ -47,6 +84,16 @@ func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, b rollupBase)
 	}
 	return build, w.dropGoneCopies(ctx)
 }
+
+// partBuildSQL is the first finished build of the base's copy, 0 if none.
+const partBuildSQL = `SELECT min(build) FROM {db}.agg_visitors_copy_builds
+WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base`
+
+// recordBuildSQL records a finished build, after its copy and cube.
+const recordBuildSQL = `INSERT INTO {db}.agg_visitors_copy_builds (shop_id, experiment_id, source_part, build, visitors, built_at)
+SELECT toInt64(@shop), toString(@exp), toString(@base), toUInt64(@build), toUInt64(count()), now()
+FROM {db}.agg_visitors_copy
+WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base AND build = @build`
 
 // buildCopySQL writes the values of the base part's rows of one test. Each
 // part holds one row per key (every write into agg_visitors groups by it,

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -485,5 +486,50 @@ func TestRollupDropsCopiesOfGoneParts(t *testing.T) {
 	}
 	if gone != 0 || kept == 0 {
 		t.Errorf("after dropping gone copies: %d rows of the gone part, %d of the listed one; want 0 and some", gone, kept)
+	}
+}
+
+// Reads that meet a base without a copy at once write it once between
+// them, and all answer from it.
+func TestRollupCopyWrittenOnceForConcurrentReads(t *testing.T) {
+	defer warehouse.SetCopyMinVisitors(0)()
+	w := openTestWarehouse(t)
+	rollupPopulation(t, w, 21, true)
+	stopMerges(t, w, "agg_visitors") // a merge would make a second base, and rightly a second copy
+	q := warehouse.MetricsQuery{ShopID: 1, ExperimentID: "31", Timezone: "UTC", From: "2026-05-30", To: "2026-06-30",
+		Basis: warehouse.BasisVisitors}
+	want, err := w.RawGroupMetrics(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const readers = 6
+	got := make([][]warehouse.GroupRow, readers)
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() {
+			var ok bool
+			got[i], ok, errs[i] = w.RollupGroupMetrics(q)
+			if errs[i] == nil && !ok {
+				errs[i] = fmt.Errorf("the rollup declined")
+			}
+		})
+	}
+	wg.Wait()
+	for i := range readers {
+		if errs[i] != nil {
+			t.Fatalf("reader %d: %v", i, errs[i])
+		}
+		if diff := cmp.Diff(want, got[i], cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			t.Errorf("reader %d differs from the raw path (-raw +rollup):\n%s", i, diff)
+		}
+	}
+	var builds, parts uint64
+	if err := w.Conn().QueryRow(context.Background(), `SELECT count(), uniqExact(source_part) FROM agg_visitors_copy_builds
+		WHERE shop_id = 1 AND experiment_id = '31'`).Scan(&builds, &parts); err != nil {
+		t.Fatal(err)
+	}
+	if builds != 1 || parts != 1 {
+		t.Errorf("%d concurrent reads wrote %d builds of %d parts, want 1 of 1", readers, builds, parts)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"golang.org/x/sync/singleflight"
 )
 
 // Config says where the warehouse is. Zero fields take the defaults below.
@@ -61,6 +62,8 @@ func (c Config) validate() error {
 type Warehouse struct {
 	conn driver.Conn
 	db   string
+
+	copyWrites singleflight.Group // the rollup copies being written, by test and base part (copyBuild)
 }
 
 // Open connects to ClickHouse and checks the connection with a ping (unless
