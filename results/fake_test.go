@@ -93,6 +93,16 @@ func (m *memory) FindSnapshotsDue(ctx context.Context, now time.Time, p results.
 	return out, nil
 }
 
+func (m *memory) FindRunningTests(_ context.Context, limit int) ([]results.RunningTest, error) {
+	var out []results.RunningTest
+	for _, t := range m.sortedTests() {
+		if t.Status == experiment.StatusActive && len(out) < limit {
+			out = append(out, results.RunningTest{ShopID: t.ShopID, TestID: t.ID})
+		}
+	}
+	return out, nil
+}
+
 func (m *memory) sortedTests() []*experiment.Test {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -27,6 +27,8 @@ type Repository interface {
 	LatestSnapshot(ctx context.Context, shopID, testID int64) (*Snapshot, error)
 	// FindSnapshotsDue lists up to limit tests due a snapshot under p at now.
 	FindSnapshotsDue(ctx context.Context, now time.Time, p SnapshotPolicy, limit int) ([]SnapshotDue, error)
+	// FindRunningTests lists up to limit running tests of every shop.
+	FindRunningTests(ctx context.Context, limit int) ([]RunningTest, error)
 	// FindResultQuery reads a query of a test of the shop. Errors:
 	// KindNotFound results_query_not_found (also another test's or shop's).
 	FindResultQuery(ctx context.Context, shopID, testID int64, id string) (*ResultQuery, error)

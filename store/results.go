@@ -86,6 +86,24 @@ func (db *DB) FindSnapshotsDue(ctx context.Context, now time.Time, p results.Sna
 	return out, nil
 }
 
+// FindRunningTests lists up to limit running tests of every shop, oldest
+// first.
+func (db *DB) FindRunningTests(ctx context.Context, limit int) ([]results.RunningTest, error) {
+	rows, err := db.pool.Query(ctx, `SELECT shop_id, id FROM experiments WHERE status = 'active' ORDER BY id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store.FindRunningTests: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (results.RunningTest, error) {
+		var t results.RunningTest
+		err := r.Scan(&t.ShopID, &t.TestID)
+		return t, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store.FindRunningTests: %w", err)
+	}
+	return out, nil
+}
+
 // CreateResultQuery records a new pending query.
 func (tx *Tx) CreateResultQuery(ctx context.Context, q *results.ResultQuery) error {
 	_, err := tx.tx.Exec(ctx, `INSERT INTO results_queries (id, shop_id, experiment_id, spec, spec_key, status, created_at)

@@ -57,6 +57,24 @@ func TestSnapshotsLatestAndDue(t *testing.T) {
 	if err := store.SaveTest(ctx, db.Pool(), recent); err != nil {
 		t.Fatal(err)
 	}
+	// The running tests, for the rollup's preparation: active ones only
+	// (other tests' shops run in parallel beside these).
+	running, err := db.FindRunningTests(ctx, 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRunning := map[int64]bool{}
+	for _, r := range running {
+		if r.ShopID == shop.ID {
+			gotRunning[r.TestID] = true
+		}
+	}
+	if diff := cmp.Diff(map[int64]bool{fresh.ID: true, stale.ID: true, never.ID: true, recent.ID: true}, gotRunning); diff != "" {
+		t.Errorf("FindRunningTests mismatch (-want +got):\n%s", diff)
+	}
+	if one, err := db.FindRunningTests(ctx, 1); err != nil || len(one) != 1 {
+		t.Errorf("FindRunningTests with limit 1 = %v, %v; want one test", one, err)
+	}
 	for _, s := range []results.Snapshot{
 		{TestID: fresh.ID, ComputedAt: now.Add(-time.Hour)},
 		{TestID: stale.ID, ComputedAt: now.Add(-7 * time.Hour)},

@@ -35,8 +35,13 @@ const (
 // Dimensions lists every breakdown dimension, in the contract's order.
 var Dimensions = results.Dimensions
 
-// The Warehouse is the results port.
-var _ results.Warehouse = (*Warehouse)(nil)
+// The Warehouse is the results port, with the optional ports the service
+// uses when they are there.
+var (
+	_ results.Warehouse      = (*Warehouse)(nil)
+	_ results.CappedMetrics  = (*Warehouse)(nil)
+	_ results.RollupPreparer = (*Warehouse)(nil)
+)
 
 var (
 	datePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)

@@ -56,6 +56,21 @@ func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, b rollupBase)
 	}
 }
 
+// PrepareRollup writes the finalized copy of a test's rollup base when the
+// base is large enough and has none yet, as the first read would; built
+// says whether it wrote one. The worker calls it every few minutes for
+// running tests, so a new base part (ClickHouse merged the old one) is
+// copied before an admin-panel view or a snapshot needs it.
+func (w *Warehouse) PrepareRollup(ctx context.Context, shopID int64, experimentID string) (built bool, err error) {
+	q := MetricsQuery{ShopID: shopID, ExperimentID: experimentID, Basis: BasisVisitors}
+	b, err := w.rollupBase(ctx, q)
+	if err != nil || b.part == "" || b.build > 0 {
+		return false, err
+	}
+	build, err := w.copyBuild(ctx, q, b)
+	return build > 0, err
+}
+
 // copyBuildTimeout bounds one build of a copy and its cube.
 const copyBuildTimeout = 10 * time.Minute
 

@@ -9,7 +9,8 @@ import (
 
 // Results wiring: the worker computes snapshots (a running test's first
 // about results.first_snapshot_after from its launch, then about every 6
-// hours, a final one at its end), custom result queries and CSV exports;
+// hours, a final one at its end), custom result queries and CSV exports,
+// and every 15 minutes copies each running test's new rollup base;
 // the public API serves them, and download links are signed with the
 // process's signing secret.
 func init() { jobKinds = append(jobKinds, resultsJobs) }
@@ -34,7 +35,8 @@ func resultsJobs(a *App, w *jobs.Worker) []jobs.Source {
 	s := a.results()
 	jobs.HandleResults(w, s)
 	jobs.HandleExports(w, s)
-	return []jobs.Source{jobs.SnapshotSource(s.SnapshotsDue, 500)}
+	jobs.HandleRollups(w, s)
+	return []jobs.Source{jobs.SnapshotSource(s.SnapshotsDue, 500), jobs.RollupPrepareSource(s.RollupsToPrepare, 10_000)}
 }
 
 // analytics is the admin panel's session analytics over the same
