@@ -58,7 +58,8 @@ func (w *Warehouse) copyBuild(ctx context.Context, q MetricsQuery, b rollupBase)
 
 // PrepareRollup writes the finalized copy of a test's rollup base when the
 // base is large enough and has none yet, as the first read would; built
-// says whether it wrote one. The worker calls it every few minutes for
+// says whether the base has a copy now that it had not at the start (a
+// read or another process may have finished the same build meanwhile). The worker calls it every few minutes for
 // running tests, so a new base part (ClickHouse merged the old one) is
 // copied before an admin-panel view or a snapshot needs it.
 func (w *Warehouse) PrepareRollup(ctx context.Context, shopID int64, experimentID string) (built bool, err error) {
