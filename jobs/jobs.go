@@ -47,6 +47,10 @@ type Job struct {
 	ID      string
 	Queue   string
 	Timeout time.Duration // bounds how long a crashed worker orphans it
+	// Retention is how long the finished task is kept, so its id keeps
+	// refusing duplicates; default a day. A job whose id names a short
+	// slot needs it only for the slot.
+	Retention time.Duration
 }
 
 // Client enqueues jobs. The API uses it (enqueue only) and the scheduler too.
@@ -76,9 +80,11 @@ func (c *Client) Enqueue(ctx context.Context, j Job) error {
 	if timeout == 0 {
 		timeout = time.Minute
 	}
-	opts := []asynq.Option{asynq.Queue(queue), asynq.Timeout(timeout), asynq.MaxRetry(5),
-		// Keep the finished task for a day so its id keeps refusing duplicates.
-		asynq.Retention(24 * time.Hour)}
+	retention := j.Retention
+	if retention == 0 {
+		retention = 24 * time.Hour
+	}
+	opts := []asynq.Option{asynq.Queue(queue), asynq.Timeout(timeout), asynq.MaxRetry(5), asynq.Retention(retention)}
 	if j.ID != "" {
 		opts = append(opts, asynq.TaskID(j.ID))
 	}

@@ -39,7 +39,8 @@ func RollupPrepareSource(find func(ctx context.Context, limit int) ([]results.Ru
 		jobs := make([]Job, len(tests))
 		for i, t := range tests {
 			jobs[i] = Job{Type: TypeRollupPrepare, Payload: RollupPrepareTask{ShopID: t.ShopID, TestID: t.TestID},
-				ID: fmt.Sprintf("prepare:%d:%d", t.TestID, slot), Queue: QueueLow, Timeout: 15 * time.Minute}
+				ID: fmt.Sprintf("prepare:%d:%d", t.TestID, slot), Queue: QueueLow, Timeout: 15 * time.Minute,
+				Retention: results.PrepareEvery} // the id names the slot: no later tick can repeat it
 		}
 		return jobs, nil
 	}

@@ -30,7 +30,8 @@ func TestRollupPrepareSourceOncePerSlot(t *testing.T) {
 		}
 		var out []string
 		for _, j := range js {
-			if p, ok := j.Payload.(jobs.RollupPrepareTask); !ok || j.Type != jobs.TypeRollupPrepare || j.Queue != jobs.QueueLow || p.TestID == 0 {
+			if p, ok := j.Payload.(jobs.RollupPrepareTask); !ok || j.Type != jobs.TypeRollupPrepare || j.Queue != jobs.QueueLow || p.TestID == 0 ||
+				j.Retention != results.PrepareEvery {
 				t.Errorf("job %+v", j)
 			}
 			out = append(out, j.ID)
