@@ -2,12 +2,16 @@ package jobs_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
 
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
+	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/results"
 )
 
@@ -48,5 +52,64 @@ func TestRollupPrepareSourceOncePerSlot(t *testing.T) {
 	next := ids(slotStart.Add(results.PrepareEvery))
 	if len(next) != 2 || lists != 2 || cmp.Equal(first, next) {
 		t.Errorf("the next slot gave %v (first %v) after %d lists, want new ids and 2 lists", next, first, lists)
+	}
+}
+
+// On the real stores: a tick queues a job per running test (not a paused
+// one) under its slot's id, a second tick in the slot queues nothing, and
+// the worker runs the jobs through the results service without an error.
+func TestRollupPrepareOnTheRealStores(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	start := time.Date(2026, 6, 1, 14, 0, 0, 0, time.UTC)
+	b := setupResults(t, start)
+	running := b.createTest(t, experiment.StatusActive, start)
+	paused := b.createTest(t, experiment.StatusPaused, start)
+	lifttest.PlantVisitors(t, b.wh, b.shop.ID, running.ID, start, 300, []float64{0.05, 0.05}, 40)
+	s := jobs.NewScheduler(b.db, b.client, jobs.SchedulerConfig{Now: b.clock.Now},
+		jobs.RollupPrepareSource(b.results.RollupsToPrepare, 100_000))
+	if _, err := s.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slot := b.clock.Now().Unix()/int64(results.PrepareEvery/time.Second) + 1
+	in := asynq.NewInspector(asynq.RedisClientOpt{Addr: b.redis.Addr, DB: b.redis.DB})
+	defer in.Close()
+	queued := func(tt *experiment.Test) bool {
+		_, err := in.GetTaskInfo(jobs.QueueLow, fmt.Sprintf("prepare:%d:%d", tt.ID, slot))
+		return err == nil
+	}
+	if !queued(running) || queued(paused) {
+		t.Fatalf("after a tick: running test queued %v, paused test queued %v; want true, false", queued(running), queued(paused))
+	}
+	if res, err := s.Tick(ctx); err != nil || res.Enqueued != 0 || res.Duplicates != 0 {
+		t.Errorf("a second tick in the slot: %+v, %v; want nothing asked", res, err)
+	}
+
+	ran := make(chan error, 1000)
+	w := jobs.NewWorker(b.redis, jobs.WorkerConfig{Concurrency: 1, Observe: func(typ string, _ time.Duration, err error) {
+		if typ == jobs.TypeRollupPrepare {
+			ran <- err
+		}
+	}})
+	jobs.HandleRollups(w, b.results)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Shutdown()
+	id := fmt.Sprintf("prepare:%d:%d", running.ID, slot)
+	deadline := time.After(30 * time.Second)
+	for {
+		if info, err := in.GetTaskInfo(jobs.QueueLow, id); err == nil && info.State == asynq.TaskStateCompleted {
+			return // completed: its handler returned no error
+		}
+		select {
+		case err := <-ran:
+			if err != nil {
+				t.Fatalf("a prepare job failed: %v", err)
+			}
+		case <-deadline:
+			t.Fatal("the running test's prepare job never completed")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
