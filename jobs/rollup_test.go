@@ -72,12 +72,8 @@ func TestRollupPrepareOnTheRealStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot := b.clock.Now().Unix()/int64(results.PrepareEvery/time.Second) + 1
-	in := asynq.NewInspector(asynq.RedisClientOpt{Addr: b.redis.Addr, DB: b.redis.DB})
-	defer in.Close()
-	queued := func(tt *experiment.Test) bool {
-		_, err := in.GetTaskInfo(jobs.QueueLow, fmt.Sprintf("prepare:%d:%d", tt.ID, slot))
-		return err == nil
-	}
+	id := func(tt *experiment.Test) string { return fmt.Sprintf("prepare:%d:%d", tt.ID, slot) }
+	queued := func(tt *experiment.Test) bool { return taskInfo(t, b.redis, jobs.QueueLow, id(tt)) != nil }
 	if !queued(running) || queued(paused) {
 		t.Fatalf("after a tick: running test queued %v, paused test queued %v; want true, false", queued(running), queued(paused))
 	}
@@ -96,10 +92,9 @@ func TestRollupPrepareOnTheRealStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Shutdown()
-	id := fmt.Sprintf("prepare:%d:%d", running.ID, slot)
 	deadline := time.After(30 * time.Second)
 	for {
-		if info, err := in.GetTaskInfo(jobs.QueueLow, id); err == nil && info.State == asynq.TaskStateCompleted {
+		if info := taskInfo(t, b.redis, jobs.QueueLow, id(running)); info != nil && info.State == asynq.TaskStateCompleted {
 			return // completed: its handler returned no error
 		}
 		select {

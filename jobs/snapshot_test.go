@@ -92,10 +92,19 @@ func (b *resultsBundle) setStatus(t *testing.T, tt *experiment.Test, status expe
 
 func taskExists(t *testing.T, r jobs.Redis, id string) bool {
 	t.Helper()
+	return taskInfo(t, r, jobs.QueueDefault, id) != nil
+}
+
+// taskInfo is the task id of queue as asynq holds it, nil when it holds none.
+func taskInfo(t *testing.T, r jobs.Redis, queue, id string) *asynq.TaskInfo {
+	t.Helper()
 	in := asynq.NewInspector(asynq.RedisClientOpt{Addr: r.Addr, DB: r.DB})
 	defer in.Close()
-	_, err := in.GetTaskInfo(jobs.QueueDefault, id)
-	return err == nil
+	info, err := in.GetTaskInfo(queue, id)
+	if err != nil {
+		return nil
+	}
+	return info
 }
 
 func latest(t *testing.T, b *resultsBundle, tt *experiment.Test) *results.Snapshot {

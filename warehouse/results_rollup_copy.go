@@ -79,16 +79,15 @@ const copyBuildTimeout = 10 * time.Minute
 // unless a build of part finished since the caller's rollupBase read it
 // (another process's, or one that ended just before this one started).
 func (w *Warehouse) writeCopy(ctx context.Context, q MetricsQuery, part string) (uint64, error) {
-	params := append(args(q), clickhouse.Named("base", part))
-	var existing uint64
-	if err := w.conn.QueryRow(ctx, w.render(partBuildSQL), params...).Scan(&existing); err != nil {
+	copies, _, err := w.copies(ctx, q)
+	if err != nil {
 		return 0, fmt.Errorf("look up the base's copy: %w", err)
 	}
-	if existing > 0 {
-		return existing, nil
+	if c, ok := copies[part]; ok {
+		return c.build, nil
 	}
 	build := uint64(time.Now().UnixNano())
-	params = append(params, clickhouse.Named("build", build))
+	params := append(args(q), clickhouse.Named("base", part), clickhouse.Named("build", build))
 	for _, step := range []struct{ name, sql string }{
 		{"copy", buildCopySQL()},
 		{"cube", buildCubeSQL},
@@ -100,10 +99,6 @@ func (w *Warehouse) writeCopy(ctx context.Context, q MetricsQuery, part string) 
 	}
 	return build, w.dropGoneCopies(ctx)
 }
-
-// partBuildSQL is the first finished build of the base's copy, 0 if none.
-const partBuildSQL = `SELECT min(build) FROM {db}.agg_visitors_copy_builds
-WHERE shop_id = @shop AND experiment_id = @exp AND source_part = @base`
 
 // recordBuildSQL records a finished build, after its copy and cube.
 const recordBuildSQL = `INSERT INTO {db}.agg_visitors_copy_builds (shop_id, experiment_id, source_part, build, visitors, built_at)

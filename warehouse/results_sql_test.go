@@ -98,7 +98,6 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 		dump(t, filepath.Join(dir, "rollup-parts.sql"), warehouse.RollupPartsSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-copies.sql"), warehouse.CopiesSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-parts-beside.sql"), warehouse.RollupPartsBesideSQL, warehouse.MetricsQuery{})
-		dump(t, filepath.Join(dir, "rollup-part-build.sql"), warehouse.PartBuildSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-record-build.sql"), warehouse.RecordBuildSQL, warehouse.MetricsQuery{})
 	}
 }

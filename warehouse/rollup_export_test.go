@@ -63,12 +63,11 @@ func BuildCopySQL() string { return buildCopySQL() }
 var BuildCubeSQL = buildCubeSQL
 
 // The base part's lookups: every part counted, the test's copies, and the
-// parts beside the latest copy's; a part's first build, and a build's record.
+// parts beside the latest copy's; and a build's record.
 const (
 	RollupPartsSQL       = rollupPartsSQL
 	CopiesSQL            = copiesSQL
 	RollupPartsBesideSQL = rollupPartsBesideSQL
-	PartBuildSQL         = partBuildSQL
 	RecordBuildSQL       = recordBuildSQL
 )
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/liftab/lift/warehouse"
@@ -23,24 +22,11 @@ import (
 // new base's copy, as it always does).
 func liveSnapshot(ctx context.Context, out io.Writer, wh *warehouse.Warehouse, db string, rounds int, scan time.Duration,
 	snapshot func() error) error {
-	var cols []string
-	rows, err := wh.Conn().Query(ctx, "SELECT name FROM system.columns WHERE database = ? AND table = 'agg_visitors'", db)
-	if err != nil {
+	var list string // 18.16 wants an INSERT's columns named
+	if err := wh.Conn().QueryRow(ctx, `SELECT arrayStringConcat(groupArray(name), ', ') FROM system.columns
+		WHERE database = ? AND table = 'agg_visitors'`, db).Scan(&list); err != nil {
 		return err
 	}
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			rows.Close()
-			return err
-		}
-		cols = append(cols, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	list := strings.Join(cols, ", ")
 	if err := wh.Conn().Exec(ctx, "SYSTEM STOP MERGES "+db+".agg_visitors"); err != nil {
 		return err
 	}
