@@ -15,7 +15,7 @@ func init() { rootCmd.AddCommand(newStackCmd()) }
 // newStackCmd manages the local Postgres, Redis and ClickHouse by hand; `make
 // test` and `make stop` use it, `lift dev` does the same on its own.
 func newStackCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "stack", Short: "Start, stop or show the local Postgres, Redis and ClickHouse under .lift/"}
+	cmd := &cobra.Command{Use: "stack", Short: "Start (up) or stop (down) the local Postgres, Redis and ClickHouse under .lift/"}
 	var startedFile string
 	var browser bool
 	up := &cobra.Command{
