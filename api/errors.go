@@ -63,17 +63,9 @@ var kinds = map[experiment.Kind]struct {
 	experiment.KindInternal:        {http.StatusInternalServerError, "api_error"},
 }
 
-// codeStatus holds the codes whose status is not their kind's: a body of a
-// media type the API does not read is a request error (its kind and type),
-// answered with HTTP's own status for it.
-var codeStatus = map[string]int{"unsupported_media_type": http.StatusUnsupportedMediaType}
-
 // StatusOf is the HTTP status an error is answered with.
 func StatusOf(err error) int {
 	if e, ok := experiment.AsError(err); ok {
-		if s, ok := codeStatus[e.Code]; ok {
-			return s
-		}
 		return kinds[e.Kind].status
 	}
 	return http.StatusInternalServerError
@@ -128,9 +120,6 @@ func WriteError(c *gin.Context, err error) {
 	k, known := kinds[e.Kind]
 	if !known {
 		k = kinds[experiment.KindInternal]
-	}
-	if s, ok := codeStatus[e.Code]; ok {
-		k.status = s
 	}
 	reqID := ""
 	if k.status >= 500 {

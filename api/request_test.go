@@ -99,37 +99,3 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	r.read += n
 	return n, nil
 }
-
-func TestRequireJSON(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		contentType string
-		body        string
-		ok          bool
-	}{
-		{"application/json", "{}", true},
-		{"application/json; charset=utf-8", "{}", true},
-		{"Application/JSON", "{}", true},
-		{"application/merge-patch+json", "{}", true},
-		{"", "{}", true},         // no Content-Type: read as JSON
-		{"text/plain", "", true}, // no body, nothing to refuse
-		{"text/plain", "{}", false},
-		{"application/x-www-form-urlencoded", "a=1", false},
-		{"application/jsonx", "{}", false},
-		{"json", "{}", false},
-		{";;", "{}", false},
-	}
-	for _, tc := range tests {
-		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tc.body))
-		if tc.contentType != "" {
-			req.Header.Set("Content-Type", tc.contentType)
-		}
-		err := requireJSON(req)
-		if (err == nil) != tc.ok {
-			t.Errorf("%q with body %q: %v", tc.contentType, tc.body, err)
-		}
-		if err != nil && StatusOf(err) != http.StatusUnsupportedMediaType {
-			t.Errorf("%q: status %d, want 415", tc.contentType, StatusOf(err))
-		}
-	}
-}

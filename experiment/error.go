@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -77,6 +78,21 @@ type Finding struct {
 	Code     string   `json:"code"`
 	Message  string   `json:"message"`
 	Param    string   `json:"param"`
+}
+
+// MarshalJSON writes a finding about the body as a whole with param null,
+// as the error envelope's own param is: "" is no JSON path.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type wire Finding
+	if f.Param != "" {
+		return json.Marshal(wire(f))
+	}
+	return json.Marshal(struct {
+		Severity Severity `json:"severity"`
+		Code     string   `json:"code"`
+		Message  string   `json:"message"`
+		Param    *string  `json:"param"`
+	}{f.Severity, f.Code, f.Message, nil})
 }
 
 // ErrNotFound is matched with errors.Is by adapters that only need to know

@@ -171,6 +171,21 @@ func (v *validator) collectRefs() {
 	}
 }
 
+// DecodeBody decodes a request body that is valid JSON strictly into dst:
+// a value the schema refuses (an unknown field, a value of the wrong kind)
+// is 422 invalid_request with param the JSON path of the first one in
+// document order ("date_range.foo", "breakdown[1]").
+func DecodeBody(body []byte, dst any) error {
+	if err := strictUnmarshal(body, dst); err != nil {
+		p, msg := jsonErrorParam(err)
+		if p == "" {
+			msg = "The request body does not fit this request's schema."
+		}
+		return Refuse("invalid_request", p, "%s", msg)
+	}
+	return nil
+}
+
 func strictUnmarshal(raw []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -207,13 +222,15 @@ func jsonErrorParam(err error) (string, string) {
 }
 
 func jsonKind(k string) string {
-	switch k {
-	case "int", "int64", "float64":
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
 		return "number"
-	case "slice":
+	case k == "slice" || k == "array":
 		return "array"
-	case "struct", "map", "ptr":
+	case k == "struct" || k == "map" || k == "ptr":
 		return "object"
+	case k == "bool":
+		return "boolean"
 	}
 	return k
 }

@@ -289,7 +289,7 @@ func wantError(t *testing.T, r resp, status int, typ, code, param string) map[st
 		for _, x := range f {
 			fm := x.(map[string]any)
 			if fm["severity"] == "error" {
-				if fm["code"] != code || fm["param"] != param {
+				if fm["code"] != code || fm["param"] != e["param"] {
 					t.Fatalf("top-level code/param does not repeat the first blocking finding: %s", r.Raw)
 				}
 				break

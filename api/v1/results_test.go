@@ -243,6 +243,9 @@ func TestResultQueries(t *testing.T) {
 			{"UnknownProductGroup", results, `{"product_group_id":"pg-other"}`, "product_group_not_found", "product_group_id"},
 			{"ProductWithoutGroup", results, `{"product_id":"gid://shopify/Product/8101"}`, "product_id_requires_product_group", "product_id"},
 			{"MetricSet", results, `{"metric_set":"all"}`, "invalid_request", "metric_set"},
+			{"UnknownNestedField", results, `{"date_range":{"gte":"2026-06-01","foo":1}}`, "invalid_request", "date_range.foo"},
+			{"MistypedDimension", results, `{"breakdown":["device",1]}`, "invalid_request", "breakdown[1]"},
+			{"NotAnObject", results, `[{"breakdown":["device"]}]`, "invalid_request", ""},
 			{"NotRunYet", "/v1/experiments/" + draft + "/results", `{}`, "results_not_available", "id"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
