@@ -187,14 +187,38 @@ func localDate(field, v string, loc *time.Location) (string, error) {
 	if v == "" {
 		return "", invalid("%s is required: an ISO 8601 date such as 2026-06-01 or a date-time.", field)
 	}
-	if d, err := time.ParseInLocation(time.DateOnly, v, loc); err == nil {
-		return d.Format(time.DateOnly), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+	d, err := time.ParseInLocation(time.DateOnly, v, loc)
 	if err != nil {
-		return "", invalid("%s must be an ISO 8601 date (2026-06-01) or date-time (2026-06-01T00:00:00Z); got %q.", field, v)
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return "", invalid("%s must be an ISO 8601 date (2026-06-01) or date-time (2026-06-01T00:00:00Z); got %q.", field, v)
+		}
+		d = t.In(loc)
 	}
-	return t.In(loc).Format(time.DateOnly), nil
+	return clampDate(d).Format(time.DateOnly), nil
+}
+
+// The dates a window can hold: ClickHouse's Date ends at 2105-12-31 on
+// 18.16 (2149 on current servers) and reads a date outside its range as
+// 1970-01-01, so "since 1900" or "until 2200" would silently select nothing;
+// no event is dated before 1970 or after 2105 either.
+var (
+	firstDate = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	lastDate  = time.Date(2105, 12, 31, 0, 0, 0, 0, time.UTC)
+)
+
+// clampDate keeps d's calendar date within [firstDate, lastDate], so an
+// open-ended window (year 0, year 9999, an offset that crosses year 1)
+// means "everything" instead of an error or nothing.
+func clampDate(d time.Time) time.Time {
+	day := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+	switch {
+	case day.Before(firstDate):
+		return firstDate
+	case day.After(lastDate):
+		return lastDate
+	}
+	return day
 }
 
 var (

@@ -1,0 +1,46 @@
+package results
+
+import (
+	"testing"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// TestAnalyticsWindow: dates are the shop's calendar days, and an
+// open-ended window holds everything ClickHouse can date instead of
+// failing (a year-0 date with an offset answered 500) or silently
+// selecting nothing (18.16 reads 2200-01-01 as 1970-01-01).
+func TestAnalyticsWindow(t *testing.T) {
+	t.Parallel()
+	ny := &experiment.Shop{Timezone: "America/New_York"}
+	tests := []struct {
+		name, start, finish string
+		from, to            string
+		bad                 bool
+	}{
+		{"Dates", "2026-06-01", "2026-06-02", "2026-06-01", "2026-06-02", false},
+		{"DateTimesInTheShopsZone", "2026-06-01T03:00:00Z", "2026-06-02T12:00:00Z", "2026-05-31", "2026-06-02", false},
+		{"YearZeroWithOffset", "0000-01-01T00:00:00+05:00", "2026-11-30", "1970-01-01", "2026-11-30", false},
+		{"YearZeroDate", "0000-01-01", "2026-11-30", "1970-01-01", "2026-11-30", false},
+		{"Before1970", "1900-01-01", "2026-11-30", "1970-01-01", "2026-11-30", false},
+		{"FarFuture", "2026-11-01", "9999-12-31T23:00:00-05:00", "2026-11-01", "2105-12-31", false},
+		{"Reversed", "2026-06-03", "2026-06-02", "", "", true},
+		{"ReversedBothClamped", "2200-01-01", "2300-01-01", "2105-12-31", "2105-12-31", false},
+		{"NotADate", "yesterday", "2026-06-02", "", "", true},
+		{"Missing", "", "2026-06-02", "", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			from, to, err := analyticsWindow(ny, tc.start, tc.finish)
+			if tc.bad {
+				if e, ok := experiment.AsError(err); !ok || e.Kind != experiment.KindInvalidRequest {
+					t.Fatalf("analyticsWindow(%q, %q) = %q, %q, %v; want a 400", tc.start, tc.finish, from, to, err)
+				}
+				return
+			}
+			if err != nil || from != tc.from || to != tc.to {
+				t.Fatalf("analyticsWindow(%q, %q) = %q, %q, %v; want %q, %q", tc.start, tc.finish, from, to, err, tc.from, tc.to)
+			}
+		})
+	}
+}
