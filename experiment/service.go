@@ -149,36 +149,50 @@ func (s *Service) Update(ctx context.Context, shop *Shop, id int64, body []byte,
 			if err := CheckReadable(cur); err != nil {
 				return WriteResult{}, err
 			}
-			if cur.ChecksPending {
-				return WriteResult{}, errChecksPending()
-			}
-			next, patch, err := ApplyPatch(cur, body, now)
-			if err != nil {
+			if out, err = s.patch(ctx, tx, shop, cur, body, now); err != nil {
 				return WriteResult{}, err
 			}
-			if err := CheckEntitlements(shop, next, StepUpdate); err != nil {
-				return WriteResult{}, err
-			}
-			mode := ValidateFull
-			if cur.Launched() {
-				mode = ValidateOpenFields
-			}
-			warnings, err := Validate(ctx, shop, next, tx.Catalog(), mode, now)
-			if err != nil {
-				return WriteResult{}, err
-			}
-			if len(patch.Changed) > 0 {
-				if err := tx.SaveTest(ctx, next); err != nil {
-					return WriteResult{}, err
-				}
-			}
-			out = &Outcome{Test: next, Warnings: nonNilFindings(warnings)}
 			return out.render(reply)
 		})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// patch merges body into the locked test cur and saves it when something
+// changed: Update's answers, for a test of any type (a checkout test, which
+// Validate does not know, is checked by checkCheckout).
+func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body []byte, now time.Time) (*Outcome, error) {
+	if cur.ChecksPending {
+		return nil, errChecksPending()
+	}
+	next, patch, err := ApplyPatch(cur, body, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckEntitlements(shop, next, StepUpdate); err != nil {
+		return nil, err
+	}
+	var warnings []Finding
+	if next.Type == TypeCheckout {
+		err = checkCheckout(next)
+	} else {
+		mode := ValidateFull
+		if cur.Launched() {
+			mode = ValidateOpenFields
+		}
+		warnings, err = Validate(ctx, shop, next, tx.Catalog(), mode, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(patch.Changed) > 0 {
+		if err := tx.SaveTest(ctx, next); err != nil {
+			return nil, err
+		}
+	}
+	return &Outcome{Test: next, Warnings: nonNilFindings(warnings)}, nil
 }
 
 func errChecksPending() error {

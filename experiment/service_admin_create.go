@@ -118,57 +118,49 @@ func (s *Service) GetFromAdminPanel(ctx context.Context, shop *Shop, id int64) (
 	return s.Get(ctx, shop, id)
 }
 
-// ApplyFromAdminPanel moves test id through the state machine. Starting or
-// resuming a checkout test is refused: no platform step makes its checkout
-// blocks show (PrepareLaunch has none), so launching would only pretend.
-func (s *Service) ApplyFromAdminPanel(ctx context.Context, shop *Shop, id int64, act Action) (*Outcome, error) {
-	t, err := s.repo.FindTestByID(ctx, shop.ID, id)
-	if err != nil {
-		return nil, err
-	}
-	if t.Type == TypeCheckout && (act == ActionStart || act == ActionResume) {
-		return nil, Refuse("launch_unsupported", "type",
-			"Checkout UI tests cannot be launched yet: the checkout blocks have no storefront step.")
-	}
-	return s.Apply(ctx, shop, id, act, nil)
-}
-
-// UpdateFromAdminPanel merges body into test id as Update does. A checkout
-// test (which Update refuses, as /v1 cannot read it) is merged under the
-// same PATCH rules and checked by checkCheckout instead of Validate, which
-// knows no checkout content.
-func (s *Service) UpdateFromAdminPanel(ctx context.Context, shop *Shop, id int64, body []byte) (*Outcome, error) {
-	cur, err := s.repo.FindTestByID(ctx, shop.ID, id)
-	if err != nil {
-		return nil, err
-	}
-	if cur.Type != TypeCheckout {
-		return s.Update(ctx, shop, id, body, nil)
+// ChangeFromAdminPanel is the admin panel's update of a test: body (part
+// 2.2's fields as a PATCH, or nil) merged as Update merges it, then act (or
+// none) applied as Apply applies it, in one write: a refused action (a plan
+// that no longer allows a launch, a launch check) leaves the fields as they
+// were too. Starting or resuming a checkout test is refused: no platform
+// step makes its checkout blocks show (PrepareLaunch has none), so
+// launching would only pretend.
+func (s *Service) ChangeFromAdminPanel(ctx context.Context, shop *Shop, id int64, body []byte, act Action) (*Outcome, error) {
+	action := "experiment.update"
+	switch {
+	case body == nil:
+		action = "experiment." + string(act)
+	case act != "":
+		action += "+" + string(act)
 	}
 	now := s.clock()
 	var out *Outcome
-	_, err = s.repo.Write(ctx, WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
+	_, err := s.repo.Write(ctx, WriteMeta{ShopID: shop.ID, Action: action, ResourceType: "experiment"},
 		func(ctx context.Context, tx Tx) (WriteResult, error) {
-			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
+			t, err := tx.FindTestForUpdate(ctx, shop.ID, id)
 			if err != nil {
 				return WriteResult{}, err
 			}
-			next, patch, err := ApplyPatch(cur, body, now)
-			if err != nil {
-				return WriteResult{}, err
+			if t.Type == TypeCheckout && (act == ActionStart || act == ActionResume) {
+				return WriteResult{}, Refuse("launch_unsupported", "type",
+					"Checkout UI tests cannot be launched yet: the checkout blocks have no storefront step.")
 			}
-			if err := CheckEntitlements(shop, next, StepUpdate); err != nil {
-				return WriteResult{}, err
-			}
-			if err := checkCheckout(next); err != nil {
-				return WriteResult{}, err
-			}
-			if len(patch.Changed) > 0 {
-				if err := tx.SaveTest(ctx, next); err != nil {
+			if t.Type != TypeCheckout {
+				if err := CheckReadable(t); err != nil {
 					return WriteResult{}, err
 				}
 			}
-			out = &Outcome{Test: next, Warnings: []Finding{}}
+			out = &Outcome{Test: t, Warnings: []Finding{}}
+			if body != nil {
+				if out, err = s.patch(ctx, tx, shop, t, body, now); err != nil {
+					return WriteResult{}, err
+				}
+			}
+			if act != "" {
+				if out, err = s.apply(ctx, tx, shop, out.Test, act, 0); err != nil {
+					return WriteResult{}, err
+				}
+			}
 			return WriteResult{}, nil
 		})
 	if err != nil {

@@ -123,17 +123,15 @@ func (a *API) update(c *gin.Context) error {
 			return err
 		}
 	}
+	var body []byte
 	if len(patch) > 0 {
-		body, err := json.Marshal(patch)
-		if err != nil {
-			return err
-		}
-		if _, err := a.Service.UpdateFromAdminPanel(ctx, shop, id, body); err != nil {
+		if body, err = json.Marshal(patch); err != nil {
 			return err
 		}
 	}
-	if action != "" {
-		if _, err := a.Service.ApplyFromAdminPanel(ctx, shop, id, action); err != nil {
+	if body != nil || action != "" {
+		// One write: a refused action leaves the fields as they were.
+		if _, err := a.Service.ChangeFromAdminPanel(ctx, shop, id, body, action); err != nil {
 			return err
 		}
 	}
@@ -195,7 +193,7 @@ func (a *API) action(act experiment.Action) api.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if _, err := a.Service.ApplyFromAdminPanel(c.Request.Context(), shopOf(c), id, act); err != nil {
+		if _, err := a.Service.ChangeFromAdminPanel(c.Request.Context(), shopOf(c), id, nil, act); err != nil {
 			return err
 		}
 		success(c)

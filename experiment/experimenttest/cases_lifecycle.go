@@ -227,6 +227,14 @@ func testLaunch(t *testing.T, nb NewBackend) {
 		WantCode(t, err, experiment.KindForbidden, "subscription_inactive")
 		_, err = b.Service.Apply(b.Ctx(), &lapsed, y.ID, experiment.ActionResume, nil)
 		WantCode(t, err, experiment.KindForbidden, "subscription_inactive")
+		// The admin panel's update renames and starts in one write: the
+		// refused start leaves the name and the audit log as they were.
+		audit := len(b.ExperimentAudit(t))
+		_, err = b.Service.ChangeFromAdminPanel(b.Ctx(), &lapsed, x.ID, []byte(`{"name":"Renamed"}`), experiment.ActionStart)
+		WantCode(t, err, experiment.KindForbidden, "subscription_inactive")
+		if got := b.Get(t, x.ID); got.Name != "Lapses" || got.Status != experiment.StatusDraft || len(b.ExperimentAudit(t)) != audit {
+			t.Fatalf("a refused rename+start wrote: name %q, status %s, audit %v", got.Name, got.Status, b.ExperimentAudit(t))
+		}
 		// End is never refused for billing: a merchant can always stop.
 		if out, err := b.Service.Apply(b.Ctx(), &lapsed, y.ID, experiment.ActionEnd, nil); err != nil || out.Test.Status != experiment.StatusEnded {
 			t.Fatalf("end of a lapsed shop's test = %v, %v", out, err)
