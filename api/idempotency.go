@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -46,7 +47,7 @@ func Idempotent(st IdempotencyStore, cfg IdempotencyConfig) gin.HandlerFunc {
 		}
 		// The key is stored as text: bytes that are not UTF-8 would fail the
 		// claim (a 503) instead of being the caller's error.
-		if key == "" || len(key) > 255 || len(vals) > 1 || !ValidText(key) {
+		if key == "" || utf8.RuneCountInString(key) > 255 || len(vals) > 1 || !ValidText(key) {
 			WriteError(c, Invalid("invalid_idempotency_key", "Idempotency-Key",
 				"The Idempotency-Key header must be one non-empty value of at most 255 characters."))
 			return

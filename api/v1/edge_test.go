@@ -122,3 +122,35 @@ func TestPatchWithNULChangesNothing(t *testing.T) {
 		t.Fatalf("the refused PATCHes changed the test: %s", r.Raw)
 	}
 }
+
+// TestHeadIsARead: HEAD answers what GET answers, headers and status, with
+// the read scope and the read budget, and no body.
+func TestHeadIsARead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	x := id(s.create(t, priceTest("head")))
+	readToken := []string{"Authorization", "Bearer " + s.read}
+	for _, tc := range []struct {
+		path   string
+		header []string
+		status int
+	}{
+		{"/v1/experiments", readToken, http.StatusOK},
+		{"/v1/experiments/" + x, readToken, http.StatusOK},
+		{"/v1/experiments/" + x + "/results", readToken, http.StatusUnprocessableEntity}, // a draft has none
+		{"/v1/experiments/999999", readToken, http.StatusNotFound},
+		{"/v1/experiments", []string{"Authorization", ""}, http.StatusUnauthorized},
+	} {
+		r := s.do(t, "HEAD", tc.path, "", tc.header...)
+		if r.Status != tc.status || len(r.Raw) != 0 {
+			t.Errorf("HEAD %s = %d %q, want %d and no body", tc.path, r.Status, r.Raw, tc.status)
+		}
+		if tc.status != http.StatusUnauthorized && r.Header.Get("X-RateLimit-Limit") == "" {
+			t.Errorf("HEAD %s has no X-RateLimit-Limit", tc.path)
+		}
+		if get := s.do(t, "GET", tc.path, "", tc.header...); get.Status != r.Status {
+			t.Errorf("HEAD %s = %d but GET = %d", tc.path, r.Status, get.Status)
+		}
+	}
+}

@@ -36,16 +36,16 @@ type Experiments struct {
 // rate-limit and scope middleware); idem guards the create with
 // Idempotency-Key.
 func (h *Experiments) Routes(g gin.IRouter, idem gin.HandlerFunc) {
-	g.GET("/experiments", api.Query(listParams...), api.Handle(h.list))
+	read(g, "/experiments", api.Query(listParams...), api.Handle(h.list))
 	g.POST("/experiments", api.Query(), idem, api.Handle(h.create))
-	g.GET("/experiments/:id", api.Query("include"), api.Handle(h.get))
+	read(g, "/experiments/:id", api.Query("include"), api.Handle(h.get))
 	g.PATCH("/experiments/:id", api.Query(), api.Handle(h.update))
 	for _, a := range []experiment.Action{experiment.ActionStart, experiment.ActionPause, experiment.ActionResume,
 		experiment.ActionEnd, experiment.ActionArchive} {
 		g.POST("/experiments/:id/"+string(a), api.Query(), api.Handle(h.action(a)))
 	}
 	g.POST("/experiments/:id/test_groups/:index/preview", api.Query(), api.Handle(h.preview))
-	g.GET("/openapi.json", api.Query(), serveOpenAPI)
+	read(g, "/openapi.json", api.Query(), serveOpenAPI)
 }
 
 // testJSON is the wire form of a test (part 2.2).

@@ -73,6 +73,10 @@ func TestCreate(t *testing.T) {
 		wantError(t, other, 409, "conflict_error", "idempotency_key_in_use", "")
 		long := s.do(t, "POST", "/v1/experiments", body, "Idempotency-Key", strings.Repeat("k", 256))
 		wantError(t, long, 400, "invalid_request_error", "invalid_idempotency_key", "Idempotency-Key")
+		// The limit counts characters: 255 é (510 bytes) is a key.
+		if r := s.do(t, "POST", "/v1/experiments", body, "Idempotency-Key", strings.Repeat("é", 255)); r.Status != 201 {
+			t.Fatalf("a key of 255 two-byte characters = %d %s, want 201", r.Status, r.Raw)
+		}
 	})
 	t.Run("Checkout501", func(t *testing.T) {
 		t.Parallel()

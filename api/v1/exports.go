@@ -36,7 +36,7 @@ func (h *Exports) Routes(g gin.IRouter, idem gin.HandlerFunc) {
 		return
 	}
 	g.POST("/experiments/:id/exports", api.Query(), idem, api.Handle(h.create))
-	g.GET("/exports/:id", api.Query(), api.Handle(h.get))
+	read(g, "/exports/:id", api.Query(), api.Handle(h.get))
 }
 
 // MountPublic mounts the signed download outside the authenticated group:
@@ -44,7 +44,7 @@ func (h *Exports) Routes(g gin.IRouter, idem gin.HandlerFunc) {
 // envelope; an unknown, unfinished, expired or badly signed link is 404
 // export_not_found, so a link reveals nothing about exports it does not name.
 func (h *Exports) MountPublic(r gin.IRouter) {
-	r.GET("/v1/exports/:id/download", api.UseSurface(api.SurfaceV1), api.Query("expires", "signature"), api.Handle(h.download))
+	read(r, "/v1/exports/:id/download", api.UseSurface(api.SurfaceV1), api.Query("expires", "signature"), api.Handle(h.download))
 }
 
 // exportJSON is the `export` object of DESIGN §9.

@@ -22,9 +22,9 @@ type Results struct {
 // Routes mounts the results endpoints on g (the /v1 group). POST spends the
 // result-query budget (router.go policy) and needs only the read scope.
 func (h *Results) Routes(g gin.IRouter) {
-	g.GET("/experiments/:id/results", api.Query(), api.Handle(h.snapshot))
+	read(g, "/experiments/:id/results", api.Query(), api.Handle(h.snapshot))
 	g.POST("/experiments/:id/results", api.Query(), api.Handle(h.createQuery))
-	g.GET("/experiments/:id/results/:query_id", api.Query(), api.Handle(h.query))
+	read(g, "/experiments/:id/results/:query_id", api.Query(), api.Handle(h.query))
 }
 
 // snapshot answers the latest snapshot: 422 before the test ran, 202 with

@@ -44,6 +44,14 @@ func (a *API) Mount(r gin.IRouter) {
 	}
 }
 
+// read mounts a GET route and its HEAD twin (part 5: "GET and HEAD need
+// read"): a HEAD passes the same auth, limits and handler and answers GET's
+// status and headers; net/http drops the body.
+func read(g gin.IRoutes, path string, h ...gin.HandlerFunc) {
+	g.GET(path, h...)
+	g.HEAD(path, h...)
+}
+
 // policy holds the contract's exceptions to "GET reads, the rest writes"
 // (parts 5 and 8): a custom result query is a read that spends the
 // result-query budget; an export is a read that spends the write budget.
