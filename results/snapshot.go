@@ -124,14 +124,16 @@ type Latest struct {
 }
 
 // LatestSnapshot reads a test's latest snapshot (GET …/results). Errors:
-// KindNotFound experiment_not_found; 422 results_not_available for a draft
-// or preview test.
+// KindNotFound experiment_not_found; 422 results_not_available for a test
+// that never ran (a draft, a preview, one archived before it started: the
+// custom query and the export answer the same), which no waiting will give
+// results.
 func (s *Service) LatestSnapshot(ctx context.Context, shop *experiment.Shop, testID int64) (Latest, error) {
 	t, err := s.cfg.Tests.FindTestByID(ctx, shop.ID, testID)
 	if err != nil {
 		return Latest{}, err
 	}
-	if t.Status == experiment.StatusDraft || t.Status == experiment.StatusPreview {
+	if !HasRun(t) {
 		return Latest{}, ErrResultsNotAvailable(t)
 	}
 	snap, err := s.cfg.Repo.LatestSnapshot(ctx, shop.ID, testID)

@@ -29,7 +29,7 @@ type GroupResult struct {
 type BreakdownRow struct {
 	DimensionValue string `json:"dimension_value"`
 	GroupMetrics
-	VsControl map[string]*VsControl `json:"vs_control,omitempty"`
+	VsControl map[string]*VsControl `json:"vs_control"` // null on the control's rows, as on its group
 }
 
 // SnapshotBreakdown is the snapshot's breakdown by one dimension.

@@ -148,6 +148,14 @@ func TestResultsSnapshotServed(t *testing.T) {
 	if bd := b["breakdown"].(map[string]any); bd["dimension"] != "device" || len(bd["rows"].([]any)) != 4 {
 		t.Errorf("breakdown = %v", bd)
 	}
+	// Part 2.8: every breakdown row carries vs_control, null on the control's.
+	for _, x := range b["breakdown"].(map[string]any)["rows"].([]any) {
+		row := x.(map[string]any)
+		vs, has := row["vs_control"]
+		if !has || (row["test_group_index"] == float64(0)) != (vs == nil) {
+			t.Errorf("breakdown row %v: vs_control %v (present %v)", row["dimension_value"], vs, has)
+		}
+	}
 
 	t.Run("PollingReturnsTheSameComputedAt", func(t *testing.T) {
 		e.clock.Set(epoch.Add(3 * time.Hour))
@@ -253,6 +261,14 @@ func TestResultQueries(t *testing.T) {
 			})
 		}
 		wantError(t, post(t, results, `{"dimensions":["device"]}`), 422, "validation_error", "invalid_request", "dimensions")
+		// Archived before it ever started: no snapshot will come, so GET says
+		// so as the query does, instead of 202 forever.
+		never := id(s.create(t, priceTest("never run")))
+		if r := s.do(t, "POST", "/v1/experiments/"+never+"/archive", ""); r.Status != 200 {
+			t.Fatalf("archive = %d %s", r.Status, r.Raw)
+		}
+		wantError(t, s.do(t, "GET", "/v1/experiments/"+never+"/results", ""), 422, "validation_error", "results_not_available", "id")
+		wantError(t, post(t, "/v1/experiments/"+never+"/results", `{}`), 422, "validation_error", "results_not_available", "id")
 		wantError(t, post(t, "/v1/experiments/999999/results", `{}`), 404, "not_found_error", "experiment_not_found", "")
 	})
 
