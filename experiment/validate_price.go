@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/liftab/lift/money"
 )
 
 func (v *validator) productCap() int {
@@ -88,6 +90,17 @@ func (v *validator) checkMoney(m Money, p, currency string) bool {
 	}
 	if currency != "" && m.Currency != currency {
 		v.fail("currency_mismatch", p+".currency", "This amount must be in %s; got %q.", currency, m.Currency)
+		return false
+	}
+	// A price the checkout cannot charge (a fraction of a cent) or storage
+	// cannot hold is refused, not rounded behind the merchant's back.
+	d, err := money.Parse(m.Amount)
+	if err != nil {
+		v.fail("invalid_request", p+".amount", "%s is more than an amount can be (at most 14 digits before the point).", m.Amount)
+		return false
+	}
+	if units := money.MinorUnits(m.Currency); !d.Equal(d.Round(units)) {
+		v.fail("invalid_request", p+".amount", "%s has more decimals than %s's %d.", m.Amount, m.Currency, units)
 		return false
 	}
 	return true
