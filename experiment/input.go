@@ -425,7 +425,11 @@ func mergeArray(base, patch []any, id, path string) ([]any, error) {
 			return nil, Refuse("invalid_request", p+"."+id, "Each entry of %s names its %s.", path, id)
 		}
 		at := find(key)
-		remove, _ := pm["remove"].(bool)
+		rv, hasRemove := pm["remove"]
+		remove, isBool := rv.(bool)
+		if hasRemove && !isBool {
+			return nil, Refuse("invalid_request", p+".remove", "remove is true or false.")
+		}
 		delete(pm, "remove")
 		switch {
 		case remove && at < 0 && id == "key":

@@ -226,6 +226,18 @@ func TestApplyPatch(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+	t.Run("RemoveIsABoolean", func(t *testing.T) {
+		t.Parallel()
+		cur := &Test{Type: TypeOffer, Name: "o", TrafficAllocation: 100, Groups: []Group{
+			{Index: 0, Name: "A", Split: 50, Content: json.RawMessage(`{}`)},
+			{Index: 1, Name: "B", Split: 50, Content: json.RawMessage(`{}`)}}}
+		for _, v := range []string{`"yes"`, `1`, `null`} {
+			_, _, err := ApplyPatch(cur, []byte(`{"test_groups":[{"index":1,"remove":`+v+`}]}`), now)
+			if e, _ := AsError(err); e == nil || e.Code != "invalid_request" || e.Param != "test_groups[0].remove" {
+				t.Errorf("remove %s: got %v, want 422 naming test_groups[0].remove", v, err)
+			}
+		}
+	})
 }
 
 func TestPlanAction(t *testing.T) {
