@@ -104,6 +104,14 @@ func TestEveryContractCode(t *testing.T) {
 			if r.status >= 500 && !hasID {
 				t.Fatalf("a %d carries no request_id: %s", r.status, got.Raw)
 			}
+			// Part 8: every response carries the rate-limit headers (but the
+			// one saying the limiter is unreachable). This server has no
+			// budget for refused authentications (401, 403
+			// api_access_disabled); api/ratelimit_test.go checks theirs.
+			refusedAuth := r.status == http.StatusUnauthorized || r.code == "api_access_disabled"
+			if got.Header.Get("X-RateLimit-Limit") == "" && r.code != "rate_limit_unavailable" && !refusedAuth {
+				t.Errorf("a %d %s carries no X-RateLimit-Limit", r.status, r.code)
+			}
 			if r.status == http.StatusTooManyRequests && got.Header.Get("Retry-After") == "" {
 				t.Fatalf("429 without Retry-After")
 			}

@@ -25,15 +25,17 @@ type API struct {
 	Results      *Results     // snapshots and custom result queries (results.go)
 }
 
-// Mount adds the /v1 routes to r. Every route passes, in order: body limit
-// (413), the client address's budget for refused authentications (headers on
-// 401; a failure once it is spent is 429; a valid token is never held by
-// it), bearer auth (401, 403 api_access_disabled), rate limit (429, 503;
-// headers on every response), scope (403 insufficient_scope), then per route
-// its query-parameter allowlist (400) and, on creates, Idempotency-Key.
+// Mount adds the /v1 routes to r. Every route passes, in order: the client
+// address's budget for refused authentications (headers on 401; a failure
+// once it is spent is 429; a valid token is never held by it), bearer auth
+// (401, 403 api_access_disabled), rate limit (429, 503; headers on every
+// response from here on), body limit (413: after the rate limit, so it
+// carries the headers too, and an unauthenticated giant body is a 401; no
+// check before it reads the body), scope (403 insufficient_scope), then per
+// route its query-parameter allowlist (400) and, on creates, Idempotency-Key.
 func (a *API) Mount(r gin.IRouter) {
-	g := r.Group("/v1", api.UseSurface(api.SurfaceV1), api.LimitBody(a.MaxBodyBytes),
-		api.LimitUnauthenticated(a.Limiter), api.Authenticate(a.Tokens), api.RateLimit(a.Limiter, policy), api.RequireScope(policy))
+	g := r.Group("/v1", api.UseSurface(api.SurfaceV1), api.LimitUnauthenticated(a.Limiter), api.Authenticate(a.Tokens),
+		api.RateLimit(a.Limiter, policy), api.LimitBody(a.MaxBodyBytes), api.RequireScope(policy))
 	idem := api.Idempotent(a.Keys, a.Idempotency)
 
 	// Routes. Each resource's handlers live in their own file.
