@@ -7,14 +7,58 @@ import (
 	"slices"
 )
 
-// removeProducts takes the products ids out of t's price part in place and
-// reports whether anything changed. Variants are matched to products through
-// the catalog mirror; a priced variant the catalog no longer knows stays,
-// since nothing says which product it belonged to.
+// NoProductsError is RemoveProducts' refusal of a test that carries no
+// products: it has neither a price part (shared.price.product_ids) nor an
+// offer part (offers scoped by conditions.product_ids). It unwraps to the
+// domain's 422; Types are the test's change types, so a surface with its
+// own names for them (the session API's experimentType) can say which test
+// it refused.
+type NoProductsError struct {
+	Types []Type
+	err   *Error
+}
+
+func (e *NoProductsError) Error() string { return e.err.Error() }
+func (e *NoProductsError) Unwrap() error { return e.err }
+
+// removeProducts takes the products ids out of t in place and reports
+// whether anything changed: out of its price part (shared.price.product_ids
+// and the priced variants of those products) and out of its offer part
+// (every offer's conditions.product_ids). Ids t does not have change
+// nothing.
 func removeProducts(ctx context.Context, cat Catalog, t *Test, ids []string) (bool, error) {
-	if !slices.Contains(t.BundledTypes(), TypePrice) {
-		return false, Refuse("invalid_request", "productIds", "Only a price test has products to remove; this is a %s test.", t.Type)
+	bundled := t.BundledTypes()
+	hasPrice, hasOffer := slices.Contains(bundled, TypePrice), slices.Contains(bundled, TypeOffer)
+	if !hasPrice && !hasOffer {
+		return false, &NoProductsError{Types: bundled, err: Refuse("invalid_request", "productIds",
+			"Only a test with a price or an offer part has products to remove; this is a %s test.", t.Type)}
 	}
+	drop := map[string]bool{}
+	for _, id := range ids {
+		drop[id] = true
+	}
+	changed := false
+	if hasPrice {
+		c, err := removePriceProducts(ctx, cat, t, drop)
+		if err != nil {
+			return false, err
+		}
+		changed = c
+	}
+	if hasOffer {
+		c, err := removeOfferProducts(t, drop)
+		if err != nil {
+			return false, err
+		}
+		changed = changed || c
+	}
+	return changed, nil
+}
+
+// removePriceProducts takes drop out of t's price part. Variants are matched
+// to products through the catalog mirror; a priced variant the catalog no
+// longer knows stays, since nothing says which product it belonged to.
+func removePriceProducts(ctx context.Context, cat Catalog, t *Test, drop map[string]bool) (bool, error) {
 	var shared map[string]json.RawMessage
 	if err := json.Unmarshal(t.Shared[string(TypePrice)], &shared); err != nil {
 		return false, fmt.Errorf("experiment.RemoveProducts %d: shared.price: %w", t.ID, err)
@@ -23,16 +67,7 @@ func removeProducts(ctx context.Context, cat Catalog, t *Test, ids []string) (bo
 	if err := json.Unmarshal(shared["product_ids"], &current); err != nil && len(shared["product_ids"]) > 0 {
 		return false, fmt.Errorf("experiment.RemoveProducts %d: product_ids: %w", t.ID, err)
 	}
-	drop := map[string]bool{}
-	for _, id := range ids {
-		drop[id] = true
-	}
-	keep := []string{}
-	for _, id := range current {
-		if !drop[id] {
-			keep = append(keep, id)
-		}
-	}
+	keep := without(current, drop)
 	if len(keep) == len(current) {
 		return false, nil
 	}
@@ -58,14 +93,87 @@ func removeProducts(ctx context.Context, cat Catalog, t *Test, ids []string) (bo
 	return true, nil
 }
 
+// removeOfferProducts takes drop out of every offer's product condition in
+// every group. An offer left without products would apply to the whole
+// cart, so that is refused as a price test left without products is.
+// Fields Lift does not read are kept as stored.
+func removeOfferProducts(t *Test, drop map[string]bool) (bool, error) {
+	changed := false
+	for i := range t.Groups {
+		g := &t.Groups[i]
+		part, err := partContent(t.Type, TypeOffer, g.Content)
+		if err != nil {
+			return false, fmt.Errorf("experiment.RemoveProducts %d: group %d: %w", t.ID, g.Index, err)
+		}
+		if len(part["offers"]) == 0 {
+			continue
+		}
+		var offers []map[string]json.RawMessage
+		if err := json.Unmarshal(part["offers"], &offers); err != nil {
+			return false, fmt.Errorf("experiment.RemoveProducts %d: group %d: offers: %w", t.ID, g.Index, err)
+		}
+		groupChanged := false
+		for j, o := range offers {
+			if isEmptyJSON(o["conditions"]) {
+				continue
+			}
+			var cond map[string]json.RawMessage
+			if err := json.Unmarshal(o["conditions"], &cond); err != nil {
+				return false, fmt.Errorf("experiment.RemoveProducts %d: group %d: offer %d: %w", t.ID, g.Index, j, err)
+			}
+			var current []string
+			if err := json.Unmarshal(cond["product_ids"], &current); err != nil && len(cond["product_ids"]) > 0 {
+				return false, fmt.Errorf("experiment.RemoveProducts %d: group %d: offer %d: product_ids: %w", t.ID, g.Index, j, err)
+			}
+			keep := without(current, drop)
+			if len(keep) == len(current) {
+				continue
+			}
+			if len(keep) == 0 {
+				return false, Refuse("invalid_request", "productIds",
+					"Every offer of test group %q applies to at least one product; end the test instead of removing all of them.", g.Name)
+			}
+			if cond["product_ids"], err = json.Marshal(keep); err != nil {
+				return false, err
+			}
+			if o["conditions"], err = json.Marshal(cond); err != nil {
+				return false, err
+			}
+			groupChanged = true
+		}
+		if !groupChanged {
+			continue
+		}
+		if part["offers"], err = json.Marshal(offers); err != nil {
+			return false, err
+		}
+		if g.Content, err = withPart(t.Type, TypeOffer, g.Content, part); err != nil {
+			return false, fmt.Errorf("experiment.RemoveProducts %d: group %d: %w", t.ID, g.Index, err)
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// without is ids less those in drop, in their order.
+func without(ids []string, drop map[string]bool) []string {
+	keep := []string{}
+	for _, id := range ids {
+		if !drop[id] {
+			keep = append(keep, id)
+		}
+	}
+	return keep
+}
+
 // priceEntry is what removeProducts reads of a group's price entry.
 type priceEntry struct {
 	ProductVariantID string `json:"product_variant_id"`
 }
 
-// priceContent is the price part of a group's content: the content itself,
-// or its "price" key in a combined test.
-func priceContent(typ Type, content json.RawMessage) (map[string]json.RawMessage, error) {
+// partContent is one change type's part of a group's content: the content
+// itself, or its key of that type in a combined test; nil when absent.
+func partContent(typ, part Type, content json.RawMessage) (map[string]json.RawMessage, error) {
 	if isEmptyJSON(content) {
 		return nil, nil
 	}
@@ -76,12 +184,26 @@ func priceContent(typ Type, content json.RawMessage) (map[string]json.RawMessage
 	if typ != TypeCombined {
 		return m, nil
 	}
-	if isEmptyJSON(m[string(TypePrice)]) {
+	if isEmptyJSON(m[string(part)]) {
 		return nil, nil
 	}
 	var p map[string]json.RawMessage
-	err := json.Unmarshal(m[string(TypePrice)], &p)
+	err := json.Unmarshal(m[string(part)], &p)
 	return p, err
+}
+
+// withPart returns content with its part of type part replaced by p.
+func withPart(typ, part Type, content json.RawMessage, p map[string]json.RawMessage) (json.RawMessage, error) {
+	b, err := json.Marshal(p)
+	if err != nil || typ != TypeCombined {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(content, &m); err != nil {
+		return nil, err
+	}
+	m[string(part)] = b
+	return json.Marshal(m)
 }
 
 // variantsOf lists the priced variants of t that belong to the products in
@@ -89,7 +211,7 @@ func priceContent(typ Type, content json.RawMessage) (map[string]json.RawMessage
 func variantsOf(ctx context.Context, cat Catalog, t *Test, drop map[string]bool) (map[string]bool, error) {
 	var refs CatalogRefs
 	for _, g := range t.Groups {
-		p, err := priceContent(t.Type, g.Content)
+		p, err := partContent(t.Type, TypePrice, g.Content)
 		if err != nil {
 			return nil, fmt.Errorf("experiment.RemoveProducts %d: group %d: %w", t.ID, g.Index, err)
 		}
@@ -117,7 +239,7 @@ func variantsOf(ctx context.Context, cat Catalog, t *Test, drop map[string]bool)
 
 // withoutVariants returns content without the price entries of gone.
 func withoutVariants(typ Type, content json.RawMessage, gone map[string]bool) (json.RawMessage, error) {
-	p, err := priceContent(typ, content)
+	p, err := partContent(typ, TypePrice, content)
 	if err != nil || p == nil || len(p["prices"]) == 0 {
 		return content, err
 	}
@@ -141,14 +263,5 @@ func withoutVariants(typ Type, content json.RawMessage, gone map[string]bool) (j
 	if p["prices"], err = json.Marshal(kept); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(p)
-	if err != nil || typ != TypeCombined {
-		return b, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(content, &m); err != nil {
-		return nil, err
-	}
-	m[string(TypePrice)] = b
-	return json.Marshal(m)
+	return withPart(typ, TypePrice, content, p)
 }

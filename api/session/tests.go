@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -225,7 +226,9 @@ func (a *API) resetAnalytics(c *gin.Context) error {
 	return nil
 }
 
-// removeProducts takes productIds (numeric strings) out of a test.
+// removeProducts takes productIds (numeric strings) out of a test whose
+// full test lists products (a price or price v2 test); ids the test does
+// not have change nothing.
 func (a *API) removeProducts(c *gin.Context) error {
 	id, err := testID(c, "id")
 	if err != nil {
@@ -244,6 +247,12 @@ func (a *API) removeProducts(c *gin.Context) error {
 		}
 	}
 	if _, err := a.Service.RemoveProducts(c.Request.Context(), shopOf(c), id, ids, nil); err != nil {
+		if np, ok := errors.AsType[*experiment.NoProductsError](err); ok {
+			// The domain names its own types; this surface knows them by
+			// experimentType.
+			return badRequest("A %s lists no products, so it has none to remove; a %s or %s has.",
+				typeName(np.Types), experimentTypes[experiment.TypePrice], experimentTypes[experiment.TypeOffer])
+		}
 		return err
 	}
 	success(c)

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -105,12 +107,50 @@ func only(in *createWire, allowed ...string) error {
 	return nil
 }
 
+// percent is a test group's weight. Part 2.2 types it as a JSON number,
+// but splits are stored and bucketed as whole percents, so every number is
+// decoded here (50, 50.0 and 5e1 alike, read as a JavaScript client reads
+// it) and groups refuses one that is not a whole percent, in words about
+// weights. Refusing in UnmarshalJSON instead would surface as the decoder's
+// "must be a number", which is false for a number.
+type percent float64
+
+func (p *percent) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // as for any field: null leaves the zero value
+	}
+	if b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+		// Not a number: the decoder names the field and says it must be one.
+		return errors.New("weight is not a JSON number")
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return err
+	}
+	*p = percent(f) // beyond float64 it is ±Inf, which whole refuses
+	return nil
+}
+
+// whole is the weight as the domain's split: a whole percent from 0 to 100.
+func (p percent) whole(i int) (int, error) {
+	f := float64(p)
+	if !(f >= 0 && f <= 100) || f != math.Trunc(f) {
+		return 0, badRequest("testGroups[%d].weight is %s; weights are whole percents of traffic, from 0 to 100, that sum to 100.",
+			i, strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return int(f), nil
+}
+
 // groups maps testGroups in order (the first is the control) with content
 // made by fn for each variant group. A group field the family does not
 // take is refused.
 func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[string]any, error)) ([]any, error) {
 	out := make([]any, 0, len(in.TestGroups))
 	for i, g := range in.TestGroups {
+		split, err := g.Weight.whole(i)
+		if err != nil {
+			return nil, err
+		}
 		for k, set := range map[string]bool{"customCss": g.CustomCSS != "", "customJs": g.CustomJS != "",
 			"destination": g.Destination != "", "template": g.Template != "", "themeId": g.ThemeID != "", "rates": g.Rates != nil, "checkout": len(g.Checkout) > 0} {
 			if set && !allowed[k] {
@@ -119,12 +159,11 @@ func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[s
 		}
 		content := map[string]any{}
 		if i > 0 && fn != nil {
-			var err error
 			if content, err = fn(g); err != nil {
 				return nil, err
 			}
 		}
-		out = append(out, map[string]any{"index": i, "name": g.Name, "split": g.Weight, "content": content})
+		out = append(out, map[string]any{"index": i, "name": g.Name, "split": split, "content": content})
 	}
 	return out, nil
 }

@@ -49,7 +49,7 @@ type variantWire struct {
 // variant group of the test's type (see docs/session-api.md).
 type groupWire struct {
 	Name        string     `json:"name"`
-	Weight      int        `json:"weight"`
+	Weight      percent    `json:"weight"`
 	CustomCSS   string     `json:"customCss,omitempty"`
 	CustomJS    string     `json:"customJs,omitempty"`
 	Destination string     `json:"destination,omitempty"`
@@ -91,8 +91,11 @@ var experimentTypes = map[experiment.Type]string{
 }
 
 // experimentType of a combined test is its first bundled change's.
-func experimentType(t *experiment.Test) string {
-	for _, k := range t.BundledTypes() {
+func experimentType(t *experiment.Test) string { return typeName(t.BundledTypes()) }
+
+// typeName names the change types a test bundles as part 2.1 does.
+func typeName(bundled []experiment.Type) string {
+	for _, k := range bundled {
 		if s, ok := experimentTypes[k]; ok {
 			return s
 		}
@@ -155,7 +158,7 @@ func isoPtr(t *time.Time) *string {
 
 // groupOf renders a group with the change its content carries.
 func groupOf(t *experiment.Test, g experiment.Group) groupWire {
-	w := groupWire{Name: g.Name, Weight: g.Split}
+	w := groupWire{Name: g.Name, Weight: percent(g.Split)}
 	if t.Type == experiment.TypeCheckout {
 		// The checkout editor's block settings, shown as it stored them.
 		if s := string(g.Content); s != "" && s != "{}" && s != "null" {
