@@ -409,6 +409,17 @@ func TestOpenAPICoversTheRealRouter(t *testing.T) {
 		}
 	}
 	for route := range mounted {
+		// HEAD is GET's twin on every read route (HTTP's own semantics, so
+		// the document lists GET only): each GET must have it.
+		if path, ok := strings.CutPrefix(route, "HEAD "); ok {
+			if !documented["GET "+path] {
+				t.Errorf("HEAD %s is mounted without a documented GET", path)
+			}
+			continue
+		}
+		if path, ok := strings.CutPrefix(route, "GET "); ok && !mounted["HEAD "+path] {
+			t.Errorf("GET %s has no HEAD twin", path)
+		}
 		if !documented[route] {
 			t.Errorf("mounted but not in api/v1/openapi.json: %s", route)
 		}
