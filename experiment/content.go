@@ -137,6 +137,14 @@ type OfferConditions struct {
 	CollectionIDs []string `json:"collection_ids,omitempty"`
 }
 
+// VisualEditorShared is `shared.visual_editor` (optional): the products a
+// content test is about, as the admin panel's content creation names them.
+// The edit is not limited to them; they scope the product-based analytics
+// and are what remove-products takes out.
+type VisualEditorShared struct {
+	ProductIDs []string `json:"product_ids,omitempty"`
+}
+
 // VisualEditorContent is a storefront edit. DOM changes are authored in the
 // admin panel and readable here; a group holding them refuses content writes.
 type VisualEditorContent struct {
@@ -145,13 +153,13 @@ type VisualEditorContent struct {
 	DOMChanges json.RawMessage `json:"dom_changes,omitempty"`
 }
 
-// sharedRequired reports whether a type must carry its `shared` key, and
+// sharedRule reports whether a type must carry its `shared` key, and
 // whether it may carry one at all.
 func sharedRule(t Type) (required, allowed bool) {
 	switch t {
 	case TypePrice, TypeShipping, TypeTemplate, TypeURLRedirect:
 		return true, true
-	case TypeTheme:
+	case TypeTheme, TypeVisualEditor:
 		return false, true
 	}
 	return false, false

@@ -7,9 +7,10 @@ import (
 	"slices"
 )
 
-// NoProductsError is RemoveProducts' refusal of a test that carries no
-// products: it has neither a price part (shared.price.product_ids) nor an
-// offer part (offers scoped by conditions.product_ids). It unwraps to the
+// NoProductsError is RemoveProducts' refusal of a test that cannot carry
+// products: it has no price part (shared.price.product_ids), no offer part
+// (offers scoped by conditions.product_ids) and no visual_editor part
+// (shared.visual_editor.product_ids). It unwraps to the
 // domain's 422; Types are the test's change types, so a surface with its
 // own names for them (the session API's experimentType) can say which test
 // it refused.
@@ -23,15 +24,16 @@ func (e *NoProductsError) Unwrap() error { return e.err }
 
 // removeProducts takes the products ids out of t in place and reports
 // whether anything changed: out of its price part (shared.price.product_ids
-// and the priced variants of those products) and out of its offer part
-// (every offer's conditions.product_ids). Ids t does not have change
-// nothing.
+// and the priced variants of those products), out of its offer part (every
+// offer's conditions.product_ids) and out of its visual_editor part
+// (shared.visual_editor.product_ids). Ids t does not have change nothing.
 func removeProducts(ctx context.Context, cat Catalog, t *Test, ids []string) (bool, error) {
 	bundled := t.BundledTypes()
 	hasPrice, hasOffer := slices.Contains(bundled, TypePrice), slices.Contains(bundled, TypeOffer)
-	if !hasPrice && !hasOffer {
+	hasVisual := slices.Contains(bundled, TypeVisualEditor)
+	if !hasPrice && !hasOffer && !hasVisual {
 		return false, &NoProductsError{Types: bundled, err: Refuse("invalid_request", "productIds",
-			"Only a test with a price or an offer part has products to remove; this is a %s test.", t.Type)}
+			"Only a test with a price, an offer or a visual_editor part has products to remove; this is a %s test.", t.Type)}
 	}
 	drop := map[string]bool{}
 	for _, id := range ids {
@@ -52,7 +54,44 @@ func removeProducts(ctx context.Context, cat Catalog, t *Test, ids []string) (bo
 		}
 		changed = changed || c
 	}
+	if hasVisual {
+		c, err := removeVisualProducts(t, drop)
+		if err != nil {
+			return false, err
+		}
+		changed = changed || c
+	}
 	return changed, nil
+}
+
+// removeVisualProducts takes drop out of shared.visual_editor.product_ids.
+// Unlike a price test or an offer, a content test may lose its last product:
+// its edit never depended on them, so what is left is still a valid test.
+func removeVisualProducts(t *Test, drop map[string]bool) (bool, error) {
+	raw := t.Shared[string(TypeVisualEditor)]
+	if isEmptyJSON(raw) {
+		return false, nil
+	}
+	var shared map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &shared); err != nil {
+		return false, fmt.Errorf("experiment.RemoveProducts %d: shared.visual_editor: %w", t.ID, err)
+	}
+	var current []string
+	if err := json.Unmarshal(shared["product_ids"], &current); err != nil && len(shared["product_ids"]) > 0 {
+		return false, fmt.Errorf("experiment.RemoveProducts %d: shared.visual_editor.product_ids: %w", t.ID, err)
+	}
+	keep := without(current, drop)
+	if len(keep) == len(current) {
+		return false, nil
+	}
+	var err error
+	if shared["product_ids"], err = json.Marshal(keep); err != nil {
+		return false, err
+	}
+	if t.Shared[string(TypeVisualEditor)], err = json.Marshal(shared); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // removePriceProducts takes drop out of t's price part. Variants are matched

@@ -40,6 +40,28 @@ func combinedTest() string {
 		experimenttest.Tee, experimenttest.Sweater, experimenttest.TeeS, usd, experimenttest.SweaterS, usd, offerOf("v", experimenttest.Tee, experimenttest.Sweater))
 }
 
+// contentTest is a content (visual_editor) test naming products, as the
+// session API creates it; none leaves shared out.
+func contentTest(products ...string) string {
+	shared := ""
+	if len(products) > 0 {
+		ids, _ := json.Marshal(products)
+		shared = fmt.Sprintf(`"shared":{"visual_editor":{"product_ids":%s}},`, ids)
+	}
+	return `{"type":"visual_editor","name":"Content",` + shared + `"test_groups":[{"index":0,"name":"Control","split":50},
+		{"index":1,"name":"V","split":50,"content":{"custom_css":".hero{display:none}"}}]}`
+}
+
+// visualProducts is a test's shared.visual_editor.product_ids.
+func visualProducts(t *testing.T, x *experiment.Test) []string {
+	t.Helper()
+	var s experiment.VisualEditorShared
+	if err := json.Unmarshal(x.Shared["visual_editor"], &s); err != nil {
+		t.Fatalf("shared.visual_editor %s: %v", x.Shared["visual_editor"], err)
+	}
+	return s.ProductIDs
+}
+
 // offerProducts lists each group's offers' product ids (nil for the
 // control), reading the offer part of a combined test's content.
 func offerProducts(t *testing.T, x *experiment.Test) [][]string {
@@ -73,9 +95,9 @@ func offerProducts(t *testing.T, x *experiment.Test) [][]string {
 }
 
 // TestRemoveProductsByType: products leave every test whose full test lists
-// some (price v2's offers and a combined test's offer part as well as a
-// price part) while it runs; a test without products is refused with its
-// types, so each surface can name them.
+// some (price v2's offers, a content test's products and a combined test's
+// offer and visual_editor parts as well as a price part) while it runs; a
+// content test may lose its last product, since its edit never needed one.
 func TestRemoveProductsByType(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -106,6 +128,34 @@ func TestRemoveProductsByType(t *testing.T) {
 			}
 			if diff := cmp.Diff([][]string{nil, {experimenttest.Tee}}, offerProducts(t, x)); diff != "" {
 				t.Fatalf("offer products mismatch (-want +got):\n%s", diff)
+			}
+		}},
+		{"Content", contentTest(experimenttest.Tee, experimenttest.Sweater), []string{experimenttest.Sweater}, func(t *testing.T, x *experiment.Test) {
+			if diff := cmp.Diff([]string{experimenttest.Tee}, visualProducts(t, x)); diff != "" {
+				t.Fatalf("content products mismatch (-want +got):\n%s", diff)
+			}
+		}},
+		{"ContentEveryProduct", contentTest(experimenttest.Tee, experimenttest.Sweater), []string{experimenttest.Tee, experimenttest.Sweater},
+			func(t *testing.T, x *experiment.Test) {
+				if got := visualProducts(t, x); len(got) != 0 {
+					t.Fatalf("content products = %v, want none", got)
+				}
+				var g struct {
+					CustomCSS string `json:"custom_css"`
+				}
+				if err := json.Unmarshal(x.Groups[1].Content, &g); err != nil || g.CustomCSS == "" {
+					t.Fatalf("the edit was lost: %s", x.Groups[1].Content)
+				}
+			}},
+		{"CombinedContent", fmt.Sprintf(`{"type":"combined","name":"Both","shared":{"url_redirect":{"source_path":"/"},"visual_editor":{"product_ids":[%q,%q]}},
+			"test_groups":[{"index":0,"name":"Control","split":50},
+			{"index":1,"name":"V","split":50,"content":{"url_redirect":{"destination":"/b"},"visual_editor":{"custom_css":"h1{}"}}}]}`,
+			experimenttest.Tee, experimenttest.Sweater), []string{experimenttest.Tee}, func(t *testing.T, x *experiment.Test) {
+			if diff := cmp.Diff([]string{experimenttest.Sweater}, visualProducts(t, x)); diff != "" {
+				t.Fatalf("content products mismatch (-want +got):\n%s", diff)
+			}
+			if len(x.Shared["url_redirect"]) == 0 {
+				t.Fatal("the redirect part was lost")
 			}
 		}},
 	} {
@@ -151,7 +201,8 @@ func TestRemoveProductsUnchanged(t *testing.T) {
 		{"ErrCombinedEveryProduct", combinedTest(), []string{experimenttest.Tee, experimenttest.Sweater}, nil, "invalid_request"},
 		{"ErrRedirect", experimenttest.TypeBodies()[experiment.TypeURLRedirect], []string{experimenttest.Tee}, []experiment.Type{experiment.TypeURLRedirect}, "invalid_request"},
 		{"ErrShipping", experimenttest.TypeBodies()[experiment.TypeShipping], []string{experimenttest.Tee}, []experiment.Type{experiment.TypeShipping}, "invalid_request"},
-		{"ErrContent", experimenttest.TypeBodies()[experiment.TypeVisualEditor], []string{experimenttest.Tee}, []experiment.Type{experiment.TypeVisualEditor}, "invalid_request"},
+		{"ContentWithoutProducts", experimenttest.TypeBodies()[experiment.TypeVisualEditor], []string{experimenttest.Tee}, nil, ""},
+		{"ContentUnknownProduct", contentTest(experimenttest.Tee), []string{experimenttest.Sweater}, nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

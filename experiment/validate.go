@@ -111,6 +111,7 @@ type validator struct {
 	theme    *ThemeShared
 	template *TemplateShared
 	redirect *URLRedirectShared
+	visual   *VisualEditorShared
 	groups   []groupContent
 }
 

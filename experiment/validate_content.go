@@ -1,6 +1,6 @@
 // The checks that dispatch over the change types: the shared configuration
-// of theme, template and url_redirect tests, and each group's content (price,
-// shipping and offer have files of their own).
+// of theme, template, url_redirect and visual_editor tests, and each group's
+// content (price, shipping and offer have files of their own).
 
 package experiment
 
@@ -48,6 +48,36 @@ func (v *validator) checkShared() {
 	}
 	if r := v.redirect; r != nil {
 		v.checkMatch(r.SourcePath, r.MatchType, "shared.url_redirect")
+	}
+	if ve := v.visual; ve != nil {
+		v.checkVisualShared(ve)
+	}
+}
+
+// checkVisualShared holds a content test's products to a price test's rules
+// (global ids, each once, in the shop's catalog, under the same cap), except
+// that none at all is fine: the edit does not need products to apply.
+func (v *validator) checkVisualShared(s *VisualEditorShared) {
+	const param = "shared.visual_editor.product_ids"
+	if limit, n := v.productCap(), len(s.ProductIDs); n > limit {
+		v.fail("product_limit_exceeded", param,
+			"A visual_editor test on this shop carries at most %d products; %d were sent.", limit, n)
+		return
+	}
+	seen := map[string]bool{}
+	for i, id := range s.ProductIDs {
+		p := fmt.Sprintf("%s[%d]", param, i)
+		switch {
+		case !gidPattern.MatchString(id):
+			v.fail("invalid_request", p, "%q is not a platform global id.", id)
+		case seen[id]:
+			v.fail("duplicate_change", p, "Product %s is listed twice.", id)
+		default:
+			if _, ok := v.cat.Products[id]; !ok {
+				v.fail("product_not_found", p, "This shop has no product %s.", id)
+			}
+		}
+		seen[id] = true
 	}
 }
 

@@ -81,6 +81,8 @@ func (v *validator) decodeShared() {
 			v.template = decodePart[TemplateShared](v, raw, p)
 		case TypeURLRedirect:
 			v.redirect = decodePart[URLRedirectShared](v, raw, p)
+		case TypeVisualEditor:
+			v.visual = decodePart[VisualEditorShared](v, raw, p)
 		}
 	}
 }
@@ -144,6 +146,9 @@ func (v *validator) collectRefs() {
 		for _, m := range v.price.Markets {
 			r.Markets = append(r.Markets, m.ID)
 		}
+	}
+	if v.visual != nil {
+		r.Products = append(r.Products, v.visual.ProductIDs...)
 	}
 	if v.shipping != nil {
 		r.Zones = append(r.Zones, v.shipping.ZoneIDs...)

@@ -278,14 +278,19 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 	return s, nil
 }
 
-// EnrolledProducts is the numeric ids of the products a test changes: a
-// price test's products, an offer test's conditions; none for the other
-// types, which act on the whole store.
+// EnrolledProducts is the numeric ids of the products a test is about: a
+// price test's products, an offer test's conditions, the products a content
+// (visual_editor) part names; none for the other types, which act on the
+// whole store.
 func EnrolledProducts(t *experiment.Test) []string {
 	var ids []string
 	var price experiment.PriceShared
 	if raw, ok := t.Shared[string(experiment.TypePrice)]; ok && json.Unmarshal(raw, &price) == nil {
 		ids = price.ProductIDs
+	}
+	var visual experiment.VisualEditorShared
+	if raw, ok := t.Shared[string(experiment.TypeVisualEditor)]; ok && json.Unmarshal(raw, &visual) == nil {
+		ids = append(ids, visual.ProductIDs...)
 	}
 	if t.Type == experiment.TypeOffer {
 		for _, g := range t.Groups {
@@ -301,7 +306,11 @@ func EnrolledProducts(t *experiment.Test) []string {
 		if i := strings.LastIndexByte(id, '/'); i >= 0 {
 			id = id[i+1:]
 		}
-		out = append(out, id)
+		// A combined test may name a product in more than one part; the
+		// product view's query takes each once.
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
 	}
 	return out
 }

@@ -307,3 +307,62 @@ func TestSignificanceIsStatsWelch(t *testing.T) {
 		t.Errorf("landingConversions (-want +got):\n%s", diff)
 	}
 }
+
+// TestEnrolledProductsPerType: the productIds filter and the product view
+// scope to the products a test names, whichever part names them; a test
+// naming none leaves the filter open.
+func TestEnrolledProductsPerType(t *testing.T) {
+	t.Parallel()
+	_, _, shop, base := analyticsFixture()
+	test := func(typ experiment.Type, shared string) *experiment.Test {
+		x := *base
+		x.Type = typ
+		if shared != "" {
+			if err := json.Unmarshal([]byte(shared), &x.Shared); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return &x
+	}
+	offer := test(experiment.TypeOffer, "")
+	offer.Groups = []experiment.Group{{Index: 0}, {Index: 1, Content: json.RawMessage(
+		`{"offers":[{"key":"k","title":"T","discount":{"type":"percentage","value":"10"},"conditions":{"product_ids":["gid://shopify/Product/8102"]}}]}`)}}
+	ok := AnalyticsRequest{DateStart: "2026-06-01", DateFinish: "2026-06-02"}
+	for _, tc := range []struct {
+		name string
+		t    *experiment.Test
+		want []string
+		// refused is a product the filter must refuse; empty when any passes.
+		refused string
+	}{
+		{"Price", test(experiment.TypePrice, `{"price":{"product_ids":["gid://shopify/Product/8101"]}}`), []string{"8101"}, "8107"},
+		{"Offer", offer, []string{"8102"}, "8101"},
+		{"Content", test(experiment.TypeVisualEditor, `{"visual_editor":{"product_ids":["gid://shopify/Product/8107","gid://shopify/Product/8108"]}}`),
+			[]string{"8107", "8108"}, "8101"},
+		{"ContentWithoutProducts", test(experiment.TypeVisualEditor, `{"visual_editor":{}}`), []string{}, ""},
+		{"ContentWithoutShared", test(experiment.TypeVisualEditor, ""), []string{}, ""},
+		{"CombinedOnceEach", test(experiment.TypeCombined, `{"price":{"product_ids":["gid://shopify/Product/8101"]},
+			"visual_editor":{"product_ids":["gid://shopify/Product/8101","gid://shopify/Product/8107"]}}`), []string{"8101", "8107"}, "8102"},
+		{"Redirect", test(experiment.TypeURLRedirect, `{"url_redirect":{"source_path":"/"}}`), []string{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := EnrolledProducts(tc.t)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("enrolled products mismatch (-want +got):\n%s", diff)
+			}
+			for _, id := range got {
+				if _, err := scopeOf(shop, tc.t, AnalyticsRequest{DateStart: ok.DateStart, DateFinish: ok.DateFinish, ProductIDs: []string{id}}); err != nil {
+					t.Fatalf("filter on enrolled product %s: %v", id, err)
+				}
+			}
+			if tc.refused == "" {
+				return
+			}
+			_, err := scopeOf(shop, tc.t, AnalyticsRequest{DateStart: ok.DateStart, DateFinish: ok.DateFinish, ProductIDs: []string{tc.refused}})
+			if e, isErr := experiment.AsError(err); !isErr || e.Code != "invalid_request" || !strings.Contains(e.Message, "not in this test") {
+				t.Fatalf("filter on %s: err = %v, want it refused as not in this test", tc.refused, err)
+			}
+		})
+	}
+}

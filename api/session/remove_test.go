@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -20,15 +21,16 @@ func productIDs(d map[string]any) []string {
 
 // TestRemoveProductsPerType: remove-products works on every type whose
 // full test lists products, while it runs, and the rest keep running; a
-// product the test does not have changes nothing; a type that lists none
-// is 400 naming it as experimentType does.
+// product the test does not have changes nothing; a content test may lose
+// its last product; a type that lists none is 400 naming it as
+// experimentType does.
 func TestRemoveProductsPerType(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	two := fmt.Sprintf(`[{"productId":%q},{"productId":%q}]`, tee, sweater)
 	cases := []struct {
 		name, path, body string
-		remove           string
+		remove           []string
 		// want is the products listed afterwards; wantMsg, when set, the
 		// 400's message, the test unchanged.
 		want    []string
@@ -36,21 +38,25 @@ func TestRemoveProductsPerType(t *testing.T) {
 	}{
 		{"price", "/api/price-experiments/v1/create", fmt.Sprintf(`{"name":"P","products":[{"productId":%q,"variants":[{"variantId":%q,"price":"19.00"}]},
 			{"productId":%q,"variants":[{"variantId":%q,"price":"90.00"}]}],%s}`, tee, teeS, sweater, sweaterS, withGroups("")),
-			sweater, []string{tee}, ""},
+			[]string{sweater}, []string{tee}, ""},
 		{"price v2", "/api/price-experiments/v2/create", fmt.Sprintf(`{"name":"P2","products":%s,"priceChangeType":"PERCENTAGE","priceChange":10,%s}`,
-			two, withGroups("")), sweater, []string{tee}, ""},
+			two, withGroups("")), []string{sweater}, []string{tee}, ""},
 		{"price v2 gid", "/api/price-experiments/v2/create", fmt.Sprintf(`{"name":"P2","products":%s,"priceChangeType":"FIXED","priceChange":2,%s}`,
-			two, withGroups("")), "gid://shopify/Product/" + tee, []string{sweater}, ""},
+			two, withGroups("")), []string{"gid://shopify/Product/" + tee}, []string{sweater}, ""},
 		{"price v2 product it does not have", "/api/price-experiments/v2/create", fmt.Sprintf(`{"name":"P2","products":[{"productId":%q}],
-			"priceChangeType":"PERCENTAGE","priceChange":10,%s}`, tee, withGroups("")), sweater, []string{tee}, ""},
+			"priceChangeType":"PERCENTAGE","priceChange":10,%s}`, tee, withGroups("")), []string{sweater}, []string{tee}, ""},
 		{"price v2 every product", "/api/price-experiments/v2/create", fmt.Sprintf(`{"name":"P2","products":[{"productId":%q}],
-			"priceChangeType":"PERCENTAGE","priceChange":10,%s}`, tee, withGroups("")), tee, []string{tee}, "at least one product"},
-		{"content", "/api/content-experiments/create", `{"name":"C",` + withGroups(`,"customCss":"a{}"`) + `}`, tee, []string{},
-			"A CONTENT_TEST lists no products, so it has none to remove; a PRICE_TEST or PRICE_CART_TRANSFORM_TEST has."},
-		{"redirect", "/api/redirect-experiments/create", `{"name":"R","sourcePath":"/a",` + withGroups(`,"destination":"/b"`) + `}`, tee, []string{},
-			"A URL_REDIRECT_TEST lists no products"},
+			"priceChangeType":"PERCENTAGE","priceChange":10,%s}`, tee, withGroups("")), []string{tee}, []string{tee}, "at least one product"},
+		{"content", "/api/content-experiments/create", `{"name":"C","products":` + two + `,` + withGroups(`,"customCss":"a{}"`) + `}`,
+			[]string{sweater}, []string{tee}, ""},
+		{"content every product", "/api/content-experiments/create", `{"name":"C","products":` + two + `,` + withGroups(`,"customCss":"a{}"`) + `}`,
+			[]string{tee, sweater}, []string{}, ""},
+		{"content without products", "/api/content-experiments/create", `{"name":"C",` + withGroups(`,"customCss":"a{}"`) + `}`,
+			[]string{tee}, []string{}, ""},
+		{"redirect", "/api/redirect-experiments/create", `{"name":"R","sourcePath":"/a",` + withGroups(`,"destination":"/b"`) + `}`, []string{tee}, []string{},
+			"A URL_REDIRECT_TEST lists no products, so it has none to remove; a PRICE_TEST, PRICE_CART_TRANSFORM_TEST or CONTENT_TEST has."},
 		{"shipping", "/api/shipping-experiments/create", fmt.Sprintf(`{"name":"S","zoneIds":[%q],%s}`, domestic,
-			withGroups(fmt.Sprintf(`,"rates":[{"zoneId":%q,"name":"Standard","price":"3.00"}]`, domestic))), tee, []string{},
+			withGroups(fmt.Sprintf(`,"rates":[{"zoneId":%q,"name":"Standard","price":"3.00"}]`, domestic))), []string{tee}, []string{},
 			"A SHIPPING_TEST lists no products"},
 	}
 	for _, c := range cases {
@@ -63,7 +69,8 @@ func TestRemoveProductsPerType(t *testing.T) {
 				wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`))
 			}
 			before := get()
-			r := s.do(t, "PUT", "/api/experiments/remove-products/"+id, fmt.Sprintf(`{"productIds":[%q]}`, c.remove))
+			ids, _ := json.Marshal(c.remove)
+			r := s.do(t, "PUT", "/api/experiments/remove-products/"+id, fmt.Sprintf(`{"productIds":%s}`, ids))
 			if c.wantMsg != "" {
 				if msg := wantError(t, r, http.StatusBadRequest); !strings.Contains(msg, c.wantMsg) {
 					t.Fatalf("message %q, want it to contain %q", msg, c.wantMsg)

@@ -227,8 +227,8 @@ func (a *API) resetAnalytics(c *gin.Context) error {
 }
 
 // removeProducts takes productIds (numeric strings) out of a test whose
-// full test lists products (a price or price v2 test); ids the test does
-// not have change nothing.
+// full test lists products (a price, price v2 or content test); ids the
+// test does not have change nothing.
 func (a *API) removeProducts(c *gin.Context) error {
 	id, err := testID(c, "id")
 	if err != nil {
@@ -250,8 +250,9 @@ func (a *API) removeProducts(c *gin.Context) error {
 		if np, ok := errors.AsType[*experiment.NoProductsError](err); ok {
 			// The domain names its own types; this surface knows them by
 			// experimentType.
-			return badRequest("A %s lists no products, so it has none to remove; a %s or %s has.",
-				typeName(np.Types), experimentTypes[experiment.TypePrice], experimentTypes[experiment.TypeOffer])
+			return badRequest("A %s lists no products, so it has none to remove; a %s, %s or %s has.",
+				typeName(np.Types), experimentTypes[experiment.TypePrice], experimentTypes[experiment.TypeOffer],
+				experimentTypes[experiment.TypeVisualEditor])
 		}
 		return err
 	}

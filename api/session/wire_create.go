@@ -255,25 +255,16 @@ func productIDs(in *createWire) ([]string, error) {
 }
 
 // content edits the storefront with CSS and JS (the domain's visual editor
-// test). Its products must exist; the edit applies wherever it matches.
-func content(ctx context.Context, a *API, shop *experiment.Shop, in *createWire) (map[string]any, error) {
+// test). Its products are kept in shared.visual_editor.product_ids, where
+// the domain checks them as it checks a price test's; the edit applies
+// wherever it matches, so a content test may name none.
+func content(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map[string]any, error) {
 	if err := only(in, "products"); err != nil {
 		return nil, err
 	}
 	ids, err := productIDs(in)
 	if err != nil {
 		return nil, err
-	}
-	if len(ids) > 0 {
-		view, err := a.Service.LookupCatalog(ctx, shop, experiment.CatalogRefs{Products: ids})
-		if err != nil {
-			return nil, err
-		}
-		for i, id := range ids {
-			if _, ok := view.Products[id]; !ok {
-				return nil, badRequest("products[%d]: this shop has no product %s.", i, in.Products[i].ProductID)
-			}
-		}
 	}
 	gs, err := groups(in, map[string]bool{"customCss": true, "customJs": true}, func(g groupWire) (map[string]any, error) {
 		c := map[string]any{}
@@ -288,5 +279,9 @@ func content(ctx context.Context, a *API, shop *experiment.Shop, in *createWire)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"type": "visual_editor", "test_groups": gs}, nil
+	body := map[string]any{"type": "visual_editor", "test_groups": gs}
+	if len(ids) > 0 {
+		body["shared"] = map[string]any{"visual_editor": map[string]any{"product_ids": ids}}
+	}
+	return body, nil
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,7 +192,8 @@ func groupOf(t *experiment.Test, g experiment.Group) groupWire {
 }
 
 // productsOf lists a price test's products with the variant prices of its
-// first variant group, or the product scope of an offer (price v2) test.
+// first variant group, or the product scope of an offer (price v2) test,
+// then the products of a content (visual_editor) part not listed yet.
 func productsOf(ctx context.Context, svc *experiment.Service, shop *experiment.Shop, t *experiment.Test) ([]productWire, error) {
 	out := []productWire{}
 	var price experiment.PriceShared
@@ -204,11 +206,22 @@ func productsOf(ctx context.Context, svc *experiment.Service, shop *experiment.S
 				break
 			}
 		}
-		return pricedProducts(ctx, svc, shop, price.ProductIDs, prices)
-	}
-	if t.Type == experiment.TypeOffer {
+		priced, err := pricedProducts(ctx, svc, shop, price.ProductIDs, prices)
+		if err != nil {
+			return nil, err
+		}
+		out = priced
+	} else if t.Type == experiment.TypeOffer {
 		for _, id := range offerProducts(t) {
 			out = append(out, productWire{ProductID: numericID(id)})
+		}
+	}
+	var visual experiment.VisualEditorShared
+	if raw, ok := t.Shared[string(experiment.TypeVisualEditor)]; ok && json.Unmarshal(raw, &visual) == nil {
+		for _, id := range visual.ProductIDs {
+			if !slices.ContainsFunc(out, func(p productWire) bool { return p.ProductID == numericID(id) }) {
+				out = append(out, productWire{ProductID: numericID(id)})
+			}
 		}
 	}
 	return out, nil
