@@ -99,16 +99,16 @@ func (s *Service) ResetAnalytics(ctx context.Context, shop *Shop, id int64) erro
 	return err
 }
 
-// RemoveProducts takes products out of a test's price part and its offers'
-// conditions (a price test, a price v2 (offer) test, or a combined one) in
-// any status, a running one included — the rest keep running, so the
-// locked-field rules of a PATCH do not apply: the products leave
-// shared.price.product_ids, their variants every group's prices, and every
-// offer's conditions.product_ids. Ids the test does not have are ignored
+// RemoveProducts takes products out of a test's price part, its offers'
+// conditions and its content part (a price, price v2 (offer), content or
+// combined test) in any status, a running one included — the rest keep
+// running, so the locked-field rules of a PATCH do not apply: the products
+// leave shared.price.product_ids, their variants every group's prices,
+// every offer's conditions.product_ids and shared.visual_editor.product_ids. Ids the test does not have are ignored
 // (nothing changes when none match). It answers 404 experiment_not_found,
 // 409 checks_pending, 422 invalid_request (param productIds) when no ids are
 // given or every product would go (end the test instead), and a
-// *NoProductsError for a test with neither part.
+// *NoProductsError for a test with none of these parts.
 func (s *Service) RemoveProducts(ctx context.Context, shop *Shop, id int64, productIDs []string, reply Reply) (*Outcome, error) {
 	if len(productIDs) == 0 {
 		return nil, Refuse("invalid_request", "productIds", "Name at least one product to remove.")
