@@ -92,6 +92,22 @@ const (
 	maxBodyKey = "lift.max_body"
 )
 
+// NoBody refuses a body on a route that takes none (part 5: the lifecycle
+// actions, previews, exports), so a field sent there is not silently
+// dropped: an empty body or {} passes; a field is 422 invalid_request
+// naming it, text that is not JSON 400 malformed_json.
+func NoBody(c *gin.Context) {
+	b, err := ReadBody(c)
+	if err == nil && len(bytes.TrimSpace(b)) > 0 {
+		err = DecodeJSONBytes(b, &struct{}{})
+	}
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Next()
+}
+
 // DecodeJSON decodes the request body into v. A body that is not JSON is 400
 // malformed_json, JSON that is not an object 422 invalid_request; a field v
 // does not have, or a value of the wrong kind, is 422 invalid_request naming

@@ -154,3 +154,27 @@ func TestHeadIsARead(t *testing.T) {
 		}
 	}
 }
+
+// TestNoBodyRoutesRefuseFields: the lifecycle actions, previews and
+// exports take no body (part 5), so a field sent there is named, not
+// dropped; nothing at all, or {}, passes.
+func TestNoBodyRoutesRefuseFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	x := id(s.create(t, priceTest("no body")))
+	for _, path := range []string{"/v1/experiments/" + x + "/start", "/v1/experiments/" + x + "/test_groups/1/preview",
+		"/v1/experiments/" + x + "/exports"} {
+		wantError(t, s.do(t, "POST", path, `{"bogus":1}`), 422, "validation_error", "invalid_request", "bogus")
+		wantError(t, s.do(t, "POST", path, `{`), 400, "invalid_request_error", "malformed_json", "")
+	}
+	if got := s.do(t, "GET", "/v1/experiments/"+x, ""); got.Body["status"] != "draft" {
+		t.Fatalf("a refused start moved the test: %s", got.Raw)
+	}
+	for _, body := range []string{"", "{}"} {
+		if r := s.do(t, "POST", "/v1/experiments/"+x+"/pause", body); r.Status != 409 {
+			// a draft cannot pause: the body passed and the action answered
+			t.Errorf("pause with body %q = %d %s, want 409 from the action", body, r.Status, r.Raw)
+		}
+	}
+}

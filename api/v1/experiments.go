@@ -42,9 +42,9 @@ func (h *Experiments) Routes(g gin.IRouter, idem gin.HandlerFunc) {
 	g.PATCH("/experiments/:id", api.Query(), api.Handle(h.update))
 	for _, a := range []experiment.Action{experiment.ActionStart, experiment.ActionPause, experiment.ActionResume,
 		experiment.ActionEnd, experiment.ActionArchive} {
-		g.POST("/experiments/:id/"+string(a), api.Query(), api.Handle(h.action(a)))
+		g.POST("/experiments/:id/"+string(a), api.Query(), api.NoBody, api.Handle(h.action(a)))
 	}
-	g.POST("/experiments/:id/test_groups/:index/preview", api.Query(), api.Handle(h.preview))
+	g.POST("/experiments/:id/test_groups/:index/preview", api.Query(), api.NoBody, api.Handle(h.preview))
 	read(g, "/openapi.json", api.Query(), serveOpenAPI)
 }
 

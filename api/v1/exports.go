@@ -35,7 +35,7 @@ func (h *Exports) Routes(g gin.IRouter, idem gin.HandlerFunc) {
 	if h == nil {
 		return
 	}
-	g.POST("/experiments/:id/exports", api.Query(), idem, api.Handle(h.create))
+	g.POST("/experiments/:id/exports", api.Query(), api.NoBody, idem, api.Handle(h.create))
 	read(g, "/exports/:id", api.Query(), api.Handle(h.get))
 }
 

@@ -80,6 +80,9 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context()) // a RoundTripper must not change its request
 	req.RemoteAddr = "127.0.0.1:0"
 	req.RequestURI = req.URL.RequestURI()
+	if req.Body == nil {
+		req.Body = http.NoBody // as a server's request always has one
+	}
 	rec := httptest.NewRecorder()
 	t.h.ServeHTTP(rec, req)
 	return rec.Result(), nil
