@@ -210,12 +210,26 @@ func devSigningSecret(dataDir string) (string, error) {
 	return secret, nil
 }
 
+// redisLog sends go-redis's own lines (a failed dial, once per attempt)
+// through the process's logger at debug: readyz and the 503s already say
+// Redis is down, in the configured format, without a line per retry.
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
 // openApp connects to Postgres, Redis and ClickHouse. Redis and ClickHouse
 // being down is not fatal to a server (readyz reports it, ingest buffers in
 // its WAL); Postgres is required.
 func openApp(ctx context.Context, cfg *config.Config) (*App, error) {
 	a := &App{Config: cfg, Now: func() time.Time { return time.Now().UTC() }, Log: newLogger(cfg, os.Stderr),
 		Metrics: metrics.New()}
+	// Packages that log without an App (the health checks, the error
+	// envelope's 5xx line) use slog's default: make it the same logger, so
+	// log.format and log.level hold for every line.
+	slog.SetDefault(a.Log)
+	redis.SetLogger(redisLog{a.Log})
 	var err error
 	a.DB, err = store.Open(ctx, store.Config{URL: cfg.Postgres.URL, MaxConns: cfg.Postgres.MaxConns, Now: a.Now, WriteTimeout: cfg.HTTP.WriteTimeout})
 	if err != nil {
