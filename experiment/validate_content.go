@@ -58,27 +58,7 @@ func (v *validator) checkShared() {
 // (global ids, each once, in the shop's catalog, under the same cap), except
 // that none at all is fine: the edit does not need products to apply.
 func (v *validator) checkVisualShared(s *VisualEditorShared) {
-	const param = "shared.visual_editor.product_ids"
-	if limit, n := v.productCap(), len(s.ProductIDs); n > limit {
-		v.fail("product_limit_exceeded", param,
-			"A visual_editor test on this shop carries at most %d products; %d were sent.", limit, n)
-		return
-	}
-	seen := map[string]bool{}
-	for i, id := range s.ProductIDs {
-		p := fmt.Sprintf("%s[%d]", param, i)
-		switch {
-		case !gidPattern.MatchString(id):
-			v.fail("invalid_request", p, "%q is not a platform global id.", id)
-		case seen[id]:
-			v.fail("duplicate_change", p, "Product %s is listed twice.", id)
-		default:
-			if _, ok := v.cat.Products[id]; !ok {
-				v.fail("product_not_found", p, "This shop has no product %s.", id)
-			}
-		}
-		seen[id] = true
-	}
+	v.checkProductIDs(s.ProductIDs, "shared.visual_editor.product_ids", "visual_editor")
 }
 
 func (v *validator) checkMatch(path, matchType, p string) {

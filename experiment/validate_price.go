@@ -20,30 +20,39 @@ func (v *validator) productCap() int {
 	return ProductLimit
 }
 
+// checkProductIDs checks a test's product list at param: at most the shop's
+// cap (false when over it, so the caller stops there), global ids, each
+// once, each in the catalog. kind names the test in the cap's message.
+func (v *validator) checkProductIDs(ids []string, param, kind string) bool {
+	if limit, n := v.productCap(), len(ids); n > limit {
+		v.fail("product_limit_exceeded", param, "A %s test on this shop carries at most %d products; %d were sent.", kind, limit, n)
+		return false
+	}
+	seen := map[string]bool{}
+	for i, id := range ids {
+		p := fmt.Sprintf("%s[%d]", param, i)
+		switch {
+		case !gidPattern.MatchString(id):
+			v.fail("invalid_request", p, "%q is not a platform global id.", id)
+		case seen[id]:
+			v.fail("duplicate_change", p, "Product %s is listed twice.", id)
+		default:
+			if _, ok := v.cat.Products[id]; !ok {
+				v.fail("product_not_found", p, "This shop has no product %s.", id)
+			}
+		}
+		seen[id] = true
+	}
+	return true
+}
+
 func (v *validator) checkPriceShared(p *PriceShared) {
 	n := len(p.ProductIDs)
 	if n == 0 {
 		v.fail("invalid_request", "shared.price.product_ids", "shared.price.product_ids needs at least one product.")
 	}
-	if limit := v.productCap(); n > limit {
-		v.fail("product_limit_exceeded", "shared.price.product_ids",
-			"A price test on this shop carries at most %d products; %d were sent.", limit, n)
+	if !v.checkProductIDs(p.ProductIDs, "shared.price.product_ids", "price") {
 		return
-	}
-	seen := map[string]bool{}
-	for i, id := range p.ProductIDs {
-		param := fmt.Sprintf("shared.price.product_ids[%d]", i)
-		switch {
-		case !gidPattern.MatchString(id):
-			v.fail("invalid_request", param, "%q is not a platform global id.", id)
-		case seen[id]:
-			v.fail("duplicate_change", param, "Product %s is listed twice.", id)
-		default:
-			if _, ok := v.cat.Products[id]; !ok {
-				v.fail("product_not_found", param, "This shop has no product %s.", id)
-			}
-		}
-		seen[id] = true
 	}
 	for i, m := range p.Markets {
 		param := fmt.Sprintf("shared.price.markets[%d]", i)
