@@ -314,6 +314,11 @@ func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int
 	return in.append(rec)
 }
 
+// Refused counts a request its surface refused before handing it over (an
+// unknown shop, a body that does not decode), under the kind the ingester
+// would have counted it as, so the rejected counter sees every refusal.
+func (in *Ingester) Refused(kind string, err error) { in.observe(kind, 0, err) }
+
 // observe tells the Observer how a request ended: rows accepted, or refused
 // with the error's code (internal for errors that carry none).
 func (in *Ingester) observe(kind string, rows int, err error) {

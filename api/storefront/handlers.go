@@ -150,7 +150,7 @@ func (h *Handler) findShop(c *gin.Context, domain string) (*experiment.Shop, err
 func (h *Handler) observe(c *gin.Context) error {
 	shop, err := h.findShop(c, c.Query("shop"))
 	if err != nil {
-		return err
+		return h.refuse("page_view", err)
 	}
 	req := ingest.ObserveRequest{
 		ProductID: c.Query("productId"), ExperimentID: c.Query("experimentId"),
@@ -167,7 +167,7 @@ func (h *Handler) observe(c *gin.Context) error {
 func (h *Handler) observeSession(c *gin.Context) error {
 	shop, err := h.findShop(c, c.Query("shop"))
 	if err != nil {
-		return err
+		return h.refuse("session", err)
 	}
 	req := ingest.SessionRequest{
 		SessionID: c.Query("sessionId"), ExperimentID: c.Query("experimentId"), VisitorID: c.Query("visitorId"),
@@ -203,11 +203,11 @@ func shopParam(c *gin.Context) string {
 func (h *Handler) trackEvent(c *gin.Context) error {
 	shop, err := h.findShop(c, shopParam(c))
 	if err != nil {
-		return err
+		return h.refuse("event", err)
 	}
 	var req ingest.EventRequest
 	if err := h.decodeWith(c, &req, decodeEvent); err != nil {
-		return err
+		return h.refuse("event", err)
 	}
 	if err := h.in.TrackEvent(c, shop.ID, &req, h.meta(c)); err != nil {
 		return err
@@ -225,11 +225,11 @@ type assignmentResponse struct {
 func (h *Handler) trackAssignment(c *gin.Context) error {
 	shop, err := h.findShop(c, shopParam(c))
 	if err != nil {
-		return err
+		return h.refuse("assignment", err)
 	}
 	var req ingest.AssignmentRequest
 	if err := h.decode(c, &req); err != nil {
-		return err
+		return h.refuse("assignment", err)
 	}
 	id, err := h.in.TrackAssignment(c, shop.ID, &req, h.meta(c))
 	if err != nil {
@@ -239,13 +239,20 @@ func (h *Handler) trackAssignment(c *gin.Context) error {
 	return nil
 }
 
+// refuse counts a refusal made here, before the ingester saw the request,
+// and returns it.
+func (h *Handler) refuse(kind string, err error) error {
+	h.in.Refused(kind, err)
+	return err
+}
+
 // POST /api/analytics/{add-to-cart,checkout,order}: shop in the body (or the
 // query) → 202 {"accepted":true}.
 func (h *Handler) legacy(kind ingest.LegacyKind) func(*gin.Context) error {
 	return func(c *gin.Context) error {
 		var req ingest.LegacyRequest
 		if err := h.decode(c, &req); err != nil {
-			return err
+			return h.refuse("legacy", err)
 		}
 		domain := req.Shop
 		if domain == "" {
@@ -253,7 +260,7 @@ func (h *Handler) legacy(kind ingest.LegacyKind) func(*gin.Context) error {
 		}
 		shop, err := h.findShop(c, domain)
 		if err != nil {
-			return err
+			return h.refuse("legacy", err)
 		}
 		if err := h.in.TrackLegacy(c, kind, shop.ID, &req, h.meta(c)); err != nil {
 			return err
