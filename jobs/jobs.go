@@ -124,7 +124,7 @@ func NewWorker(r Redis, cfg WorkerConfig) *Worker {
 	srv := asynq.NewServer(r.opt(), asynq.Config{
 		Concurrency: cfg.Concurrency,
 		Queues:      Queues,
-		Logger:      asynqLogger{cfg.Logger},
+		Logger:      newAsynqLogger(cfg.Logger),
 		LogLevel:    asynq.WarnLevel,
 	})
 	mux := asynq.NewServeMux()
@@ -191,11 +191,3 @@ func (w *Worker) Start() error { return w.srv.Start(w.mux) }
 
 // Shutdown waits for running tasks and stops.
 func (w *Worker) Shutdown() { w.srv.Shutdown() }
-
-type asynqLogger struct{ l *slog.Logger }
-
-func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
-func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
-func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
-func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
-func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)) }
