@@ -68,46 +68,30 @@ func removeProducts(ctx context.Context, cat Catalog, t *Test, ids []string) (bo
 // Unlike a price test or an offer, a content test may lose its last product:
 // its edit never depended on them, so what is left is still a valid test.
 func removeVisualProducts(t *Test, drop map[string]bool) (bool, error) {
-	raw := t.Shared[string(TypeVisualEditor)]
-	if isEmptyJSON(raw) {
+	if isEmptyJSON(t.Shared[string(TypeVisualEditor)]) {
 		return false, nil
 	}
-	var shared map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &shared); err != nil {
-		return false, fmt.Errorf("experiment.RemoveProducts %d: shared.visual_editor: %w", t.ID, err)
+	list, err := readSharedProducts(t, TypeVisualEditor)
+	if err != nil {
+		return false, err
 	}
-	var current []string
-	if err := json.Unmarshal(shared["product_ids"], &current); err != nil && len(shared["product_ids"]) > 0 {
-		return false, fmt.Errorf("experiment.RemoveProducts %d: shared.visual_editor.product_ids: %w", t.ID, err)
-	}
-	keep := without(current, drop)
-	if len(keep) == len(current) {
+	keep := without(list.ids, drop)
+	if len(keep) == len(list.ids) {
 		return false, nil
 	}
-	var err error
-	if shared["product_ids"], err = json.Marshal(keep); err != nil {
-		return false, err
-	}
-	if t.Shared[string(TypeVisualEditor)], err = json.Marshal(shared); err != nil {
-		return false, err
-	}
-	return true, nil
+	return true, list.write(t, keep)
 }
 
 // removePriceProducts takes drop out of t's price part. Variants are matched
 // to products through the catalog mirror; a priced variant the catalog no
 // longer knows stays, since nothing says which product it belonged to.
 func removePriceProducts(ctx context.Context, cat Catalog, t *Test, drop map[string]bool) (bool, error) {
-	var shared map[string]json.RawMessage
-	if err := json.Unmarshal(t.Shared[string(TypePrice)], &shared); err != nil {
-		return false, fmt.Errorf("experiment.RemoveProducts %d: shared.price: %w", t.ID, err)
+	list, err := readSharedProducts(t, TypePrice)
+	if err != nil {
+		return false, err
 	}
-	var current []string
-	if err := json.Unmarshal(shared["product_ids"], &current); err != nil && len(shared["product_ids"]) > 0 {
-		return false, fmt.Errorf("experiment.RemoveProducts %d: product_ids: %w", t.ID, err)
-	}
-	keep := without(current, drop)
-	if len(keep) == len(current) {
+	keep := without(list.ids, drop)
+	if len(keep) == len(list.ids) {
 		return false, nil
 	}
 	if len(keep) == 0 {
@@ -118,10 +102,7 @@ func removePriceProducts(ctx context.Context, cat Catalog, t *Test, drop map[str
 	if err != nil {
 		return false, err
 	}
-	if shared["product_ids"], err = json.Marshal(keep); err != nil {
-		return false, err
-	}
-	if t.Shared[string(TypePrice)], err = json.Marshal(shared); err != nil {
+	if err := list.write(t, keep); err != nil {
 		return false, err
 	}
 	for i := range t.Groups {
@@ -130,6 +111,37 @@ func removePriceProducts(ctx context.Context, cat Catalog, t *Test, drop map[str
 		}
 	}
 	return true, nil
+}
+
+// sharedProducts is a part's shared.<part>.product_ids as stored, with the
+// part's other fields, which a write keeps as they are.
+type sharedProducts struct {
+	part   Type
+	fields map[string]json.RawMessage
+	ids    []string
+}
+
+func readSharedProducts(t *Test, part Type) (sharedProducts, error) {
+	l := sharedProducts{part: part}
+	if err := json.Unmarshal(t.Shared[string(part)], &l.fields); err != nil {
+		return l, fmt.Errorf("experiment.RemoveProducts %d: shared.%s: %w", t.ID, part, err)
+	}
+	if raw := l.fields["product_ids"]; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &l.ids); err != nil {
+			return l, fmt.Errorf("experiment.RemoveProducts %d: shared.%s.product_ids: %w", t.ID, part, err)
+		}
+	}
+	return l, nil
+}
+
+// write stores ids as the part's product_ids in t.
+func (l sharedProducts) write(t *Test, ids []string) error {
+	var err error
+	if l.fields["product_ids"], err = json.Marshal(ids); err != nil {
+		return err
+	}
+	t.Shared[string(l.part)], err = json.Marshal(l.fields)
+	return err
 }
 
 // removeOfferProducts takes drop out of every offer's product condition in
