@@ -143,3 +143,33 @@ func TestLogSettings(t *testing.T) {
 		})
 	}
 }
+
+func TestIngestFlushInterval(t *testing.T) {
+	tests := []struct {
+		env  string
+		want time.Duration // 0: refused
+	}{
+		{"", 5 * time.Second},
+		{"250ms", 250 * time.Millisecond},
+		{"5m", 5 * time.Minute},
+		{"5ms", 0},
+		{"6m", 0},
+		{"-1s", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.env, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("LIFT_INGEST_FLUSH_INTERVAL", tc.env)
+			}
+			cfg, err := Load("", nil)
+			switch {
+			case tc.want == 0 && err == nil:
+				t.Fatalf("Load: flush interval %s accepted", cfg.Ingest.FlushInterval)
+			case tc.want != 0 && err != nil:
+				t.Fatalf("Load: %v", err)
+			case tc.want != 0 && cfg.Ingest.FlushInterval != tc.want:
+				t.Fatalf("flush interval %s, want %s", cfg.Ingest.FlushInterval, tc.want)
+			}
+		})
+	}
+}

@@ -139,6 +139,13 @@ func (a *App) demoSnapshot(ctx context.Context, testID string) error {
 	if err != nil {
 		return err
 	}
+	// The last visitors' rows are acknowledged but may wait in the WAL for
+	// up to ingest.flush_interval before ClickHouse has them.
+	select {
+	case <-time.After(a.Config.Ingest.FlushInterval + time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	return a.results().TakeSnapshot(ctx, shop.ID, id, false)
 }
 

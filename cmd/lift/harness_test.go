@@ -47,6 +47,9 @@ func newServer(t *testing.T, opts ...option) *server {
 	cfg.Redis.Addr, cfg.Redis.DB = addr, db
 	cfg.ClickHouse.Addr, cfg.ClickHouse.Database = lifttest.ClickHouse(t)
 	cfg.DataDir = t.TempDir()
+	// Tests read back what they just sent; the default flush interval (5 s)
+	// spares ClickHouse parts under load (ingest.flushEvery), not latency.
+	cfg.Ingest.FlushInterval = 250 * time.Millisecond
 	for _, o := range opts {
 		o(cfg)
 	}

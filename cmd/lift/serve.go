@@ -134,7 +134,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 	}
 	if role == "ingest" || role == "all" {
 		in, err := ingest.New(ingest.Config{Dir: filepath.Join(a.Config.DataDir, "wal"), DiskBudget: a.Config.Ingest.DiskBudget,
-			Now: a.Now, Logger: a.Log, Observer: a.metrics().Ingest()}, a.Warehouse)
+			FlushInterval: a.Config.Ingest.FlushInterval, Now: a.Now, Logger: a.Log, Observer: a.metrics().Ingest()}, a.Warehouse)
 		if err != nil {
 			return nil, nil, err
 		}
