@@ -43,6 +43,10 @@ func (v *validator) decodeShared() {
 				continue
 			}
 			bundled[kt] = true
+			if _, allowed := sharedRule(kt); !allowed && !isEmptyJSON(t.Shared[k]) {
+				v.fail("invalid_request", "shared."+k,
+					"A %s change carries no shared configuration: send shared.%s as {}.", kt, k)
+			}
 		}
 		if len(bundled) < 2 {
 			v.fail("invalid_request", "shared",
