@@ -56,6 +56,21 @@ type orderPayload struct {
 	} `json:"refunds"`
 }
 
+// checkTimes refuses order times no platform sends: before 2000 or more
+// than a day after receipt. Such a time would become the row's version,
+// and a version from year 1 wraps around and outranks every later edit.
+func (o *orderPayload) checkTimes(received time.Time) error {
+	for _, t := range []struct {
+		name string
+		at   *time.Time
+	}{{"created_at", o.CreatedAt}, {"updated_at", o.UpdatedAt}} {
+		if t.at != nil && (t.at.Year() < 2000 || t.at.After(received.Add(24*time.Hour))) {
+			return &unreadableBody{msg: fmt.Sprintf("%s %s is out of range", t.name, t.at.Format(time.RFC3339))}
+		}
+	}
+	return nil
+}
+
 // attribute returns the named cart attribute ("" when absent).
 func (o *orderPayload) attribute(name string) string {
 	for _, a := range o.NoteAttributes {
@@ -132,6 +147,15 @@ func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelive
 	if o.ID == "" {
 		return "", nil, &unreadableBody{msg: "the order has no id"}
 	}
+	if err := o.checkTimes(d.ReceivedAt); err != nil {
+		return "", nil, err
+	}
+	if c := strings.ToUpper(o.Currency); c != "" && shop.Currency != "" && c != shop.Currency {
+		// Results add revenue in the shop's currency, and Lift does not
+		// convert: counting this order's amount as the shop's would be wrong.
+		return fmt.Sprintf("not counted: the order is in %s and the shop's currency is %s (Lift does not convert amounts)",
+			c, shop.Currency), nil, nil
+	}
 	var attrs []OrderAttribution
 	edit := false
 	if d.Topic == TopicOrdersEdited {
@@ -205,7 +229,10 @@ func orderVersion(o *orderPayload, d *WebhookDelivery, prior []OrderAttribution)
 // attribute finds the tests the buyer is in: first the cart attribute
 // _lift_assignments, then, for tests it does not name, the visitor's
 // standing assignment in ClickHouse. Only active or paused tests count, in
-// a group the test has; excluded visitors (group -1) are not attributed.
+// a group the test has; excluded visitors (group -1, in the cart or in
+// ClickHouse) are not attributed. The cart's -1 stands over an earlier
+// assignment: the buyer was left out of the test when ordering. A cart
+// group the test does not have is ignored, and ClickHouse's is used.
 func (s *WebhookService) attribute(ctx context.Context, shop *Shop, o *orderPayload) ([]OrderAttribution, error) {
 	visitor, session := o.attribute(AttrVisitorID), o.attribute(AttrSessionID)
 	pairs := parseAssignments(o.attribute(AttrAssignments))
@@ -221,14 +248,18 @@ func (s *WebhookService) attribute(ctx context.Context, shop *Shop, o *orderPayl
 		tests[strconv.FormatInt(t.ID, 10)] = t
 	}
 	got := map[string]OrderAttribution{}
+	excluded := map[string]bool{} // the cart says the buyer was left out
 	add := func(exp string, group int16, sess string) {
 		t, ok := tests[exp]
-		if _, seen := got[exp]; seen || !ok || group < 0 || t.Group(int(group)) == nil {
+		if _, seen := got[exp]; seen || excluded[exp] || !ok || group < 0 || t.Group(int(group)) == nil {
 			return
 		}
 		got[exp] = OrderAttribution{ExperimentID: exp, TestGroup: group, VisitorID: visitor, SessionID: cmp.Or(session, sess)}
 	}
 	for _, p := range pairs {
+		if p.group == -1 {
+			excluded[p.experimentID] = true
+		}
 		add(p.experimentID, p.group, "")
 	}
 	if visitor != "" && len(got) < len(tests) {
@@ -338,7 +369,13 @@ func (f *platformID) UnmarshalJSON(b []byte) error {
 	}
 	if strings.HasPrefix(s, "gid://") {
 		s = trailingDigits.FindString(s)
+	} else if s != "" && !onlyDigits.MatchString(s) {
+		// Platform ids are positive integers; "-5", "5.5" or "abc-5" would
+		// be stored as ids no other delivery of the same object matches.
+		return fmt.Errorf("id %s is not a platform id (digits or gid://…/Type/digits)", b)
 	}
 	*f = platformID(s)
 	return nil
 }
+
+var onlyDigits = regexp.MustCompile(`^[0-9]+$`)

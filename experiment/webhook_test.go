@@ -27,6 +27,7 @@ type webhookFakes struct {
 	names      map[int64]string
 	orders     []experiment.SignedOrder
 	signed     []experiment.OrderAttribution
+	assigned   []experiment.OrderAttribution // the visitor's groups in ClickHouse
 	enqueued   []string
 	enqueueErr error
 }
@@ -118,7 +119,7 @@ func (f *webhookFakes) SignedOrderAttributions(context.Context, int64, string) (
 	return f.signed, nil
 }
 func (f *webhookFakes) VisitorAssignments(context.Context, int64, string) ([]experiment.OrderAttribution, error) {
-	return nil, nil
+	return f.assigned, nil
 }
 func (f *webhookFakes) EnqueueWebhook(_ context.Context, shopID int64, id string) error {
 	if f.enqueueErr != nil {
@@ -250,23 +251,42 @@ func TestWebhookProcessOrders(t *testing.T) {
 		"note_attributes":[{"name":"_lift_visitor_id","value":"v1"},{"name":"_lift_assignments","value":"42:1"}],
 		"line_items":[{"product_id":1,"variant_id":44001,"quantity":2,"price":"15.00"}]}`
 	live := []*experiment.Test{{ID: 42, Status: experiment.StatusActive, Groups: []experiment.Group{{Index: 0}, {Index: 1}}}}
+	inCH := func(group int16) []experiment.OrderAttribution {
+		return []experiment.OrderAttribution{{ExperimentID: "42", TestGroup: group, VisitorID: "v1"}}
+	}
+	cart := func(assignments string) string { return strings.Replace(body, `"42:1"`, `"`+assignments+`"`, 1) }
 	cases := []struct {
 		name, topic, body string
-		signed            []experiment.OrderAttribution
+		signed, assigned  []experiment.OrderAttribution
 		wantOutcome       string
 		wantGroup         int16
 	}{
-		{"create attributes from the cart", experiment.TopicOrdersCreate, body, nil, "attributed to 1 tests", 1},
+		{"create attributes from the cart", experiment.TopicOrdersCreate, body, nil, nil, "attributed to 1 tests", 1},
+		{"the cart's group wins over ClickHouse's", experiment.TopicOrdersCreate, body, nil, inCH(0), "attributed to 1 tests", 1},
+		{"no cart group: ClickHouse's", experiment.TopicOrdersCreate, cart(""), nil, inCH(0), "attributed to 1 tests", 0},
+		{"excluded in the cart stands over ClickHouse's group", experiment.TopicOrdersCreate, cart("42:-1"), nil, inCH(1), "unattributed", -1},
+		{"excluded in ClickHouse", experiment.TopicOrdersCreate, cart(""), nil, inCH(-1), "unattributed", -1},
+		{"a cart group the test lacks: ClickHouse's", experiment.TopicOrdersCreate, cart("42:7"), nil, inCH(0), "attributed to 1 tests", 0},
 		{"edit keeps the signed group", experiment.TopicOrdersEdited, body,
-			[]experiment.OrderAttribution{{ExperimentID: "42", TestGroup: 0, VisitorID: "v0", CreatedAt: updated}}, "new version for 1 tests", 0},
-		{"unreadable", experiment.TopicOrdersCreate, `{"id":[1]}`, nil, "unreadable: ", -1},
+			[]experiment.OrderAttribution{{ExperimentID: "42", TestGroup: 0, VisitorID: "v0", CreatedAt: updated}}, nil, "new version for 1 tests", 0},
+		{"unreadable", experiment.TopicOrdersCreate, `{"id":[1]}`, nil, nil, "unreadable: ", -1},
+		{"another currency is not counted", experiment.TopicOrdersCreate, strings.Replace(body, `"total_price"`, `"currency":"jpy","total_price"`, 1), nil, nil,
+			"not counted: the order is in JPY and the shop's currency is EUR", -1},
+		{"the shop's currency in any case", experiment.TopicOrdersCreate, strings.Replace(body, `"total_price"`, `"currency":"eur","total_price"`, 1), nil, nil, "attributed to 1 tests", 1},
+		{"an id that is not a platform id", experiment.TopicOrdersCreate, strings.Replace(body, `"gid://shopify/Order/5001"`, `"abc-5001"`, 1), nil, nil, "unreadable: ", -1},
+		{"a negative id", experiment.TopicOrdersCreate, strings.Replace(body, `"gid://shopify/Order/5001"`, `-5001`, 1), nil, nil, "unreadable: ", -1},
+		{"a fractional id", experiment.TopicOrdersCreate, strings.Replace(body, `"gid://shopify/Order/5001"`, `5001.5`, 1), nil, nil, "unreadable: ", -1},
+		{"a numeric string id", experiment.TopicOrdersCreate, strings.Replace(body, `"gid://shopify/Order/5001"`, `"5001"`, 1), nil, nil, "attributed to 1 tests", 1},
+		{"updated_at in year 1", experiment.TopicOrdersCreate, strings.Replace(body, `"2026-06-01T10:00:00Z"`, `"0001-01-01T00:00:00Z"`, 1), nil, nil, "unreadable: updated_at", -1},
+		{"created_at in 2099", experiment.TopicOrdersCreate, strings.Replace(body, `"2026-06-01T09:00:00Z"`, `"2099-01-01T00:00:00Z"`, 1), nil, nil, "unreadable: created_at", -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			f := newWebhookFakes()
-			f.live, f.signed = live, c.signed
-			if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "o", Topic: c.topic, Body: []byte(c.body)}); err != nil {
+			f.live, f.signed, f.assigned = live, c.signed, c.assigned
+			in := experiment.WebhookDelivery{ShopID: 1, ID: "o", Topic: c.topic, Body: []byte(c.body), ReceivedAt: updated.Add(time.Minute)}
+			if _, _, err := f.InsertDelivery(ctx, in); err != nil {
 				t.Fatal(err)
 			}
 			if err := f.service().Process(ctx, 1, "o", experiment.WebhookAttempt{Try: 1}); err != nil {
