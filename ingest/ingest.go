@@ -309,9 +309,9 @@ func (in *Ingester) ObserveProduct(ctx context.Context, shopID int64, req *Obser
 }
 
 // TrackLegacy records one of the legacy analytics calls.
-func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int64, req *LegacyRequest, m Meta) (rerr error) {
+func (in *Ingester) TrackLegacy(ctx context.Context, kind LegacyKind, shopID int64, shopCurrency string, req *LegacyRequest, m Meta) (rerr error) {
 	defer func() { in.observe("legacy", 1, rerr) }()
-	ev, order, err := validLegacy(kind, req, shopID, m)
+	ev, order, err := validLegacy(kind, req, shopID, shopCurrency, m)
 	if err != nil {
 		return err
 	}

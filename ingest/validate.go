@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -108,7 +109,10 @@ func validEvent(dst []Event, req *EventRequest, shopID int64, m Meta) ([]Event, 
 	if len(req.ExperimentIDs) == 0 {
 		return append(dst, ev), nil
 	}
-	for _, id := range req.ExperimentIDs {
+	for i, id := range req.ExperimentIDs {
+		if slices.Contains(req.ExperimentIDs[:i], id) {
+			continue // a repeated id would count the event twice for its test
+		}
 		ev.ExperimentID = id
 		dst = append(dst, ev)
 	}
@@ -317,7 +321,10 @@ const (
 
 // validLegacy turns a legacy body into an event row (add-to-cart, checkout)
 // or an order row (order).
-func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*Event, *Order, *experiment.Error) {
+// validLegacy reads a legacy call of the shop with id shopID, whose money
+// is in shopCurrency: an order in another currency is refused, because
+// results add revenue in the shop's currency and Lift does not convert.
+func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, shopCurrency string, m Meta) (*Event, *Order, *experiment.Error) {
 	if err := checkExperimentID("experimentId", string(req.ExperimentID)); err != nil {
 		return nil, nil, err
 	}
@@ -343,13 +350,13 @@ func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, m Meta) (*Ev
 		if err != nil {
 			return nil, nil, err
 		}
-		if req.Currency != "" && (len(req.Currency) != 3 || !isLetter(req.Currency[0])) {
-			return nil, nil, invalid("currency", "must be an ISO 4217 code")
+		if req.Currency != "" && !strings.EqualFold(req.Currency, shopCurrency) {
+			return nil, nil, invalid("currency", "must be the shop's currency, %s (Lift does not convert amounts)", shopCurrency)
 		}
 		return nil, &Order{
 			ShopID: shopID, ExperimentID: string(req.ExperimentID), OrderID: orderID,
 			Version: uint64(m.ReceivedAt.UnixMilli()), TestGroup: group, VisitorID: req.VisitorID,
-			Revenue: revenue, Currency: strings.ToUpper(req.Currency), CreatedAt: m.ReceivedAt,
+			Revenue: revenue, Currency: shopCurrency, CreatedAt: m.ReceivedAt,
 			Source: "legacy", IsBot: m.IsBot(),
 		}, nil
 	}

@@ -61,13 +61,23 @@ func parseTime(param string, raw json.RawMessage, now time.Time) (time.Time, *ex
 	return t.UTC(), nil
 }
 
-var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02T15:04:05.999999999"}
+// isoLayouts are the ISO 8601 forms a storefront may send, the common one
+// first: RFC 3339, ±hhmm offsets, minute precision, the basic format, a
+// date alone (midnight UTC); no zone means UTC.
+var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02T15:04:05.999999999",
+	"2006-01-02T15:04Z07:00", "2006-01-02T15:04Z0700", "2006-01-02T15:04",
+	"20060102T150405.999999999Z0700", "20060102T150405.999999999", "20060102T1504Z0700", "2006-01-02", "20060102"}
 
 func parseISO(s string) (time.Time, bool) {
 	for _, l := range isoLayouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t, true
 		}
+	}
+	// ISO 8601 allows lower-case designators ("t", "z"); layouts match
+	// them in upper case only.
+	if u := strings.ToUpper(s); u != s {
+		return parseISO(u)
 	}
 	return time.Time{}, false
 }

@@ -108,7 +108,7 @@ func FuzzLegacyBody(f *testing.F) {
 		if json.Unmarshal(body, &req) != nil {
 			return
 		}
-		_, _, err := validLegacy(LegacyKind(kind%3+1), &req, 1, fuzzMeta)
+		_, _, err := validLegacy(LegacyKind(kind%3+1), &req, 1, "USD", fuzzMeta)
 		wantRefusal(t, err)
 	})
 }

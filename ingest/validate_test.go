@@ -125,7 +125,8 @@ func assertInvalid(t *testing.T, err *experiment.Error, param, substr string) {
 func TestValidEventAcceptsTimeForms(t *testing.T) {
 	t.Parallel()
 	want := time.Date(2026, 11, 21, 11, 0, 0, 0, time.UTC)
-	for _, raw := range []string{`"2026-11-21T11:00:00Z"`, `"2026-11-21T12:00:00+01:00"`, `"2026-11-21T11:00:00.000+0000"`, `1795258800000`} {
+	for _, raw := range []string{`"2026-11-21T11:00:00Z"`, `"2026-11-21T12:00:00+01:00"`, `"2026-11-21T11:00:00.000+0000"`, `1795258800000`,
+		`"2026-11-21T11:00Z"`, `"2026-11-21T12:00+01:00"`, `"20261121T110000Z"`, `"20261121T120000+0100"`, `"2026-11-21t11:00:00z"`, `"2026-11-21T11:00"`} {
 		t.Run(raw, func(t *testing.T) {
 			t.Parallel()
 			req := validEventBody()
@@ -138,6 +139,38 @@ func TestValidEventAcceptsTimeForms(t *testing.T) {
 				t.Errorf("CreatedAt = %v, want %v", rows[0].CreatedAt, want)
 			}
 		})
+	}
+}
+
+func TestValidEventAcceptsADate(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{`"2026-11-21"`, `"20261121"`} {
+		req := validEventBody()
+		req.CreatedAt = json.RawMessage(raw)
+		rows, err := validEvent(nil, &req, 1, Meta{ReceivedAt: testNow})
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if want := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC); !rows[0].CreatedAt.Equal(want) {
+			t.Errorf("%s: CreatedAt = %v, want %v", raw, rows[0].CreatedAt, want)
+		}
+	}
+}
+
+func TestValidEventFoldsRepeatedExperimentIDs(t *testing.T) {
+	t.Parallel()
+	req := validEventBody()
+	req.ExperimentIDs = []string{"101", "102", "101"}
+	rows, err := validEvent(nil, &req, 1, Meta{ReceivedAt: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.ExperimentID)
+	}
+	if diff := cmp.Diff([]string{"101", "102"}, got); diff != "" {
+		t.Errorf("one row per test (-want +got):\n%s", diff)
 	}
 }
 
@@ -229,12 +262,15 @@ func TestValidLegacy(t *testing.T) {
 		{"Order", LegacyOrder, LegacyRequest{ExperimentID: "5", OrderID: "991", TestGroup: f64(1), Revenue: f64(30)}, "", ""},
 		{"OrderNoID", LegacyOrder, LegacyRequest{ExperimentID: "5", TestGroup: f64(1), Revenue: f64(30)}, "orderId", "required"},
 		{"OrderNoGroup", LegacyOrder, LegacyRequest{ExperimentID: "5", OrderID: "991", Revenue: f64(30)}, "testGroup", "required"},
+		{"OrderInShopCurrency", LegacyOrder, LegacyRequest{ExperimentID: "5", OrderID: "991", TestGroup: f64(1), Revenue: f64(30), Currency: "usd"}, "", ""},
+		{"OrderInOtherCurrency", LegacyOrder, LegacyRequest{ExperimentID: "5", OrderID: "991", TestGroup: f64(1), Revenue: f64(30), Currency: "EUR"}, "currency", "USD"},
+		{"OrderInNoCurrency", LegacyOrder, LegacyRequest{ExperimentID: "5", OrderID: "991", TestGroup: f64(1), Revenue: f64(30), Currency: "E12"}, "currency", "USD"},
 		{"NoExperiment", LegacyCheckout, LegacyRequest{SessionID: testSession, TestGroup: f64(1), Revenue: f64(3)}, "experimentId", "required"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ev, order, err := validLegacy(tc.kind, &tc.req, 3, Meta{ReceivedAt: testNow})
+			ev, order, err := validLegacy(tc.kind, &tc.req, 3, "USD", Meta{ReceivedAt: testNow})
 			if tc.param != "" {
 				assertInvalid(t, err, tc.param, tc.substr)
 				return
@@ -243,7 +279,7 @@ func TestValidLegacy(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.kind == LegacyOrder {
-				if order == nil || order.OrderID != "991" || order.Revenue != 30 || order.TestGroup != 1 {
+				if order == nil || order.OrderID != "991" || order.Revenue != 30 || order.TestGroup != 1 || order.Currency != "USD" {
 					t.Errorf("order = %+v", order)
 				}
 				return

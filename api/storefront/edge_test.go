@@ -22,6 +22,7 @@ func TestShopThatIsNotTextIsRefused(t *testing.T) {
 			`{"sessionId":"` + sessionID + `","visitorId":"v","experimentId":"101","testGroup":1,"createdAt":"2026-11-21T10:00:00Z"}`, "shop"},
 		{"NULInLegacyBody", storefront.PathAddToCart, "application/json", strings.Replace(legacy, "SHOP", `demo\u0000.myshopify.com`, 1), "shop"},
 		{"InvalidUTF8InObserve", storefront.PathObserve + "?shop=%C3%28&productId=7&experimentId=101", "", "", "shop"},
+		{"ShopLongerThanAnyDomain", storefront.PathObserve + "?shop=" + strings.Repeat("a", 300) + ".myshopify.com&productId=7&experimentId=101", "", "", "shop must be a shop domain"},
 		{"NULInMetadataExperiment", storefront.PathGA4Metadata + "?experimentId=1%00&groupIndex=0", "", "", "experimentId"},
 	}
 	for _, tc := range tests {

@@ -262,7 +262,7 @@ func (h *Handler) legacy(kind ingest.LegacyKind) func(*gin.Context) error {
 		if err != nil {
 			return h.refuse("legacy", err)
 		}
-		if err := h.in.TrackLegacy(c, kind, shop.ID, &req, h.meta(c)); err != nil {
+		if err := h.in.TrackLegacy(c, kind, shop.ID, shop.Currency, &req, h.meta(c)); err != nil {
 			return err
 		}
 		accepted(c)

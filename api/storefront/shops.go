@@ -35,9 +35,13 @@ func newShopCache(r ShopResolver, ttl, neg time.Duration, now func() time.Time) 
 
 // find returns the installed shop of a domain, or a 400 naming param.
 func (c *shopCache) find(ctx context.Context, param, domain string) (*experiment.Shop, error) {
-	domain = normalizeDomain(domain)
+	domain = experiment.NormalizeShopDomain(domain)
 	if domain == "" {
 		return nil, experiment.Errorf(experiment.KindInvalidRequest, "missing_parameter", "%s is required", param).WithParam(param)
+	}
+	if len(domain) > 255 { // no host name is longer; nor is a shop's
+		return nil, experiment.Errorf(experiment.KindInvalidRequest, "invalid_parameter",
+			"%s must be a shop domain such as example.myshopify.com", param).WithParam(param)
 	}
 	now := c.now()
 	c.mu.RLock()
@@ -78,14 +82,4 @@ func usable(param, domain string, shop *experiment.Shop) (*experiment.Shop, erro
 			"%s %q is not a shop with Lift installed", param, domain).WithParam(param)
 	}
 	return shop, nil
-}
-
-// normalizeDomain accepts "Shop.myshopify.com", "https://shop.myshopify.com/";
-// a name longer than DNS allows is no shop.
-func normalizeDomain(s string) string {
-	s = experiment.NormalizeShopDomain(s)
-	if len(s) > 255 {
-		return ""
-	}
-	return s
 }

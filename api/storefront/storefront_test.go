@@ -419,6 +419,7 @@ func TestLegacyEndpoints(t *testing.T) {
 		{"OrderNoGroup", "/api/analytics/order", `{"shop":"` + shopDomain + `","experimentId":"1","orderId":"5","revenue":1}`, "testGroup"},
 		{"OrderUnknownShop", "/api/analytics/order", `{"shop":"x.myshopify.com","experimentId":"1","orderId":"5","testGroup":0,"revenue":1}`, "shop"},
 		{"OrderNoShop", "/api/analytics/order", `{"experimentId":"1","orderId":"5","testGroup":0,"revenue":1}`, "shop"},
+		{"OrderInAnotherCurrency", "/api/analytics/order", `{"shop":"` + shopDomain + `","experimentId":"1","orderId":"5","testGroup":0,"revenue":1,"currency":"E12"}`, "currency must be the shop's currency"},
 		{"RevenueNotNumber", "/api/analytics/order", `{"shop":"` + shopDomain + `","experimentId":"1","orderId":"5","testGroup":0,"revenue":"lots"}`, "revenue"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,7 +26,7 @@ func (b *bundle) legacyOrder(t *testing.T, shop *experiment.Shop, test *experime
 	}
 	req := &ingest.LegacyRequest{ExperimentID: ingest.FlexString(fmt.Sprint(test.ID)), VisitorID: "legacy-visitor",
 		OrderID: ingest.FlexString(orderID), TestGroup: &group, Revenue: &revenue, Currency: "USD"}
-	if err := in.TrackLegacy(context.Background(), ingest.LegacyOrder, shop.ID, req, ingest.Meta{ReceivedAt: at}); err != nil {
+	if err := in.TrackLegacy(context.Background(), ingest.LegacyOrder, shop.ID, shop.Currency, req, ingest.Meta{ReceivedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
