@@ -16,7 +16,8 @@ import (
 // so a changed definition misses), the view, the normalized request, and
 // the test's data version (AnalyticsWarehouse.DataVersion): new rows for the
 // test, or an erase, change the version, so the next request computes
-// afresh and the stale entry simply ages out. The version read is one
+// afresh and the stale entry simply ages out. An answer is kept only when
+// the version after computing it is the one before. The version read is one
 // count/max per table over the test's key range (events through their
 // pre-aggregate), far cheaper than the analytics it spares. CacheTTL bounds any entry's life; the LRU bounds
 // the memory. The cache is per process: each API node warms its own.
@@ -107,6 +108,12 @@ func (a *Analytics) cachedKey(ctx context.Context, shop *experiment.Shop, t *exp
 	if err != nil {
 		return nil, err
 	}
-	a.cache.put(key, body)
+	// Rows that land while build reads make its answer newer than version.
+	// Kept under version, it would come back when the version does: a
+	// reset-analytics returns a test to the empty version it started from.
+	after, err := a.cfg.Activity.DataVersion(ctx, shop.ID, fmt.Sprint(t.ID), storewide)
+	if err == nil && after == version {
+		a.cache.put(key, body)
+	}
 	return body, nil
 }

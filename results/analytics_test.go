@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ type cellWarehouse struct {
 	cells   []cell
 	version string
 	calls   int
+	during  func(*cellWarehouse) // runs inside GroupMetrics, as rows landing mid-query
 }
 
 type cell struct {
@@ -34,6 +36,9 @@ func (w *cellWarehouse) GroupMetrics(_ context.Context, q MetricsQuery) ([]Group
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls++
+	if w.during != nil {
+		w.during(w)
+	}
 	byKey := map[[2]string]*GroupRow{}
 	var out []*GroupRow
 	for _, c := range w.cells {
@@ -180,6 +185,39 @@ func TestAnalyticsCacheInvalidatesOnNewData(t *testing.T) {
 	fresh, err := a.Report(ctx, shop, tt.ID, ViewV2, req)
 	if err != nil || w.calls != 2 || string(fresh) == string(first) {
 		t.Fatalf("after new data: calls %d, same answer %v, err %v", w.calls, string(fresh) == string(first), err)
+	}
+}
+
+// TestAnalyticsCacheSkipsAnAnswerNewerThanItsVersion: rows that land while
+// an answer is computed must not be kept under the version read before,
+// or a reset-analytics (back to that version) serves them again.
+func TestAnalyticsCacheSkipsAnAnswerNewerThanItsVersion(t *testing.T) {
+	t.Parallel()
+	a, w, shop, tt := analyticsFixture()
+	ctx := context.Background()
+	before := slices.Clone(w.cells)
+	w.during = func(w *cellWarehouse) { // the first rows of the day arrive mid-query
+		w.cells = append(w.cells, cell{"tablet", "US", "new", "2026-06-02", 1, Sums{N: 10, Converted: 1, Orders: 1, Revenue: 5}})
+		w.version, w.during = "v2", nil
+	}
+	req := AnalyticsRequest{DateStart: "2026-06-01", DateFinish: "2026-06-02"}
+	if _, err := a.Report(ctx, shop, tt.ID, ViewV2, req); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.cells, w.version = before, "v1" // reset-analytics: the rows go, the version returns
+	w.mu.Unlock()
+	got, err := a.Report(ctx, shop, tt.ID, ViewV2, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _, _, _ := analyticsFixture()
+	want, err := fresh.Report(ctx, shop, tt.ID, ViewV2, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != 2 || string(got) != string(want) {
+		t.Fatalf("after the reset: %d queries, answer\n%s\nwant\n%s", w.calls, got, want)
 	}
 }
 
