@@ -9,6 +9,7 @@ package session
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -95,7 +96,13 @@ func sessionError(err error) error {
 	}
 	switch e.Kind {
 	case experiment.KindConflict, experiment.KindForbidden:
-		return experiment.Errorf(experiment.KindInvalidRequest, e.Code, "%s", e.Message).WithParam(e.Param)
+		msg := e.Message
+		if cur, ok := e.Details["current_status"].(string); ok && e.Code == "invalid_status_transition" {
+			// The domain words the status as /v1 does (ended, draft); this
+			// surface says part 2.1's (STOPPED, DRAFT).
+			msg = strings.Replace(msg, "status is "+cur+".", "status is "+statusOf(experiment.Status(cur))+".", 1)
+		}
+		return experiment.Errorf(experiment.KindInvalidRequest, e.Code, "%s", msg).WithParam(e.Param)
 	case experiment.KindNotImplemented:
 		return experiment.Errorf(experiment.KindNotFound, e.Code, "%s", e.Message).WithParam(e.Param)
 	}

@@ -103,7 +103,7 @@ func (a *API) update(c *gin.Context) error {
 	if in.Name != nil {
 		patch["name"] = *in.Name
 	}
-	if err := settingsPatch(in.Settings, patch); err != nil {
+	if err := settingsPatch(in.Settings, patch, shopOf(c).Location()); err != nil {
 		return err
 	}
 	ctx, shop := c.Request.Context(), shopOf(c)
@@ -142,13 +142,14 @@ func (a *API) update(c *gin.Context) error {
 
 // settingsPatch maps part 2.2's settings onto the PATCH body: startDate and
 // endDate onto schedule, targetingRules onto audience. Objects merge key by
-// key, so settings merge into the existing ones.
-func settingsPatch(s map[string]json.RawMessage, patch map[string]any) error {
+// key, so settings merge into the existing ones. A date without a time is a
+// day in loc, the shop's timezone.
+func settingsPatch(s map[string]json.RawMessage, patch map[string]any, loc *time.Location) error {
 	schedule := map[string]any{}
 	for k, raw := range s {
 		switch k {
 		case "startDate", "endDate":
-			v, err := dateSetting(k, raw)
+			v, err := dateSetting(k, raw, loc)
 			if err != nil {
 				return err
 			}
@@ -172,8 +173,10 @@ func settingsPatch(s map[string]json.RawMessage, patch map[string]any) error {
 	return nil
 }
 
-// dateSetting is an ISO 8601 time or null (nil).
-func dateSetting(k string, raw json.RawMessage) (any, error) {
+// dateSetting is an ISO 8601 time or null (nil). A date alone is the whole
+// day in loc: a startDate starts at its midnight, an endDate ends at the
+// next one, so "endDate": "2027-01-31" runs through the 31st.
+func dateSetting(k string, raw json.RawMessage, loc *time.Location) (any, error) {
 	if string(raw) == "null" {
 		return nil, nil
 	}
@@ -183,18 +186,35 @@ func dateSetting(k string, raw json.RawMessage) (any, error) {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return nil, badRequest("settings.%s must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z; got %q.", k, s)
+		day, derr := time.ParseInLocation(time.DateOnly, s, loc)
+		if derr != nil {
+			return nil, badRequest("settings.%s must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z or a date such as 2026-01-31; got %q.", k, s)
+		}
+		if t = day; k == "endDate" {
+			t = day.AddDate(0, 0, 1)
+		}
 	}
 	return t.UTC().Format(time.RFC3339Nano), nil
 }
 
+// action answers pause and resume. Part 3 names each one's condition ("test
+// is running", "test is paused"), so unlike /v1's same-target actions a
+// pause of a paused test is a 400, not a quiet success.
 func (a *API) action(act experiment.Action) api.HandlerFunc {
 	return func(c *gin.Context) error {
 		id, err := testID(c, "id")
 		if err != nil {
 			return err
 		}
-		if _, err := a.Service.ChangeFromAdminPanel(c.Request.Context(), shopOf(c), id, nil, act); err != nil {
+		ctx, shop := c.Request.Context(), shopOf(c)
+		cur, err := a.Service.GetFromAdminPanel(ctx, shop, id)
+		if err != nil {
+			return err
+		}
+		if p, err := experiment.PlanAction(cur, act); err == nil && p.Unchanged {
+			return badRequest("Cannot %s a test whose status is %s.", act, statusOf(cur.Status))
+		}
+		if _, err := a.Service.ChangeFromAdminPanel(ctx, shop, id, nil, act); err != nil {
 			return err
 		}
 		success(c)

@@ -3,6 +3,7 @@ package session_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -90,6 +91,9 @@ func TestUpdateAndLifecycle(t *testing.T) {
 		t.Fatalf("a refused request changed the test: %v", d)
 	}
 
+	if msg := wantError(t, s.do(t, "POST", path+"/pause", ""), http.StatusBadRequest); !strings.Contains(msg, "status is DRAFT") {
+		t.Errorf("message %q speaks another surface's status words", msg)
+	}
 	steps := []struct{ method, path, body, status string }{
 		{"PUT", path, `{"status":"ACTIVE"}`, "ACTIVE"},
 		{"POST", path + "/pause", "", "PAUSED"},
@@ -103,8 +107,18 @@ func TestUpdateAndLifecycle(t *testing.T) {
 		if got := get()["status"]; got != st.status {
 			t.Fatalf("%s %s %s: status %v, want %s", st.method, st.path, st.body, got, st.status)
 		}
+		// Part 3: pause needs a running test, resume a paused one.
+		switch st.status {
+		case "ACTIVE":
+			wantError(t, s.do(t, "POST", path+"/resume", ""), http.StatusBadRequest)
+		case "PAUSED":
+			wantError(t, s.do(t, "POST", path+"/pause", ""), http.StatusBadRequest)
+		}
 	}
 	wantError(t, s.do(t, "POST", path+"/resume", ""), http.StatusBadRequest)
+	if msg := wantError(t, s.do(t, "POST", path+"/pause", ""), http.StatusBadRequest); !strings.Contains(msg, "status is STOPPED") {
+		t.Errorf("message %q speaks another surface's status words", msg)
+	}
 	// After launch the configuration is locked but for name and endDate.
 	wantError(t, s.do(t, "PUT", path, `{"settings":{"startDate":"2026-08-01T00:00:00Z"}}`), http.StatusBadRequest)
 	wantSuccess(t, s.do(t, "PUT", path, `{"name":"Still open","settings":{"endDate":null}}`))
@@ -264,4 +278,19 @@ func TestAnalysisSettings(t *testing.T) {
 	if got := settings(); cmp.Diff(want, got["analysis"]) != "" || len(got["guardrails"].([]any)) != 0 {
 		t.Fatalf("settings after launch: %v", got)
 	}
+}
+
+// TestDateOnlySettings: part 2.2's dates are "ISO 8601", and a date alone is
+// one: the whole day in the shop's timezone (UTC here), so an endDate runs
+// through its day.
+func TestDateOnlySettings(t *testing.T) {
+	t.Parallel()
+	s := newEnv(t).newShop()
+	path := "/api/experiments/" + s.created(t, "/api/price-experiments/v1/create", priceV1("Dates"))
+	wantSuccess(t, s.do(t, "PUT", path, `{"settings":{"startDate":"2027-01-10","endDate":"2027-01-31"}}`))
+	set := s.do(t, "GET", path, "").data().(map[string]any)["settings"].(map[string]any)
+	if set["startDate"] != "2027-01-10T00:00:00Z" || set["endDate"] != "2027-02-01T00:00:00Z" {
+		t.Fatalf("dates = %v .. %v, want the days 2027-01-10 through 2027-01-31", set["startDate"], set["endDate"])
+	}
+	wantError(t, s.do(t, "PUT", path, `{"settings":{"endDate":"2027-02-30"}}`), http.StatusBadRequest)
 }
