@@ -39,6 +39,15 @@ func (s *Shop) HasFeature(slug string) bool {
 // Installed reports whether Lift may still act for the shop.
 func (s *Shop) Installed() bool { return s.UninstalledAt == nil }
 
+// Location is the shop's timezone, UTC when it has none Go knows: local
+// dates (results, date-only settings) are dates in it.
+func (s *Shop) Location() *time.Location {
+	if loc, err := time.LoadLocation(s.Timezone); err == nil && s.Timezone != "" {
+		return loc
+	}
+	return time.UTC
+}
+
 // Scope is an API token's permission.
 type Scope string
 

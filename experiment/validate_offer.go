@@ -6,6 +6,7 @@ package experiment
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 )
 
@@ -67,6 +68,8 @@ func (v *validator) checkDiscount(d Discount, p string) {
 	case "fixed_amount":
 		if !amountPattern.MatchString(d.Value) || decLess(d.Value, "0.0001") {
 			v.fail("invalid_request", p+".value", "A fixed amount is a positive decimal string; got %q.", d.Value)
+		} else {
+			v.checkUnits(d.Value, p+".value", v.shopCurrency()) // it is in the shop's money
 		}
 	case "free_shipping":
 		if d.Value != "" {
@@ -96,6 +99,9 @@ func (v *validator) checkConditions(c *OfferConditions, p string) {
 	for i, id := range c.ProductIDs {
 		if _, ok := v.cat.Products[id]; !ok {
 			v.fail("product_not_found", fmt.Sprintf("%s.product_ids[%d]", p, i), "This shop has no product %s.", id)
+		}
+		if slices.Contains(c.ProductIDs[:i], id) {
+			v.fail("invalid_request", fmt.Sprintf("%s.product_ids[%d]", p, i), "Product %s is listed twice.", id)
 		}
 	}
 	for i, id := range c.CollectionIDs {

@@ -101,15 +101,20 @@ func (v *validator) checkMoney(m Money, p, currency string) bool {
 		v.fail("currency_mismatch", p+".currency", "This amount must be in %s; got %q.", currency, m.Currency)
 		return false
 	}
-	// A price the checkout cannot charge (a fraction of a cent) or storage
-	// cannot hold is refused, not rounded behind the merchant's back.
-	d, err := money.Parse(m.Amount)
+	return v.checkUnits(m.Amount, p+".amount", m.Currency)
+}
+
+// checkUnits refuses an amount (a decimal string) the checkout cannot
+// charge in currency (a fraction of a cent) or storage cannot hold: it is
+// not rounded behind the merchant's back.
+func (v *validator) checkUnits(amount, param, currency string) bool {
+	d, err := money.Parse(amount)
 	if err != nil {
-		v.fail("invalid_request", p+".amount", "%s is more than an amount can be (at most 14 digits before the point).", m.Amount)
+		v.fail("invalid_request", param, "%s is more than an amount can be (at most 14 digits before the point).", amount)
 		return false
 	}
-	if units := money.MinorUnits(m.Currency); !d.Equal(d.Round(units)) {
-		v.fail("invalid_request", p+".amount", "%s has more decimals than %s's %d.", m.Amount, m.Currency, units)
+	if units := money.MinorUnits(currency); !d.Equal(d.Round(units)) {
+		v.fail("invalid_request", param, "%s has more decimals than %s's %d.", amount, currency, units)
 		return false
 	}
 	return true

@@ -176,12 +176,7 @@ func Window(shop *experiment.Shop, t *experiment.Test, now time.Time) DateRange 
 	return DateRange{GTE: start.In(loc).Format(time.DateOnly), LTE: end.In(loc).Format(time.DateOnly)}
 }
 
-func location(shop *experiment.Shop) *time.Location {
-	if loc, err := time.LoadLocation(shop.Timezone); err == nil && shop.Timezone != "" {
-		return loc
-	}
-	return time.UTC
-}
+func location(shop *experiment.Shop) *time.Location { return shop.Location() }
 
 func timezone(shop *experiment.Shop) string { return location(shop).String() }
 

@@ -53,6 +53,7 @@ func TestWeightIsANumber(t *testing.T) {
 		{"beyond float64", "1e400", "50", [2]float64{}, "testGroups[0].weight is +Inf; weights are whole percents"},
 		{"string", `"50"`, "50", [2]float64{}, "testGroups[0].weight must be a number, not a string"},
 		{"boolean", "50", "true", [2]float64{}, "testGroups[1].weight must be a number, not a boolean"},
+		{"null", "null", "100", [2]float64{}, "testGroups[0].weight is required"},
 	}
 	for path, body := range bodyWithWeights {
 		for _, c := range cases {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -69,7 +70,7 @@ func (a *API) create(f family) api.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := commonFields(&in, body); err != nil {
+		if err := commonFields(&in, body, shop.Location()); err != nil {
 			return err
 		}
 		raw, err := json.Marshal(body)
@@ -85,9 +86,9 @@ func (a *API) create(f family) api.HandlerFunc {
 }
 
 // commonFields adds name and settings to a family's create body.
-func commonFields(in *createWire, body map[string]any) error {
+func commonFields(in *createWire, body map[string]any, loc *time.Location) error {
 	body["name"] = in.Name
-	return settingsPatch(in.Settings, body)
+	return settingsPatch(in.Settings, body, loc)
 }
 
 // only refuses the top-level fields a family does not take.
@@ -132,8 +133,12 @@ func (p *percent) UnmarshalJSON(b []byte) error {
 }
 
 // whole is the weight as the domain's split: a whole percent from 0 to 100.
-func (p percent) whole(i int) (int, error) {
-	f := float64(p)
+// Part 4.2 gives every group a weight: a missing one is not read as 0%.
+func (p *percent) whole(i int) (int, error) {
+	if p == nil {
+		return 0, badRequest("testGroups[%d].weight is required: a whole percent of traffic; the weights sum to 100.", i)
+	}
+	f := float64(*p)
 	if !(f >= 0 && f <= 100) || f != math.Trunc(f) {
 		return 0, badRequest("testGroups[%d].weight is %s; weights are whole percents of traffic, from 0 to 100, that sum to 100.",
 			i, strconv.FormatFloat(f, 'g', -1, 64))
@@ -219,6 +224,10 @@ func priceV2(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map
 	ids, err := productIDs(in)
 	if err != nil {
 		return nil, err
+	}
+	if len(ids) == 0 {
+		// Without products the offer would discount the whole store.
+		return nil, badRequest("products is required: a price test changes the price of at least one product.")
 	}
 	if in.PriceChangeType == nil || in.PriceChange == nil {
 		return nil, badRequest("priceChangeType (PERCENTAGE or FIXED) and priceChange (a number) are required.")

@@ -50,7 +50,7 @@ type variantWire struct {
 // variant group of the test's type (see docs/session-api.md).
 type groupWire struct {
 	Name        string     `json:"name"`
-	Weight      percent    `json:"weight"`
+	Weight      *percent   `json:"weight"` // required on create; nil when not sent
 	CustomCSS   string     `json:"customCss,omitempty"`
 	CustomJS    string     `json:"customJs,omitempty"`
 	Destination string     `json:"destination,omitempty"`
@@ -159,7 +159,8 @@ func isoPtr(t *time.Time) *string {
 
 // groupOf renders a group with the change its content carries.
 func groupOf(t *experiment.Test, g experiment.Group) groupWire {
-	w := groupWire{Name: g.Name, Weight: percent(g.Split)}
+	split := percent(g.Split)
+	w := groupWire{Name: g.Name, Weight: &split}
 	if t.Type == experiment.TypeCheckout {
 		// The checkout editor's block settings, shown as it stored them.
 		if s := string(g.Content); s != "" && s != "{}" && s != "null" {
