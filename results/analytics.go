@@ -184,18 +184,28 @@ func analyticsWindow(shop *experiment.Shop, start, finish string) (from, to stri
 }
 
 func localDate(field, v string, loc *time.Location) (string, error) {
+	d, err := parseLocalDate(field, v, loc)
+	if err != nil {
+		return "", err
+	}
+	return clampDate(d).Format(time.DateOnly), nil
+}
+
+// parseLocalDate reads v (a date, or a date-time taken to loc) as it was
+// sent, before any clamping.
+func parseLocalDate(field, v string, loc *time.Location) (time.Time, error) {
 	if v == "" {
-		return "", invalid("%s is required: an ISO 8601 date such as 2026-06-01 or a date-time.", field)
+		return time.Time{}, invalid("%s is required: an ISO 8601 date such as 2026-06-01 or a date-time.", field)
 	}
 	d, err := time.ParseInLocation(time.DateOnly, v, loc)
 	if err != nil {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			return "", invalid("%s must be an ISO 8601 date (2026-06-01) or date-time (2026-06-01T00:00:00Z); got %q.", field, v)
+			return time.Time{}, invalid("%s must be an ISO 8601 date (2026-06-01) or date-time (2026-06-01T00:00:00Z); got %q.", field, v)
 		}
 		d = t.In(loc)
 	}
-	return clampDate(d).Format(time.DateOnly), nil
+	return d, nil
 }
 
 // The dates a window can hold: ClickHouse's Date ends at 2105-12-31 on

@@ -305,6 +305,11 @@ func TestTimeseriesIsCumulative(t *testing.T) {
 		{DateStart: "2026-06-01", DateFinish: "2026-06-02", TotalViews: []int64{1}},
 		{DateStart: "2026-06-01", DateFinish: "2026-06-02", TotalViews: []int64{1, -1}},
 		{DateStart: "2026-06-01", DateFinish: "2026-06-02", TotalViews: []int64{1, 1}, Type: "revenue"},
+		// Dates the warehouse cannot hold: other views clamp them, a
+		// timeseries would plot dates nobody asked for.
+		{DateStart: "1969-12-30", DateFinish: "1970-01-02", TotalViews: []int64{1, 1}},
+		{DateStart: "0001-01-01", DateFinish: "0001-01-02", TotalViews: []int64{1, 1}},
+		{DateStart: "2105-12-30", DateFinish: "2106-01-02", TotalViews: []int64{1, 1}},
 	} {
 		if _, err := a.Timeseries(context.Background(), shop, tt.ID, bad); !isInvalid(err) {
 			t.Errorf("%+v: want invalid_request, got %v", bad, err)

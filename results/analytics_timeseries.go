@@ -40,6 +40,9 @@ func (a *Analytics) Timeseries(ctx context.Context, shop *experiment.Shop, testI
 	if err := checkTimeseries(t, req); err != nil {
 		return nil, err
 	}
+	if err := plottable(shop, req); err != nil {
+		return nil, err
+	}
 	s, err := scopeOf(shop, t, AnalyticsRequest{DateStart: req.DateStart, DateFinish: req.DateFinish})
 	if err != nil {
 		return nil, err
@@ -70,6 +73,23 @@ func checkTimeseries(t *experiment.Test, req TimeseriesRequest) error {
 	for _, v := range req.TotalViews {
 		if v < 0 {
 			return invalid("totalViews holds visitor counts, which are not negative; got %d.", v)
+		}
+	}
+	return nil
+}
+
+// plottable refuses a window with dates the warehouse cannot hold. Other
+// views clamp such a window (it means "everything"), but a timeseries has a
+// point per date, and a clamped window would plot dates nobody asked for.
+func plottable(shop *experiment.Shop, req TimeseriesRequest) error {
+	for _, f := range []struct{ name, v string }{{"dateStart", req.DateStart}, {"dateFinish", req.DateFinish}} {
+		d, err := parseLocalDate(f.name, f.v, location(shop))
+		if err != nil {
+			return err
+		}
+		if day := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC); day.Before(firstDate) || day.After(lastDate) {
+			return invalid("A timeseries plots dates from %s to %s; %s is %s.",
+				firstDate.Format(time.DateOnly), lastDate.Format(time.DateOnly), f.name, d.Format(time.DateOnly))
 		}
 	}
 	return nil
