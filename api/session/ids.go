@@ -39,7 +39,7 @@ func numericID(g string) string {
 
 func idString(id int64) string { return strconv.FormatInt(id, 10) }
 
-var idPattern = regexp.MustCompile(`^[0-9]{1,18}$`)
+var idPattern = regexp.MustCompile(`^[1-9][0-9]{0,17}$`) // as ids are written: "01" is not test 1
 
 // testID parses a test id from the path; one that cannot name a test reads
 // as not found, like a test of another shop.

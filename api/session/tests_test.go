@@ -125,7 +125,7 @@ func TestUpdateAndLifecycle(t *testing.T) {
 	if d := get(); d["name"] != "Still open" || d["settings"].(map[string]any)["endDate"] != nil || d["status"] != "STOPPED" {
 		t.Fatalf("open fields after launch: %v", d)
 	}
-	for _, p := range []string{"/api/experiments/999999/pause", "/api/experiments/x/resume"} {
+	for _, p := range []string{"/api/experiments/999999/pause", "/api/experiments/x/resume", "/api/experiments/0" + id + "/pause"} {
 		wantError(t, s.do(t, "POST", p, ""), http.StatusNotFound)
 	}
 	wantError(t, s.do(t, "PUT", "/api/experiments/999999", `{"name":"x"}`), http.StatusNotFound)
