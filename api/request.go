@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -209,3 +210,19 @@ func WriteJSON(c *gin.Context, status int, v any) {
 
 // Itoa formats a numeric id for the wire.
 func Itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+// testIDPattern is a test id as Lift writes it: no sign, no leading zero,
+// within int64. "01" is not test 1: one test, one spelling in logs and keys.
+var testIDPattern = regexp.MustCompile(`^[1-9][0-9]{0,17}$`)
+
+// TestID reads the test id in path parameter name. One that cannot name a
+// test reads as not found, like a test of another shop; each surface's
+// envelope words the experiment_not_found error its own way.
+func TestID(c *gin.Context, name string) (int64, error) {
+	raw := c.Param(name)
+	if !testIDPattern.MatchString(raw) {
+		return 0, experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %q.", raw)
+	}
+	id, _ := strconv.ParseInt(raw, 10, 64)
+	return id, nil
+}

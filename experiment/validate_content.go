@@ -93,8 +93,14 @@ func (v *validator) checkGroups() {
 			case TypeTheme:
 				if gc.theme != nil && gc.theme.ThemeID != "" {
 					n = 1
-					if _, ok := v.cat.Themes[gc.theme.ThemeID]; !ok {
+					th, ok := v.cat.Themes[gc.theme.ThemeID]
+					switch {
+					case !ok:
 						v.fail("theme_not_found", p+".theme_id", "This shop has no theme %s.", gc.theme.ThemeID)
+					case th.Role == "main" && !control:
+						// The control already sees the published theme.
+						v.fail("change_required", p+".theme_id",
+							"Theme %s is the published theme, which the control shows: this group would test nothing.", th.Name)
 					}
 				}
 			case TypeTemplate:

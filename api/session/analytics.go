@@ -74,7 +74,7 @@ func dates(start, finish *string) (string, string, error) {
 
 func (a *API) report(view results.View) func(c *gin.Context) error {
 	return func(c *gin.Context) error {
-		id, err := testID(c, "id")
+		id, err := api.TestID(c, "id")
 		if err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ func (a *API) report(view results.View) func(c *gin.Context) error {
 }
 
 func (a *API) timeseries(c *gin.Context) error {
-	id, err := testID(c, "id")
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/gin-gonic/gin"
-
-	"github.com/liftab/lift/experiment"
 )
 
 // The session document names platform objects by their number alone
@@ -38,16 +34,3 @@ func numericID(g string) string {
 }
 
 func idString(id int64) string { return strconv.FormatInt(id, 10) }
-
-var idPattern = regexp.MustCompile(`^[1-9][0-9]{0,17}$`) // as ids are written: "01" is not test 1
-
-// testID parses a test id from the path; one that cannot name a test reads
-// as not found, like a test of another shop.
-func testID(c *gin.Context, param string) (int64, error) {
-	raw := c.Param(param)
-	if !idPattern.MatchString(raw) {
-		return 0, experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %q.", raw)
-	}
-	id, _ := strconv.ParseInt(raw, 10, 64)
-	return id, nil
-}

@@ -52,7 +52,7 @@ func (a *API) list(c *gin.Context) error {
 }
 
 func (a *API) get(c *gin.Context) error {
-	id, err := testID(c, "id")
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ var statusActions = map[string]experiment.Action{
 // then moves the status through the same state machine. The transition is
 // checked before anything is saved, so a refused status changes nothing.
 func (a *API) update(c *gin.Context) error {
-	id, err := testID(c, "id")
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func dateSetting(k string, raw json.RawMessage, loc *time.Location) (any, error)
 // pause of a paused test is a 400, not a quiet success.
 func (a *API) action(act experiment.Action) api.HandlerFunc {
 	return func(c *gin.Context) error {
-		id, err := testID(c, "id")
+		id, err := api.TestID(c, "id")
 		if err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func (a *API) action(act experiment.Action) api.HandlerFunc {
 }
 
 func (a *API) duplicate(c *gin.Context) error {
-	id, err := testID(c, "id")
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func (a *API) duplicate(c *gin.Context) error {
 }
 
 func (a *API) resetAnalytics(c *gin.Context) error {
-	id, err := testID(c, "id")
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (a *API) resetAnalytics(c *gin.Context) error {
 // full test lists products (a price, price v2 or content test); ids the
 // test does not have change nothing.
 func (a *API) removeProducts(c *gin.Context) error {
-	id, err := testID(c, "id")
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}

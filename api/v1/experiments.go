@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -72,19 +71,6 @@ func testView(t *experiment.Test, summary json.RawMessage, warnings []experiment
 	return v
 }
 
-var idPattern = regexp.MustCompile(`^[0-9]{1,18}$`)
-
-// testID parses the {id} path parameter. An id that cannot name a test reads
-// as not found, like a test of another shop.
-func testID(c *gin.Context) (int64, error) {
-	raw := c.Param("id")
-	if !idPattern.MatchString(raw) {
-		return 0, experiment.Errorf(experiment.KindNotFound, "experiment_not_found", "No test with id %q.", raw)
-	}
-	id, _ := strconv.ParseInt(raw, 10, 64)
-	return id, nil
-}
-
 func (h *Experiments) create(c *gin.Context) error {
 	body, err := api.ReadBody(c)
 	if err != nil {
@@ -117,7 +103,7 @@ func reply(status int) experiment.Reply {
 
 func (h *Experiments) get(c *gin.Context) error {
 	shop := api.Shop(c)
-	id, err := testID(c)
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -173,7 +159,7 @@ func parseInclude(v string, present bool) (bool, error) {
 }
 
 func (h *Experiments) update(c *gin.Context) error {
-	id, err := testID(c)
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -191,7 +177,7 @@ func (h *Experiments) update(c *gin.Context) error {
 
 func (h *Experiments) action(a experiment.Action) api.HandlerFunc {
 	return func(c *gin.Context) error {
-		id, err := testID(c)
+		id, err := api.TestID(c, "id")
 		if err != nil {
 			return err
 		}
@@ -205,7 +191,7 @@ func (h *Experiments) action(a experiment.Action) api.HandlerFunc {
 }
 
 func (h *Experiments) preview(c *gin.Context) error {
-	id, err := testID(c)
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}

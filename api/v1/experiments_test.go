@@ -161,6 +161,7 @@ func TestGetAndList(t *testing.T) {
 		t.Parallel()
 		wantError(t, s.do(t, "GET", "/v1/experiments/999999999", ""), 404, "not_found_error", "experiment_not_found", "")
 		wantError(t, s.do(t, "GET", "/v1/experiments/abc", ""), 404, "not_found_error", "experiment_not_found", "")
+		wantError(t, s.do(t, "GET", "/v1/experiments/0"+ids[0], ""), 404, "not_found_error", "experiment_not_found", "") // one spelling per id
 		// Another shop's test reads as not found.
 		wantError(t, other.do(t, "GET", "/v1/experiments/"+ids[0], ""), 404, "not_found_error", "experiment_not_found", "")
 		wantError(t, other.do(t, "PATCH", "/v1/experiments/"+ids[0], `{"name":"x"}`), 404, "not_found_error", "experiment_not_found", "")

@@ -96,7 +96,7 @@ func (h *Exports) baseURL(c *gin.Context) string {
 // create answers 202 with a pending export: 404 experiment_not_found, 422
 // export_not_available for a test that has not run yet.
 func (h *Exports) create(c *gin.Context) error {
-	id, err := testID(c)
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}

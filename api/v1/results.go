@@ -32,7 +32,7 @@ func (h *Results) Routes(g gin.IRouter) {
 // otherwise the stored snapshot, unchanged until the next one (a paused test
 // keeps the one it had), with isRefreshing and next_refresh_at as of now.
 func (h *Results) snapshot(c *gin.Context) error {
-	id, err := testID(c)
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func withField(obj json.RawMessage, name string, v any) []byte {
 }
 
 func (h *Results) createQuery(c *gin.Context) error {
-	id, err := testID(c)
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (h *Results) createQuery(c *gin.Context) error {
 
 // query reads a custom query as computed; it never recomputes.
 func (h *Results) query(c *gin.Context) error {
-	id, err := testID(c)
+	id, err := api.TestID(c, "id")
 	if err != nil {
 		return err
 	}
