@@ -76,6 +76,12 @@ func (c *Client) call(ctx context.Context, req *mcp.CallToolRequest, method, pat
 	if resp.StatusCode/100 != 2 {
 		return toolError(resp.StatusCode, out), nil
 	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		// v1 answers results with 202 and no body until the first set is
+		// computed; an empty text would read as an empty result.
+		out = []byte(fmt.Sprintf(`{"status":%d,"message":"Accepted: nothing to show yet (v1 answered %d with no body); for results, the first set is still being computed, so retry later."}`,
+			resp.StatusCode, resp.StatusCode))
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil
 }
 

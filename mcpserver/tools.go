@@ -16,16 +16,16 @@ import (
 
 // ListTestsInput is GET /v1/experiments's query.
 type ListTestsInput struct {
-	Limit        int    `json:"limit,omitempty" jsonschema:"page size, 1 to 100 (default 10)"`
-	Cursor       string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
-	Status       string `json:"status,omitempty" jsonschema:"one status or a comma-separated list of draft, preview, active, paused, ended, failed, archived"`
-	Type         string `json:"type,omitempty" jsonschema:"one type or a comma-separated list of price, shipping, theme, template, url_redirect, checkout, offer, visual_editor, combined"`
-	Scheduled    string `json:"scheduled,omitempty" jsonschema:"true or false: drafts and previews with a start_at"`
-	CreatedGTE   string `json:"created_at_gte,omitempty" jsonschema:"created at or after this RFC 3339 time"`
-	CreatedGT    string `json:"created_at_gt,omitempty" jsonschema:"created after this RFC 3339 time"`
-	CreatedLTE   string `json:"created_at_lte,omitempty" jsonschema:"created at or before this RFC 3339 time"`
-	CreatedLT    string `json:"created_at_lt,omitempty" jsonschema:"created before this RFC 3339 time"`
-	IncludeStats bool   `json:"include_results_summary,omitempty" jsonschema:"add each test's results summary (include=results_summary)"`
+	Limit        *int    `json:"limit,omitempty" jsonschema:"page size, 1 to 100 (default 10)"`
+	Cursor       *string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Status       *string `json:"status,omitempty" jsonschema:"one status or a comma-separated list of draft, preview, active, paused, ended, failed, archived"`
+	Type         *string `json:"type,omitempty" jsonschema:"one type or a comma-separated list of price, shipping, theme, template, url_redirect, checkout, offer, visual_editor, combined"`
+	Scheduled    *string `json:"scheduled,omitempty" jsonschema:"true or false: drafts and previews with a start_at"`
+	CreatedGTE   *string `json:"created_at_gte,omitempty" jsonschema:"created at or after this RFC 3339 time"`
+	CreatedGT    *string `json:"created_at_gt,omitempty" jsonschema:"created after this RFC 3339 time"`
+	CreatedLTE   *string `json:"created_at_lte,omitempty" jsonschema:"created at or before this RFC 3339 time"`
+	CreatedLT    *string `json:"created_at_lt,omitempty" jsonschema:"created before this RFC 3339 time"`
+	IncludeStats bool    `json:"include_results_summary,omitempty" jsonschema:"add each test's results summary (include=results_summary)"`
 }
 
 // TestInput names one test.
@@ -118,14 +118,17 @@ var lifecycle = []struct{ action, doc string }{
 }
 
 func (c *Client) listTests(ctx context.Context, req *mcp.CallToolRequest, in ListTestsInput) (*mcp.CallToolResult, any, error) {
+	// What the caller sent goes to v1 as sent, 0 and "" included, so v1
+	// answers it (limit 0 and an empty cursor are 400 there); only what
+	// the caller left out stays out.
 	q := url.Values{}
-	if in.Limit != 0 {
-		q.Set("limit", strconv.Itoa(in.Limit))
+	if in.Limit != nil {
+		q.Set("limit", strconv.Itoa(*in.Limit))
 	}
-	for k, v := range map[string]string{"cursor": in.Cursor, "status": in.Status, "type": in.Type, "scheduled": in.Scheduled,
+	for k, v := range map[string]*string{"cursor": in.Cursor, "status": in.Status, "type": in.Type, "scheduled": in.Scheduled,
 		"created_at[gte]": in.CreatedGTE, "created_at[gt]": in.CreatedGT, "created_at[lte]": in.CreatedLTE, "created_at[lt]": in.CreatedLT} {
-		if v != "" {
-			q.Set(k, v)
+		if v != nil {
+			q.Set(k, *v)
 		}
 	}
 	if in.IncludeStats {

@@ -59,6 +59,8 @@ func TestToolRequests(t *testing.T) {
 		{"list_tests", map[string]any{}, sent{method: "GET", uri: "/v1/experiments"}},
 		{"list_tests", map[string]any{"limit": 5, "status": "active,paused", "created_at_gte": "2026-01-01T00:00:00Z", "include_results_summary": true},
 			sent{method: "GET", uri: "/v1/experiments?created_at%5Bgte%5D=2026-01-01T00%3A00%3A00Z&include=results_summary&limit=5&status=active%2Cpaused"}},
+		// Sent values go to v1 as sent, for v1 to judge: limit 0 and an empty cursor are 400 there.
+		{"list_tests", map[string]any{"limit": 0, "cursor": ""}, sent{method: "GET", uri: "/v1/experiments?cursor=&limit=0"}},
 		{"get_test", map[string]any{"id": "42"}, sent{method: "GET", uri: "/v1/experiments/42"}},
 		{"get_results", map[string]any{"id": "42"}, sent{method: "GET", uri: "/v1/experiments/42/results"}},
 		{"create_result_query", map[string]any{"id": "42", "breakdown": []string{"device"}, "date_range": map[string]any{"gte": "2026-01-01"}},
@@ -91,6 +93,21 @@ func TestToolRequests(t *testing.T) {
 				t.Errorf("sent %+v, want %+v", *got, tt.want)
 			}
 		})
+	}
+}
+
+// TestAcceptedWithoutBody: v1's 202 with no body (results not computed
+// yet) must not read as an empty result.
+func TestAcceptedWithoutBody(t *testing.T) {
+	t.Parallel()
+	cs, _ := session(t, "lift_secret", 202, "")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_results", Arguments: map[string]any{"id": "42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError || !strings.Contains(text, `"status":202`) || !strings.Contains(text, "still being computed") {
+		t.Fatalf("result = %q, want it to say the results are not ready", text)
 	}
 }
 
