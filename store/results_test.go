@@ -184,3 +184,25 @@ func TestResultQueries(t *testing.T) {
 		t.Fatalf("FindQueryByID of an unknown id = %+v, %v", r, err)
 	}
 }
+
+// TestExportReadsBackAsCreated: the store's clock has Postgres's precision,
+// so the created_at answered on create is the one every read answers (the
+// v1 audit saw nanoseconds on create and microseconds on read).
+func TestExportReadsBackAsCreated(t *testing.T) {
+	t.Parallel()
+	db := openDB(t) // the real clock, with nanoseconds
+	shop := newShop(t, db, "export-clock.myshopify.com", true)
+	tt := newTest(shop.ID, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	if err := store.CreateTest(context.Background(), db.Pool(), tt); err != nil {
+		t.Fatal(err)
+	}
+	x := &results.Export{ID: experiment.NewID("export_"), ShopID: shop.ID, ExperimentID: tt.ID}
+	write(t, db, shop.ID, func(ctx context.Context, tx *store.Tx) error { return tx.CreateExport(ctx, x) })
+	got, err := db.FindExport(context.Background(), shop.ID, x.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.CreatedAt.Equal(x.CreatedAt) {
+		t.Fatalf("created_at answered %s on create, %s on read", x.CreatedAt.Format(time.RFC3339Nano), got.CreatedAt.Format(time.RFC3339Nano))
+	}
+}

@@ -67,8 +67,10 @@ func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
 // Migrate applies pending migrations to this database.
 func (db *DB) Migrate(ctx context.Context) error { return Migrate(ctx, db.pool) }
 
-// Now is the store's clock.
-func (db *DB) Now() time.Time { return db.now().UTC() }
+// Now is the store's clock, at Postgres's precision (microseconds): a time
+// the store stamps reads back as it was answered (an export's created_at
+// answered with nanoseconds on create read back with microseconds).
+func (db *DB) Now() time.Time { return db.now().UTC().Truncate(time.Microsecond) }
 
 // Tx is a transaction handed to the function given to Write. Repository code
 // in this package uses it; callers outside only pass it along.
