@@ -117,6 +117,11 @@ func (v *validator) checkGroups() {
 					d := gc.redirect.Destination
 					if !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "https://") {
 						v.fail("invalid_request", p+".destination", "A destination is a path (\"/…\") or an https URL; got %q.", d)
+					} else if v.redirect != nil && redirectsToItself(v.redirect, d) {
+						// The tracker does not send a visitor to the page
+						// they are on, so this group would see the control.
+						v.fail("change_required", p+".destination",
+							"Destination %q is the source path itself: this group's visitors would stay where they are.", d)
 					}
 				}
 			case TypeOffer:
@@ -163,4 +168,15 @@ func (v *validator) failNothingToTest(k Type, p string) {
 	default:
 		v.fail("change_required", p, "This test group changes nothing.")
 	}
+}
+
+// redirectsToItself reports whether a path destination (its query aside)
+// is the page an exact rule matches.
+func redirectsToItself(r *URLRedirectShared, destination string) bool {
+	if !strings.HasPrefix(destination, "/") || (r.MatchType != "" && r.MatchType != "exact") {
+		return false
+	}
+	path, _, _ := strings.Cut(destination, "?")
+	path, _, _ = strings.Cut(path, "#")
+	return path == r.SourcePath
 }
