@@ -269,6 +269,9 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 	if err := decodeAny(body, &patch); err != nil {
 		return nil, PatchResult{}, Errorf(KindInvalidRequest, "malformed_json", "The request body is not valid JSON.")
 	}
+	if err := checkReadOnly(cur, patch); err != nil {
+		return nil, PatchResult{}, err
+	}
 	var base map[string]any
 	baseJSON, err := json.Marshal(writableOf(cur))
 	if err != nil {
@@ -319,6 +322,20 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 		}
 	}
 	return &next, res, nil
+}
+
+// checkReadOnly lets a PATCH carry back the id and status it read (they are
+// ignored), but refuses other values: {"status":"ended"} answered 200 and
+// left the test running, and a client may believe it ended it.
+func checkReadOnly(cur *Test, patch map[string]any) error {
+	if v, ok := patch["id"]; ok && v != strconv.FormatInt(cur.ID, 10) {
+		return Refuse("invalid_request", "id", "A test's id cannot change; this is test %d.", cur.ID)
+	}
+	if v, ok := patch["status"]; ok && v != string(cur.Status) {
+		return Refuse("invalid_request", "status",
+			"status changes through the lifecycle actions (POST /v1/experiments/%d/start, pause, resume, end, archive), not PATCH.", cur.ID)
+	}
+	return nil
 }
 
 func editorOnly(param string) error {

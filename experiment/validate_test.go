@@ -207,6 +207,20 @@ func TestApplyPatch(t *testing.T) {
 			t.Fatalf("open fields refused: %v", err)
 		}
 	})
+	t.Run("ReadOnlyAsReadOrRefused", func(t *testing.T) {
+		t.Parallel()
+		cur := draftWithPrice(t)
+		cur.ID, cur.Status = 7, StatusActive
+		if _, _, err := ApplyPatch(cur, []byte(`{"id":"7","status":"active","object":"experiment","name":"ok"}`), now); err != nil {
+			t.Fatalf("fields sent back as read: %v", err)
+		}
+		for body, param := range map[string]string{`{"status":"ended"}`: "status", `{"id":"8"}`: "id", `{"status":7}`: "status"} {
+			_, _, err := ApplyPatch(cur, []byte(body), now)
+			if e, _ := AsError(err); e == nil || e.Code != "invalid_request" || e.Param != param {
+				t.Errorf("%s: got %v, want invalid_request at %s", body, err, param)
+			}
+		}
+	})
 	t.Run("EditorOwned", func(t *testing.T) {
 		t.Parallel()
 		cur := &Test{Type: TypeVisualEditor, Name: "v", TrafficAllocation: 100, Groups: []Group{
