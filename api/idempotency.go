@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -104,10 +105,21 @@ func keyInUse(msg string) *experiment.Error {
 }
 
 // requestHash identifies "the same request" for a key: method, path, body.
+// requestHash fingerprints what a retry must repeat. A JSON body counts
+// without its insignificant whitespace, and no body as {}: a client that
+// re-serializes its retry sends the same request (key order still counts).
 func requestHash(r *http.Request, body []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
-	h.Write(bytes.TrimSpace(body))
+	body = bytes.TrimSpace(body)
+	var compact bytes.Buffer
+	switch {
+	case len(body) == 0:
+		body = []byte("{}")
+	case json.Compact(&compact, body) == nil:
+		body = compact.Bytes()
+	}
+	h.Write(body)
 	return h.Sum(nil)
 }
 

@@ -1,6 +1,8 @@
 package v1_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -68,6 +70,14 @@ func TestCreate(t *testing.T) {
 		}
 		if n != 1 {
 			t.Fatalf("%d tests named Idempotent; the retry created a duplicate", n)
+		}
+		// The same JSON laid out otherwise is the same request.
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, []byte(body), "", "    "); err != nil {
+			t.Fatal(err)
+		}
+		if r := s.do(t, "POST", "/v1/experiments", pretty.String(), "Idempotency-Key", "create-once"); r.Status != 201 || string(r.Raw) != string(first.Raw) {
+			t.Fatalf("re-serialized retry answered %d %s", r.Status, r.Raw)
 		}
 		other := s.do(t, "POST", "/v1/experiments", priceTest("Other body"), "Idempotency-Key", "create-once")
 		wantError(t, other, 409, "conflict_error", "idempotency_key_in_use", "")

@@ -244,6 +244,10 @@ func TestExportIdempotencyKey(t *testing.T) {
 	if second.Header.Get("Idempotent-Replayed") != "true" {
 		t.Error("the retry was not a replay")
 	}
+	// No body and {} are the same request on a route that takes none.
+	if r := s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "{}", "Idempotency-Key", "exp-key-1"); r.Status != 202 || string(r.Raw) != string(first.Raw) {
+		t.Fatalf("retry with {} = %d %s", r.Status, r.Raw)
+	}
 	third := s.do(t, "POST", "/v1/experiments/"+ran+"/exports", "", "Idempotency-Key", "exp-key-2")
 	if third.Status != 202 || id(third.Body) == id(first.Body) {
 		t.Fatalf("a new key = %d %s", third.Status, third.Raw)
