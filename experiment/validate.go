@@ -209,9 +209,11 @@ func (v *validator) groupStructure() {
 			v.fail("invalid_request", p+".name", "A group name is at most %d characters.", maxNameLen)
 		default:
 			if j, dup := seenName[name]; dup {
-				v.fail("duplicate_group_name", p+".name", "Test groups %d and %d are both named %q.", j, i, g.Name)
+				// Named by index, the group's identity (part 2.1): after a
+				// PATCH merge, positions are not what the client sent.
+				v.fail("duplicate_group_name", p+".name", "The test groups with index %d and %d are both named %q.", j, g.Index, g.Name)
 			}
-			seenName[name] = i
+			seenName[name] = g.Index
 		}
 		if g.Split < 0 || g.Split > 100 {
 			v.fail("invalid_request", p+".split", "split is a whole percentage from 0 to 100; got %d.", g.Split)

@@ -161,6 +161,16 @@ func draftWithPrice(t *testing.T) *Test {
 	return tt
 }
 
+// TestDuplicateNameNamesIndexes: groups are named by index, their
+// identity, not by their position in the array.
+func TestDuplicateNameNamesIndexes(t *testing.T) {
+	t.Parallel()
+	_, err := validate(t, `{"type":"url_redirect","name":"x","shared":{"url_redirect":{"source_path":"/"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":5,"name":"a","split":50,"content":{"destination":"/b"}}]}`)
+	if e, _ := AsError(err); e == nil || e.Code != "duplicate_group_name" || !strings.Contains(e.Message, "index 0 and 5") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestApplyPatch(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(100, 0).UTC()
