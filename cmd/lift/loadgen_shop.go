@@ -140,8 +140,10 @@ func (o *loadgen) sendOrderWebhook(res *loadgenResult, n int, orderID, visitor, 
 		items = append(items, item{l.v.product, l.v.variant, l.qty, cents(l.v.priceCents)})
 	}
 	now := time.Now().UTC()
+	// No currency: the prices are the catalog's, in the shop's currency,
+	// which the loadgen does not know (an order in another is not counted).
 	body, _ := json.Marshal(map[string]any{
-		"id": orderID, "created_at": now, "updated_at": now, "total_price": cents(total(lines, false)), "currency": "USD",
+		"id": orderID, "created_at": now, "updated_at": now, "total_price": cents(total(lines, false)),
 		"line_items": items,
 		"note_attributes": []map[string]string{{"name": experiment.AttrVisitorID, "value": visitor},
 			{"name": experiment.AttrSessionID, "value": session},
