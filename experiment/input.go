@@ -78,7 +78,7 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1}
+	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1, Bucketing: CurrentBucketing}
 	in.applyTo(t)
 	for i := range t.Groups {
 		if t.EditorOwned(&t.Groups[i]) {

@@ -51,7 +51,7 @@ func (s *Service) Duplicate(ctx context.Context, shop *Shop, id int64, reply Rep
 func copyOf(t *Test, now time.Time) *Test {
 	c := &Test{ShopID: t.ShopID, Type: t.Type, Status: StatusDraft, Name: t.Name, Hypothesis: t.Hypothesis,
 		PrimaryMetric: t.PrimaryMetric, TrafficAllocation: t.TrafficAllocation, HasForceAssignRules: t.HasForceAssignRules,
-		AssignmentVersion: 1, ProductGroup: t.ProductGroup, CreatedAt: now, UpdatedAt: now, Analysis: t.Analysis,
+		AssignmentVersion: 1, Bucketing: CurrentBucketing, ProductGroup: t.ProductGroup, CreatedAt: now, UpdatedAt: now, Analysis: t.Analysis,
 		Guardrails: append([]Guardrail{}, t.Guardrails...)}
 	if t.Analysis.Prior != nil {
 		p := *t.Analysis.Prior

@@ -62,7 +62,7 @@ func parseCheckout(body []byte, shopID int64, now time.Time) (*Test, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1}
+	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1, Bucketing: CurrentBucketing}
 	in.applyTo(t)
 	if err := checkCheckout(t); err != nil {
 		return nil, err

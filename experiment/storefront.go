@@ -24,6 +24,8 @@ type StorefrontTest struct {
 	// AssignmentVersion goes up when splits, allocation or groups change;
 	// the tracker records a visitor's assignment once per version.
 	AssignmentVersion int `json:"assignment_version"`
+	// Bucketing is the hashing scheme of the test's visitors (Test.Bucketing).
+	Bucketing         int `json:"bucketing"`
 	TrafficAllocation int `json:"traffic_allocation"` // percent of visitors in the test
 	// Audience is the test's targeting object as the merchant saved it
 	// (null: everyone). The tracker reads the keys it knows.
@@ -80,7 +82,7 @@ func (s *Service) StorefrontConfig(ctx context.Context, shop *Shop) (*Storefront
 }
 
 func storefrontTest(t *Test) StorefrontTest {
-	st := StorefrontTest{ID: strconv.FormatInt(t.ID, 10), Type: t.Type, AssignmentVersion: t.AssignmentVersion,
+	st := StorefrontTest{ID: strconv.FormatInt(t.ID, 10), Type: t.Type, AssignmentVersion: t.AssignmentVersion, Bucketing: t.Bucketing,
 		TrafficAllocation: t.TrafficAllocation, Audience: t.Audience, Scope: map[string]json.RawMessage{},
 		Groups: []StorefrontGroup{}}
 	if isEmptyJSON(st.Audience) {

@@ -78,6 +78,11 @@ func (m Metric) Known() bool {
 	return false
 }
 
+// CurrentBucketing is the tracker's bucketing scheme for new tests: FNV-1a
+// finished with murmur3's fmix32, so the groups of tests that run together
+// are independent (scheme 1, FNV-1a alone, split visitors in step).
+const CurrentBucketing = 2
+
 // Test is one A/B test of a shop. Its JSON form is the wire form of the
 // contract's part 2.2 (the adapters add `object` and `results_summary`).
 type Test struct {
@@ -95,7 +100,11 @@ type Test struct {
 	Audience            json.RawMessage            `json:"audience"`
 	HasForceAssignRules bool                       `json:"has_force_assign_rules"`
 	AssignmentVersion   int                        `json:"assignment_version"`
-	ProductGroup        *ProductGroup              `json:"product_group"`
+	// Bucketing is how the tracker hashes visitors into this test's groups
+	// (migrations/0160): set at creation, never changed, so a running test
+	// keeps its visitors where they are.
+	Bucketing    int           `json:"-"`
+	ProductGroup *ProductGroup `json:"product_group"`
 	// Analysis and Guardrails say how results are read (analysis.go).
 	Analysis   AnalysisOptions `json:"analysis"`
 	Guardrails []Guardrail     `json:"guardrails"`

@@ -23,7 +23,7 @@ func errTestNotFound(id int64) error {
 const testColumns = `id, shop_id, type, status, name, hypothesis, primary_metric, traffic_allocation,
 	shared, audience, schedule_start_at, schedule_end_at, has_force_assign_rules, assignment_version,
 	product_group_id, product_group_name, checks_pending, failure_reason, created_at, updated_at,
-	started_at, ended_at, analysis, guardrails, pause_reason`
+	started_at, ended_at, analysis, guardrails, pause_reason, bucketing`
 
 // CreateTest inserts t with its groups and sets t.ID.
 func createTest(ctx context.Context, q querier, t *experiment.Test) error {
@@ -40,12 +40,12 @@ func createTest(ctx context.Context, q querier, t *experiment.Test) error {
 	err = q.QueryRow(ctx, `INSERT INTO experiments (shop_id, type, status, name, hypothesis, primary_metric,
 		traffic_allocation, shared, audience, schedule_start_at, schedule_end_at, has_force_assign_rules,
 		assignment_version, product_group_id, product_group_name, checks_pending, failure_reason,
-		created_at, updated_at, started_at, ended_at, analysis, guardrails, pause_reason)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24) RETURNING id`,
+		created_at, updated_at, started_at, ended_at, analysis, guardrails, pause_reason, bucketing)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25) RETURNING id`,
 		t.ShopID, t.Type, t.Status, t.Name, t.Hypothesis, metricPtr(t.PrimaryMetric), t.TrafficAllocation,
 		shared, jsonOrNil(t.Audience), start, end, t.HasForceAssignRules, t.AssignmentVersion, pgID, pgName,
 		t.ChecksPending, t.FailureReason, t.CreatedAt, t.UpdatedAt, t.StartedAt, t.EndedAt,
-		analysis, guardrails, t.PauseReason).Scan(&t.ID)
+		analysis, guardrails, t.PauseReason, t.Bucketing).Scan(&t.ID)
 	if err != nil {
 		return fmt.Errorf("store.CreateTest: %w", err)
 	}
@@ -252,7 +252,7 @@ func scanTest(row pgx.Row) (*experiment.Test, error) {
 	err := row.Scan(&t.ID, &t.ShopID, &t.Type, &t.Status, &t.Name, &t.Hypothesis, &metric, &t.TrafficAllocation,
 		&shared, &audience, &start, &end, &t.HasForceAssignRules, &t.AssignmentVersion, &pgID, &pgName,
 		&t.ChecksPending, &t.FailureReason, &t.CreatedAt, &t.UpdatedAt, &t.StartedAt, &t.EndedAt,
-		&analysis, &guardrails, &t.PauseReason)
+		&analysis, &guardrails, &t.PauseReason, &t.Bucketing)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func TestStorefrontConfigEndpoint(t *testing.T) {
 	if r.status != 200 || r.body["shop"] != shopDomain || r.body["currency"] != "EUR" {
 		t.Fatalf("config = %d %s", r.status, r.raw)
 	}
-	want := `{"shop":"demo-shop.myshopify.com","currency":"EUR","tests":[{"id":"42","type":"price","assignment_version":0,` +
+	want := `{"shop":"demo-shop.myshopify.com","currency":"EUR","tests":[{"id":"42","type":"price","assignment_version":0,"bucketing":0,` +
 		`"traffic_allocation":80,"audience":null,"scope":null,"groups":[{"index":0,"name":"","weight":50,"changes":null},` +
 		`{"index":1,"name":"","weight":50,"changes":null}]}]}`
 	if r.raw != want {

@@ -250,6 +250,42 @@ func TestBrowserDemoStore(t *testing.T) {
 	t.Run("visitors browse, keep their group and order", func(t *testing.T) { b.journeys(t, browser) })
 	t.Run("forced groups stick and redirects apply", func(t *testing.T) { b.forced(t, browser) })
 	t.Run("200 visitors split as configured", func(t *testing.T) { b.split(t, browser) })
+	t.Run("tests bucket independently", func(t *testing.T) { b.independent(t, browser) })
+}
+
+// independent asks the loaded tracker (lift.bucket) where 4,000 visitor ids
+// fall in two 50/50 tests: under the current scheme a visitor's group in one
+// says nothing of its group in the other (P(same group) ≈ ½, 5 standard
+// errors allowed); scheme 1, kept for tests started before it, had test
+// ids 1 and 3 split visitors in step (P ≈ 0.05), which is why it was left.
+func (b *browserShop) independent(t *testing.T, browser context.Context) {
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	if _, err := open(ctx, b.url("/demo/")); err != nil {
+		t.Fatal(err)
+	}
+	same := func(scheme int, x, y string) float64 {
+		p, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`(() => {
+  let same = 0;
+  for (let i = 0; i < 4000; i++) {
+    const v = 'visitor-' + i;
+    same += (lift.bucket(v, {id: %q, bucketing: %d}).split < 5000) === (lift.bucket(v, {id: %q, bucketing: %d}).split < 5000);
+  }
+  return same / 4000;
+})()`, x, scheme, y, scheme)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, pair := range [][2]string{{"1", "3"}, {"41", "50"}, {"31", "48"}, {b.price, b.price + "1"}} {
+		if p := same(experiment.CurrentBucketing, pair[0], pair[1]); math.Abs(p-0.5) > 0.04 {
+			t.Errorf("tests %s and %s: P(same group) = %.3f under scheme %d, want about 0.5", pair[0], pair[1], p, experiment.CurrentBucketing)
+		}
+	}
+	if p := same(1, "1", "3"); p > 0.2 {
+		t.Errorf("scheme 1, tests 1 and 3: P(same group) = %.3f; the check above would not see the fault it guards", p)
+	}
 }
 
 // journey is one visitor's way through the store, as placed in ClickHouse.

@@ -38,6 +38,11 @@ func testDuplicate(t *testing.T, nb NewBackend) {
 		c.AssignmentVersion != 1 || !c.CreatedAt.Equal(later) || out.Status != 201 {
 		t.Fatalf("copy = %+v", c)
 	}
+	// A test created now, started or copied, buckets its visitors with the
+	// current scheme (independent of other tests'), and keeps it.
+	if before.Bucketing != experiment.CurrentBucketing || c.Bucketing != experiment.CurrentBucketing {
+		t.Fatalf("bucketing: original %d, copy %d, want %d", before.Bucketing, c.Bucketing, experiment.CurrentBucketing)
+	}
 	// Same products, groups and settings.
 	same := func(x *experiment.Test) any {
 		return []any{x.Type, x.Name, x.Hypothesis, x.PrimaryMetric, x.TrafficAllocation, x.Shared, x.Groups, x.Audience}

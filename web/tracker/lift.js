@@ -41,11 +41,22 @@
     });
   }
 
-  // FNV-1a, 32 bits: the same visitor and test always land in the same bucket.
-  function hash(s) {
+  // FNV-1a, 32 bits: the same visitor and test always land in the same
+  // bucket. Scheme 2 (every test created since migration 0160) finishes it
+  // with murmur3's fmix32: FNV-1a alone mixes its last bytes poorly, so two
+  // tests running together split visitors in step. A test keeps the scheme
+  // it started with (t.bucketing), or its running visitors would move.
+  function hash(s, scheme) {
     var h = 0x811c9dc5;
     for (var i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+    if (scheme === 2) {
+      h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
+    }
     return h >>> 0;
+  }
+  // bucket is where visitor v falls in test t: traffic 0-99, split 0-9999.
+  function bucket(v, t) {
+    return { traffic: hash(v + ':' + t.id + ':traffic', t.bucketing) % 100, split: hash(v + ':' + t.id, t.bucketing) % 10000 };
   }
   function digits(id) { var m = /(\d+)\s*$/.exec(String(id || '')); return m ? m[1] : String(id || ''); }
 
@@ -140,10 +151,11 @@
       return { group: forced[t.id], reason: forced[t.id] < 0 ? 'force_assign_excluded' : 'force_assign_group' };
     }
     if (!inAudience(t.audience, ctx)) return { group: -1, reason: 'audience_targeting_excluded' };
-    if (hash(visitor + ':' + t.id + ':traffic') % 100 >= t.traffic_allocation) {
+    var at = bucket(visitor, t);
+    if (at.traffic >= t.traffic_allocation) {
       return { group: -1, reason: 'traffic_allocation_excluded' };
     }
-    var b = hash(visitor + ':' + t.id) % 10000, sum = 0, gs = t.groups || [];
+    var b = at.split, sum = 0, gs = t.groups || [];
     for (var i = 0; i < gs.length; i++) {
       sum += gs[i].weight * 100;
       if (b < sum) return { group: gs[i].index, reason: 'random_split' };
@@ -251,7 +263,11 @@
       return { _lift_visitor_id: visitor, _lift_session_id: lift.session, _lift_assignments: a.join(',') };
     },
     // syncCart writes the cart attributes now (call it after adding to a new cart).
-    syncCart: function () { return writeCart(true); }
+    syncCart: function () { return writeCart(true); },
+    // bucket tells where a visitor id falls in a test ({id, bucketing}):
+    // traffic 0-99 against traffic_allocation, split 0-9999 against the
+    // groups' weights. For support ("which group does this visitor get?").
+    bucket: function (visitorId, t) { return bucket(String(visitorId), { id: String(t.id), bucketing: t.bucketing }); }
   };
 
   // writeCart sets the attributes on the platform cart when they changed, and
