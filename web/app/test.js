@@ -97,8 +97,13 @@
       return show(...top, errorBox(res.error));
     }
     if (res.status === 202) {
-      return show(...top, h('p', { class: 'notice', id: 'pending' },
-        'No results yet: the first results are computed about 15 minutes after the test starts. Reload this page later.'));
+      // 202 means nothing was ever computed; only a running test will be.
+      const why = {
+        paused: 'No results: this test was paused before its first results were computed. They are computed once it runs again.',
+        ended: 'No results: this test ended before its first results were computed, so it has none.',
+        archived: 'No results: this test stopped before its first results were computed, so it has none.',
+      }[t.status] || 'No results yet: the first results are computed about 15 minutes after the test starts. Reload this page later.';
+      return show(...top, h('p', { class: 'notice', id: 'pending' }, why));
     }
     const r = res.data;
     const primary = METRICS[t.primary_metric] ? t.primary_metric : 'conversion_rate';
@@ -222,7 +227,7 @@
       return h('tr', { dataset: { group: String(g.test_group_index) } }, label, val,
         cell(cols[2], h('span', { class: liftClass(vs.lift, f, spec) }, fmt.lift(vs.lift)), 'lift'),
         cell(cols[3], fmt.lift(b.credible_interval.lower) + ' to ' + fmt.lift(b.credible_interval.upper), 'credible_interval'),
-        cell(cols[4], fmt.prob(spec.lowerIsBetter ? 1 - b.prob_beat_control : b.prob_beat_control), 'prob_beat_control'),
+        cell(cols[4], fmt.prob(b.prob_beat_control), 'prob_beat_control'), // the API already counts lower as better here
         cell(cols[5], f.p_value < 0.001 ? '< 0.001' : f.p_value.toFixed(3), 'p_value'),
         cell(cols[6], [h('span', { class: 'ci-text' }, fmt.lift(f.confidence_interval.lower) + ' to ' + fmt.lift(f.confidence_interval.upper)),
           intervalBar(f.confidence_interval, vs.lift, span, spec)], 'confidence_interval'));
