@@ -307,23 +307,23 @@ func (s *WebhookService) uninstalled(ctx context.Context, shop *Shop) (string, t
 
 // shopUpdatePayload is the part of SHOP_UPDATE Lift reads.
 type shopUpdatePayload struct {
-	ID     platformID `json:"id"`
-	Name   string     `json:"name"`
-	Domain string     `json:"domain"`
+	ID   platformID `json:"id"`
+	Name string     `json:"name"`
 }
 
+// shopUpdate refreshes the shop's name. Its domain is not touched: Lift keys
+// a shop by its permanent platform domain, the one the tracker, session
+// tokens and webhooks name it by, while the payload's domain is the
+// storefront's primary (custom) domain. Taking it as the key stopped a
+// running test's tracking, and a domain another shop held failed inside
+// an aborted transaction until the delivery was dead-lettered.
 func (s *WebhookService) shopUpdate(shop *Shop, d *WebhookDelivery) (string, txEffect, error) {
 	var p shopUpdatePayload
 	if err := decodeDelivery(d, &p); err != nil {
 		return "", nil, err
 	}
 	return "shop refreshed", func(ctx context.Context, tx WebhookTx) error {
-		err := tx.SetShopIdentity(ctx, shop.ID, p.Name, NormalizeShopDomain(p.Domain))
-		if e, ok := AsError(err); ok && e.Kind == KindConflict {
-			// Another installed shop holds the domain: keep ours, refresh the name.
-			return tx.SetShopIdentity(ctx, shop.ID, p.Name, "")
-		}
-		return err
+		return tx.SetShopName(ctx, shop.ID, p.Name)
 	}, nil
 }
 

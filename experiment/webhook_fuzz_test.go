@@ -58,7 +58,6 @@ func FuzzWebhookBodies(f *testing.F) {
 		var sh shopUpdatePayload
 		if readable(decodeDelivery(d, &sh)) {
 			storable(t, "shop name", sh.Name)
-			storable(t, "shop domain", sh.Domain)
 		}
 		readable(decodeDelivery(d, &inventoryPayload{}))
 	})

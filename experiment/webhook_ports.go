@@ -88,9 +88,8 @@ type WebhookTx interface {
 	// InsertDeadLetter keeps a delivery that will not be retried; the last
 	// error is stored in a form the database accepts whatever it holds.
 	InsertDeadLetter(ctx context.Context, l WebhookDeadLetter) error
-	// SetShopIdentity refreshes name and domain ("" keeps the stored one).
-	// KindConflict shop_exists when another shop holds the domain.
-	SetShopIdentity(ctx context.Context, shopID int64, name, domain string) error
+	// SetShopName refreshes the shop's name ("" keeps the stored one).
+	SetShopName(ctx context.Context, shopID int64, name string) error
 	// UninstallShop marks the shop uninstalled (the first time stands).
 	UninstallShop(ctx context.Context, shopID int64) error
 	// PublishTheme records the theme (numeric id; gid when the mirror does

@@ -23,7 +23,7 @@ type webhookFakes struct {
 	deliveries map[string]*experiment.WebhookDelivery
 	dead       []experiment.WebhookDeadLetter
 	live       []*experiment.Test
-	renameErr  error // what SetShopIdentity answers
+	renameErr  error // what SetShopName answers
 	names      map[int64]string
 	orders     []experiment.SignedOrder
 	signed     []experiment.OrderAttribution
@@ -95,7 +95,7 @@ func (f *webhookFakes) InsertDeadLetter(_ context.Context, l experiment.WebhookD
 	f.dead = append(f.dead, l)
 	return nil
 }
-func (f *webhookFakes) SetShopIdentity(_ context.Context, shopID int64, name, _ string) error {
+func (f *webhookFakes) SetShopName(_ context.Context, shopID int64, name string) error {
 	if f.renameErr != nil {
 		return f.renameErr
 	}

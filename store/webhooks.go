@@ -130,18 +130,13 @@ func (tx *Tx) MarkDeliveryProcessed(ctx context.Context, shopID int64, id, outco
 	return nil
 }
 
-// SetShopIdentity refreshes a shop's name and domain from the platform
-// (SHOP_UPDATE). An empty value keeps the stored one. Returns KindConflict
-// shop_exists when another shop holds the domain.
-func (tx *Tx) SetShopIdentity(ctx context.Context, shopID int64, name, domain string) error {
-	domain = experiment.NormalizeShopDomain(domain)
-	_, err := tx.tx.Exec(ctx, `UPDATE shops SET name = COALESCE(NULLIF($2, ''), name),
-		domain = COALESCE(NULLIF($3, ''), domain), updated_at = $4 WHERE id = $1`, shopID, name, domain, tx.now)
-	if isUniqueViolation(err) {
-		return experiment.Errorf(experiment.KindConflict, "shop_exists", "another shop has domain %s", domain)
-	}
+// SetShopName refreshes a shop's name from the platform (SHOP_UPDATE); an
+// empty name keeps the stored one.
+func (tx *Tx) SetShopName(ctx context.Context, shopID int64, name string) error {
+	_, err := tx.tx.Exec(ctx, `UPDATE shops SET name = COALESCE(NULLIF($2, ''), name), updated_at = $3 WHERE id = $1`,
+		shopID, name, tx.now)
 	if err != nil {
-		return fmt.Errorf("store.SetShopIdentity %d: %w", shopID, err)
+		return fmt.Errorf("store.SetShopName %d: %w", shopID, err)
 	}
 	return nil
 }
