@@ -159,6 +159,11 @@ func (s *Service) RunScheduled(ctx context.Context, shopID, testID int64, action
 	if err != nil {
 		return fmt.Errorf("experiment.RunScheduled: %w", err)
 	}
+	if action == ActionStart && !shop.Installed() {
+		// Lift may not act for the shop: a start would launch a test on a
+		// store that removed the app (and platform calls would fail).
+		return nil
+	}
 	_, err = s.repo.Write(ctx, WriteMeta{ShopID: shopID, Action: "experiment.scheduled_" + string(action), ResourceType: "experiment"},
 		func(ctx context.Context, tx Tx) (WriteResult, error) {
 			res := WriteResult{ResourceID: fmt.Sprint(testID)}

@@ -214,11 +214,13 @@ func findTests(ctx context.Context, q querier, shopID int64, f experiment.Filter
 }
 
 // FindDueActions lists tests whose schedule has come: drafts and previews
-// past start_at are due a start, active and paused tests past end_at an end.
+// past start_at are due a start (on installed shops), active and paused tests
+// past end_at an end.
 func (db *DB) FindDueActions(ctx context.Context, now time.Time, limit int) ([]experiment.DueAction, error) {
 	rows, err := db.pool.Query(ctx, `
 		(SELECT shop_id, id, 'start', schedule_start_at FROM experiments
 		  WHERE status IN ('draft','preview') AND schedule_start_at <= $1 AND NOT checks_pending
+		    AND shop_id IN (SELECT id FROM shops WHERE uninstalled_at IS NULL)
 		  ORDER BY schedule_start_at LIMIT $2)
 		UNION ALL
 		(SELECT shop_id, id, 'end', schedule_end_at FROM experiments

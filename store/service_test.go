@@ -61,6 +61,15 @@ func postgresBackend(t *testing.T, now experiment.Clock) experimenttest.Backend 
 			return s
 		},
 		SetPlan: setPlan,
+		Uninstall: func(t *testing.T, shop *experiment.Shop) {
+			t.Helper()
+			if _, err := db.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "shop.uninstall", ResourceType: "shop"},
+				func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+					return experiment.WriteResult{}, tx.UninstallShop(ctx, shop.ID)
+				}); err != nil {
+				t.Fatal(err)
+			}
+		},
 		Audit: func(t *testing.T, shopID int64) []experimenttest.AuditRecord {
 			t.Helper()
 			entries, err := db.FindAuditEntries(ctx, shopID, 1000)

@@ -360,6 +360,19 @@ func testRunScheduled(t *testing.T, nb NewBackend) {
 			t.Fatalf("refused scheduled start = %s %q", got.Status, got.FailureReason)
 		}
 	})
+	t.Run("NotWhileUninstalled", func(t *testing.T) {
+		// Another bundle: this one's shop stays installed for the others.
+		u := Setup(t, nb)
+		z := u.Create(t, Scheduled(PriceTest("Waits"), start, nil))
+		u.Uninstall(t, u.Shop)
+		u.Clock.Set(start.Add(time.Minute))
+		if err := u.Service.RunScheduled(ctx, u.Shop.ID, z.ID, experiment.ActionStart); err != nil {
+			t.Fatal(err)
+		}
+		if got := u.Get(t, z.ID); got.Status != experiment.StatusDraft {
+			t.Fatalf("a scheduled start ran on an uninstalled shop: %s", got.Status)
+		}
+	})
 	t.Run("GoneIsNothingToDo", func(t *testing.T) {
 		run(x.ID+1000, experiment.ActionStart)
 		if err := b.Service.RunScheduled(ctx, b.Shop.ID+1000, x.ID, experiment.ActionStart); err == nil {

@@ -32,6 +32,8 @@ type Backend struct {
 	NewShop func(t *testing.T, p Plan) *experiment.Shop
 	// SetPlan changes a shop's plan.
 	SetPlan func(t *testing.T, shop *experiment.Shop, p Plan)
+	// Uninstall marks the shop uninstalled, as APP_UNINSTALLED does.
+	Uninstall func(t *testing.T, shop *experiment.Shop)
 	// Audit lists a shop's audit records, newest first.
 	Audit func(t *testing.T, shopID int64) []AuditRecord
 }
@@ -52,7 +54,17 @@ func FakeBackend(t *testing.T, now experiment.Clock) Backend {
 			return s
 		},
 		SetPlan: func(t *testing.T, shop *experiment.Shop, p Plan) { r.UpdateShop(applyPlan(*shop, p)) },
-		Audit:   func(t *testing.T, shopID int64) []AuditRecord { return r.Audit(shopID) },
+		Uninstall: func(t *testing.T, shop *experiment.Shop) {
+			s, err := r.FindShopByID(context.Background(), shop.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gone := now()
+			u := *s
+			u.UninstalledAt = &gone
+			r.UpdateShop(u)
+		},
+		Audit: func(t *testing.T, shopID int64) []AuditRecord { return r.Audit(shopID) },
 	}
 }
 
