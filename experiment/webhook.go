@@ -332,6 +332,7 @@ type inventoryPayload struct {
 	InventoryItemID platformID `json:"inventory_item_id"`
 	LocationID      platformID `json:"location_id"`
 	Available       *int64     `json:"available"`
+	UpdatedAt       *time.Time `json:"updated_at"`
 }
 
 // inventory records the level and, while a price test is live (its
@@ -345,7 +346,20 @@ func (s *WebhookService) inventory(ctx context.Context, shop *Shop, d *WebhookDe
 	if p.InventoryItemID == "" || p.LocationID == "" {
 		return "", nil, &unreadableBody{msg: "inventory_item_id and location_id are required"}
 	}
-	level := InventoryLevel{InventoryItemID: string(p.InventoryItemID), LocationID: string(p.LocationID), Available: p.Available}
+	level := InventoryLevel{InventoryItemID: string(p.InventoryItemID), LocationID: string(p.LocationID), Available: p.Available,
+		UpdatedAt: d.ReceivedAt}
+	if p.UpdatedAt != nil {
+		level.UpdatedAt = *p.UpdatedAt
+	}
+	// Deliveries are processed in parallel and retried, so they arrive out
+	// of order: an older level must neither replace the recorded one nor
+	// be copied onto the duplicates.
+	switch cur, err := s.Repo.FindInventoryLevel(ctx, shop.ID, level.InventoryItemID, level.LocationID); {
+	case err != nil && !IsNotFound(err):
+		return "", nil, err
+	case err == nil && cur.UpdatedAt.After(level.UpdatedAt):
+		return fmt.Sprintf("ignored: a newer level (%s) is recorded", cur.UpdatedAt.UTC().Format(time.RFC3339Nano)), nil, nil
+	}
 	outcome := "inventory level recorded"
 	if s.SyncStock != nil && p.Available != nil {
 		live, err := s.Repo.FindLiveTests(ctx, shop.ID)

@@ -51,6 +51,9 @@ type InventoryLevel struct {
 	InventoryItemID string
 	LocationID      string
 	Available       *int64
+	// UpdatedAt is when the platform set the level (its updated_at, else
+	// the delivery's receipt): an older level never replaces a newer one.
+	UpdatedAt time.Time
 }
 
 // WebhookRepository is where deliveries and the shop state they change live
@@ -72,6 +75,9 @@ type WebhookRepository interface {
 	// VariantCosts returns the unit cost of each given variant (numeric
 	// ids) the catalog mirror knows; unknown ones are absent.
 	VariantCosts(ctx context.Context, shopID int64, numericIDs []string) (map[string]float64, error)
+	// FindInventoryLevel returns KindNotFound inventory_level_not_found when
+	// the platform never reported the item at the location.
+	FindInventoryLevel(ctx context.Context, shopID int64, itemID, locationID string) (*InventoryLevel, error)
 }
 
 // WebhookTx is a unit of work in progress.

@@ -108,6 +108,9 @@ func (f *webhookFakes) SetTestWarning(context.Context, int64, int64, experiment.
 	return nil
 }
 func (f *webhookFakes) ClearTestWarning(context.Context, int64, string) error { return nil }
+func (f *webhookFakes) FindInventoryLevel(context.Context, int64, string, string) (*experiment.InventoryLevel, error) {
+	return nil, experiment.Errorf(experiment.KindNotFound, "inventory_level_not_found", "no level")
+}
 func (f *webhookFakes) SetInventoryLevel(context.Context, int64, experiment.InventoryLevel) error {
 	return nil
 }

@@ -217,10 +217,16 @@ func (db *DB) FindTestWarnings(ctx context.Context, shopID, testID int64) ([]exp
 
 // SetInventoryLevel records the level the platform reported.
 func (tx *Tx) SetInventoryLevel(ctx context.Context, shopID int64, l InventoryLevel) error {
+	at := l.UpdatedAt
+	if at.IsZero() {
+		at = tx.now
+	}
+	// The newest level stands, whatever order deliveries are processed in.
 	_, err := tx.tx.Exec(ctx, `INSERT INTO inventory_levels (shop_id, inventory_item_id, location_id, available, updated_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (shop_id, inventory_item_id, location_id)
-		DO UPDATE SET available = EXCLUDED.available, updated_at = EXCLUDED.updated_at`,
-		shopID, l.InventoryItemID, l.LocationID, l.Available, tx.now)
+		DO UPDATE SET available = EXCLUDED.available, updated_at = EXCLUDED.updated_at
+		WHERE inventory_levels.updated_at <= EXCLUDED.updated_at`,
+		shopID, l.InventoryItemID, l.LocationID, l.Available, at)
 	if err != nil {
 		return fmt.Errorf("store.SetInventoryLevel %d: %w", shopID, err)
 	}
@@ -231,8 +237,8 @@ func (tx *Tx) SetInventoryLevel(ctx context.Context, shopID int64, l InventoryLe
 // platform never reported the item at the location.
 func (db *DB) FindInventoryLevel(ctx context.Context, shopID int64, itemID, locationID string) (*InventoryLevel, error) {
 	l := InventoryLevel{InventoryItemID: itemID, LocationID: locationID}
-	err := db.pool.QueryRow(ctx, `SELECT available FROM inventory_levels
-		WHERE shop_id = $1 AND inventory_item_id = $2 AND location_id = $3`, shopID, itemID, locationID).Scan(&l.Available)
+	err := db.pool.QueryRow(ctx, `SELECT available, updated_at FROM inventory_levels
+		WHERE shop_id = $1 AND inventory_item_id = $2 AND location_id = $3`, shopID, itemID, locationID).Scan(&l.Available, &l.UpdatedAt)
 	if err != nil {
 		return nil, fmt.Errorf("store.FindInventoryLevel: %w", notFound(err, "inventory_level_not_found", "no level for %s at %s", itemID, locationID))
 	}

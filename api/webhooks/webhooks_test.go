@@ -570,6 +570,17 @@ func TestInventoryLevelsUpdate(t *testing.T) {
 	if got.Available == nil || *got.Available != 4 {
 		t.Fatalf("available = %v, want 4", got.Available)
 	}
+	t.Run("an older level processed later is ignored", func(t *testing.T) {
+		b.process(t, shop, experiment.TopicInventoryLevelsUpdate, "i-new", `{"inventory_item_id":5,"location_id":7,"available":9,"updated_at":"2026-06-01T10:00:05Z"}`)
+		d := b.process(t, shop, experiment.TopicInventoryLevelsUpdate, "i-old", `{"inventory_item_id":5,"location_id":7,"available":2,"updated_at":"2026-06-01T10:00:01Z"}`)
+		got, err := b.db.FindInventoryLevel(context.Background(), shop.ID, "5", "7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Available == nil || *got.Available != 9 || !strings.HasPrefix(d.Outcome, "ignored: a newer level") {
+			t.Fatalf("available = %v after outcome %q, want the newer 9", got.Available, d.Outcome)
+		}
+	})
 	t.Run("unreadable body is recorded, not retried", func(t *testing.T) {
 		d := b.process(t, shop, experiment.TopicInventoryLevelsUpdate, "i-3", `{"available":"lots"}`)
 		if !strings.HasPrefix(d.Outcome, "unreadable") {
