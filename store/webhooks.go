@@ -157,6 +157,11 @@ func (tx *Tx) UninstallShop(ctx context.Context, shopID int64) error {
 // unpublished). A theme the mirror does not know yet is added as gid.
 func (tx *Tx) PublishTheme(ctx context.Context, shopID int64, themeID, gid, name string) error {
 	wrap := func(err error) error { return fmt.Errorf("store.PublishTheme %d %s: %w", shopID, themeID, err) }
+	// Two publishes at once each unpublished the other's old main and left
+	// two mains: the shop's row lock makes them one after the other.
+	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM shops WHERE id = $1 FOR UPDATE`, shopID); err != nil {
+		return wrap(err)
+	}
 	if _, err := tx.tx.Exec(ctx, `UPDATE catalog_themes SET role = 'unpublished'
 		WHERE shop_id = $1 AND substring(id from '[0-9]+$') <> $2 AND role = 'main'`, shopID, themeID); err != nil {
 		return wrap(err)

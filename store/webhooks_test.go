@@ -62,3 +62,48 @@ func TestWebhookDeliveriesAndDeadLetters(t *testing.T) {
 		}
 	})
 }
+
+// TestPublishThemeAtOnce: publishes of two themes in concurrent units of
+// work leave exactly one published theme; without the shop's row lock each
+// unpublished the old main under the other and both stayed main.
+func TestPublishThemeAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t)
+	shop := newShop(t, db, "publish-race.myshopify.com", false)
+	repo := store.WebhookRepo{DB: db}
+	publish := func(id string) error {
+		_, err := repo.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "webhook.test", ResourceType: "catalog_theme"},
+			func(ctx context.Context, tx experiment.WebhookTx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{}, tx.PublishTheme(ctx, shop.ID, id, "gid://shopify/OnlineStoreTheme/"+id, "Theme "+id)
+			})
+		return err
+	}
+	for _, id := range []string{"1", "2", "3"} { // each theme exists before the race
+		if err := publish(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := 0; round < 20; round++ {
+		errs := make(chan error, 2)
+		for _, id := range []string{"1", "2"} {
+			go func() { errs <- publish(id) }()
+		}
+		for range 2 {
+			// A unit that collides with the other (KindUnavailable) is a
+			// retry the platform's redelivery makes; nothing half-done.
+			if err := <-errs; err != nil {
+				if e, ok := experiment.AsError(err); !ok || e.Kind != experiment.KindUnavailable {
+					t.Fatal(err)
+				}
+			}
+		}
+		var mains int
+		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM catalog_themes WHERE shop_id = $1 AND role = 'main'`, shop.ID).Scan(&mains); err != nil {
+			t.Fatal(err)
+		}
+		if mains != 1 {
+			t.Fatalf("round %d: %d published themes, want 1", round, mains)
+		}
+	}
+}
