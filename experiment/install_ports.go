@@ -145,6 +145,9 @@ type InstallPlatform interface {
 	// EnableScript makes the storefront load the script at src (a script
 	// tag) and returns the tag's id; enabling again returns the same tag.
 	EnableScript(ctx context.Context, domain, token, src string) (string, error)
+	// InstallThemeBlock writes Lift's app block into the theme (its global
+	// id); writing it again changes nothing.
+	InstallThemeBlock(ctx context.Context, domain, token, themeID string) error
 }
 
 // TokenSealer encrypts credentials at rest.

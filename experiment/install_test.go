@@ -90,6 +90,7 @@ type memInstall struct {
 	subs    map[string]int
 	cleaned int
 	synced  []string // token and inventory item of each stock sync
+	blocks  []string // token and theme of each app block written
 	scripts map[string]bool
 }
 
@@ -173,6 +174,11 @@ func (m *memInstall) SyncDuplicateStock(_ context.Context, _, tok string, l expe
 	return 1, nil
 }
 
+func (m *memInstall) InstallThemeBlock(_ context.Context, _, tok, themeID string) error {
+	m.blocks = append(m.blocks, tok+" "+themeID)
+	return nil
+}
+
 func (m *memInstall) EnableScript(_ context.Context, _, tok, src string) (string, error) {
 	if tok == "" || src == "" {
 		return "", &experiment.PlatformError{Op: "enable script", Status: 401}
@@ -250,6 +256,10 @@ func TestInstallService(t *testing.T) {
 	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || m.synced[0] != "tok-1 7" || !strings.Contains(out, "1 duplicate") {
 		t.Fatalf("stock sync: %q %v %v", out, err, m.synced)
 	}
+	if out, err := svc.ReinstallThemeBlock(ctx, shop, "gid://shopify/OnlineStoreTheme/9"); err != nil || len(m.blocks) != 1 ||
+		m.blocks[0] != "tok-1 gid://shopify/OnlineStoreTheme/9" || out != "theme block reinstalled" {
+		t.Fatalf("theme block: %q %v %v", out, err, m.blocks)
+	}
 
 	outcome, err := svc.Uninstall(ctx, shop)
 	if err != nil || m.cleaned != 1 || m.sealed[shop.ID] != nil || !strings.Contains(outcome, "removed 1 script tags") {
@@ -263,6 +273,9 @@ func TestInstallService(t *testing.T) {
 	wantCode(err, "shop_not_installed")
 	if out, err := svc.SyncStock(ctx, shop, level); err != nil || len(m.synced) != 1 || !strings.Contains(out, "no platform token") {
 		t.Fatalf("stock sync after uninstall: %q %v %v", out, err, m.synced)
+	}
+	if out, err := svc.ReinstallThemeBlock(ctx, shop, "gid://shopify/OnlineStoreTheme/9"); err != nil || len(m.blocks) != 1 || !strings.Contains(out, "no platform token") {
+		t.Fatalf("theme block after uninstall: %q %v %v", out, err, m.blocks)
 	}
 
 	_, err = svc.Install(ctx, experiment.InstallRequest{Domain: "a.myshopify.com", RefuseInstalled: true})

@@ -34,7 +34,11 @@ type WebhookService struct {
 	// tests made of it (InstallService.SyncStock); INVENTORY_LEVELS_UPDATE
 	// runs it while a price test is live. Nil only records the level.
 	SyncStock func(ctx context.Context, shop *Shop, l InventoryLevel) (string, error)
-	Now       func() time.Time
+	// ThemeBlock writes Lift's app block into a newly published theme
+	// (InstallService.ReinstallThemeBlock); THEMES_PUBLISH runs it while a
+	// test is live. Nil only records the theme and flags tests.
+	ThemeBlock func(ctx context.Context, shop *Shop, themeID string) (string, error)
+	Now        func() time.Time
 	// MaxTries bounds how often a failing delivery is tried before it is
 	// dead-lettered. Default 5.
 	MaxTries int

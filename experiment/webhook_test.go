@@ -319,3 +319,39 @@ func TestWebhookProcessOrders(t *testing.T) {
 		})
 	}
 }
+
+// TestThemesPublishReinstallsTheBlock: part 6.2, THEMES_PUBLISH "re-installs
+// or reactivates theme blocks where possible": while a test is live, the
+// newly published theme gets Lift's app block; with none live, nothing is
+// written to the platform.
+func TestThemesPublishReinstallsTheBlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, live := range []bool{true, false} {
+		f := newWebhookFakes()
+		if live {
+			f.live = []*experiment.Test{{ID: 42, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive,
+				Groups: []experiment.Group{{Index: 0}, {Index: 1}}}}
+		}
+		var wrote []string
+		svc := f.service()
+		svc.ThemeBlock = func(_ context.Context, _ *experiment.Shop, themeID string) (string, error) {
+			wrote = append(wrote, themeID)
+			return "theme block reinstalled", nil
+		}
+		if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "p", Topic: experiment.TopicThemesPublish,
+			Body: []byte(`{"id":1203,"name":"Winter","role":"main"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Process(ctx, 1, "p", experiment.WebhookAttempt{Try: 1}); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := f.FindDelivery(ctx, 1, "p")
+		switch {
+		case live && (len(wrote) != 1 || wrote[0] != "gid://shopify/OnlineStoreTheme/1203" || !strings.HasSuffix(d.Outcome, "; theme block reinstalled")):
+			t.Fatalf("with a live test: wrote %v, outcome %q", wrote, d.Outcome)
+		case !live && (len(wrote) != 0 || strings.Contains(d.Outcome, "block")):
+			t.Fatalf("with no live test: wrote %v, outcome %q", wrote, d.Outcome)
+		}
+	}
+}

@@ -48,6 +48,14 @@ func (s *WebhookService) themePublished(ctx context.Context, shop *Shop, d *Webh
 	if err != nil {
 		return "", nil, err
 	}
+	block := ""
+	if s.ThemeBlock != nil && len(live) > 0 {
+		// Live tests render through the app block; the new theme needs it.
+		if block, err = s.ThemeBlock(ctx, shop, gid); err != nil {
+			return "", nil, err
+		}
+		block = "; " + block
+	}
 	effect := func(ctx context.Context, tx WebhookTx) error {
 		if err := tx.PublishTheme(ctx, shop.ID, string(id), gid, p.Name); err != nil {
 			return err
@@ -67,7 +75,7 @@ func (s *WebhookService) themePublished(ctx context.Context, shop *Shop, d *Webh
 		}
 		return nil
 	}
-	return fmt.Sprintf("theme %s published; %d tests flagged", id, len(flaggedTests(live, string(id), p.Name))), effect, nil
+	return fmt.Sprintf("theme %s published; %d tests flagged%s", id, len(flaggedTests(live, string(id), p.Name)), block), effect, nil
 }
 
 // themeWarning is a warning to raise, or (clear) to lift.

@@ -175,15 +175,22 @@ func (c *Client) installBlocks(ctx context.Context, domain, token string, t *exp
 		themes["main"] = true // the published theme carries the block
 	}
 	for id := range themes {
-		if err := c.mutate(ctx, domain, token, "install theme app block", OpAppBlocks,
-			`mutation ThemeFilesUpsert($themeId: ID!, $files: [OnlineStoreThemeFilesUpsertFileInput!]!) {
-  themeFilesUpsert(themeId: $themeId, files: $files) { upsertedThemeFiles { filename } userErrors { field message } } }`,
-			map[string]any{"themeId": id, "files": []map[string]any{{"filename": "snippets/lift-experiment.liquid",
-				"body": map[string]string{"type": "TEXT", "value": "{% render 'lift-experiment' %}"}}}}, "themeFilesUpsert"); err != nil {
+		if err := c.InstallThemeBlock(ctx, domain, token, id); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// InstallThemeBlock writes the app block's snippet into the theme (a global
+// id, or "main" for the published one); an upsert, so writing it again is
+// harmless.
+func (c *Client) InstallThemeBlock(ctx context.Context, domain, token, themeID string) error {
+	return c.mutate(ctx, domain, token, "install theme app block", OpAppBlocks,
+		`mutation ThemeFilesUpsert($themeId: ID!, $files: [OnlineStoreThemeFilesUpsertFileInput!]!) {
+  themeFilesUpsert(themeId: $themeId, files: $files) { upsertedThemeFiles { filename } userErrors { field message } } }`,
+		map[string]any{"themeId": themeID, "files": []map[string]any{{"filename": "snippets/lift-experiment.liquid",
+			"body": map[string]string{"type": "TEXT", "value": "{% render 'lift-experiment' %}"}}}}, "themeFilesUpsert")
 }
 
 // renamed names the launch step in a platform error, as a failure reason

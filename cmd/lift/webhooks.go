@@ -28,6 +28,9 @@ func (a *App) webhookService() *experiment.WebhookService {
 		SyncStock: func(ctx context.Context, shop *experiment.Shop, l experiment.InventoryLevel) (string, error) {
 			return a.installService().SyncStock(ctx, shop, l)
 		},
+		ThemeBlock: func(ctx context.Context, shop *experiment.Shop, themeID string) (string, error) {
+			return a.installService().ReinstallThemeBlock(ctx, shop, themeID)
+		},
 		EndTest: func(ctx context.Context, shop *experiment.Shop, testID int64) error {
 			_, err := tests.Apply(ctx, shop, testID, experiment.ActionEnd, nil)
 			return err
