@@ -165,6 +165,13 @@ func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery) error {
 	}
 	var outcome string
 	var effect txEffect
+	switch {
+	case !shop.Installed() && (d.Topic == TopicShopUpdate || d.Topic == TopicThemesPublish || d.Topic == TopicInventoryLevelsUpdate):
+		// The uninstall cleared the shop's mirror of the platform; a late
+		// delivery must not write into it (orders still count: they are
+		// the results of tests that ran).
+		return s.markProcessed(ctx, d, "ignored: the shop has uninstalled Lift", nil)
+	}
 	switch d.Topic {
 	case TopicOrdersCreate, TopicOrdersEdited:
 		outcome, effect, err = s.order(ctx, shop, d)

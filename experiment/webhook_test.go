@@ -355,3 +355,29 @@ func TestThemesPublishReinstallsTheBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestUninstalledShopMirrorsNothing: after APP_UNINSTALLED cleared the
+// shop's mirror of the platform, a late SHOP_UPDATE, THEMES_PUBLISH or
+// INVENTORY_LEVELS_UPDATE writes nothing.
+func TestUninstalledShopMirrorsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for topic, body := range map[string]string{
+		experiment.TopicShopUpdate:            `{"name":"Late"}`,
+		experiment.TopicThemesPublish:         `{"id":1203,"role":"main"}`,
+		experiment.TopicInventoryLevelsUpdate: `{"inventory_item_id":5,"location_id":7,"available":3}`,
+	} {
+		f := newWebhookFakes()
+		gone := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+		f.shops["a.example"].UninstalledAt = &gone
+		if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "late", Topic: topic, Body: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.service().Process(ctx, 1, "late", experiment.WebhookAttempt{Try: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := f.FindDelivery(ctx, 1, "late"); d.Outcome != "ignored: the shop has uninstalled Lift" || len(f.names) != 0 {
+			t.Fatalf("%s: outcome %q, names %v", topic, d.Outcome, f.names)
+		}
+	}
+}
