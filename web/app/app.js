@@ -216,7 +216,12 @@ const LiftApp = (() => {
       signIn(err.message);
       return;
     }
-    show(errorBox(err), h('p', {}, h('a', { href: '#/' }, '← All tests')));
+    // On the list itself '#/' is no change of hash: the link reloads it.
+    const back = h('a', { href: '#/' }, location.hash === '#/' || location.hash === '' ? 'Try again' : '← All tests');
+    back.addEventListener('click', (ev) => {
+      if (location.hash === '#/' || location.hash === '') { ev.preventDefault(); route(); }
+    });
+    show(errorBox(err), h('p', {}, back));
   }
 
   const statusWords = { draft: 'Draft', preview: 'Preview', active: 'Running', paused: 'Paused', ended: 'Closed', failed: 'Failed', archived: 'Archived' };
