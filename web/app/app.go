@@ -24,11 +24,11 @@ import (
 // Prefix is where the router mounts the app.
 const Prefix = "/app/"
 
-//go:embed index.html app.js test.js app.css vendor/uPlot.iife.min.js vendor/uPlot.min.css vendor/MANIFEST
+//go:embed index.html app.js test.js app.css favicon.svg vendor/uPlot.iife.min.js vendor/uPlot.min.css vendor/MANIFEST
 var files embed.FS
 
 // assetNames are the files the page loads, by their path under Prefix.
-var assetNames = []string{"app.js", "test.js", "app.css", "vendor/uPlot.iife.min.js", "vendor/uPlot.min.css"}
+var assetNames = []string{"app.js", "test.js", "app.css", "favicon.svg", "vendor/uPlot.iife.min.js", "vendor/uPlot.min.css"}
 
 // CSP is the page's Content-Security-Policy: everything from this origin
 // only, no inline script or style, no plugins, no framing, and DOM sinks
@@ -138,6 +138,7 @@ var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".js":   "text/javascript; charset=utf-8",
 	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
 }
 
 func serve(w http.ResponseWriter, r *http.Request, name string, f file, cache string) {
