@@ -11,20 +11,13 @@ import (
 // installed through the platform, or uninstalled) has nothing Lift could
 // set. A refused platform call is returned, so the delivery is retried.
 func (s *InstallService) SyncStock(ctx context.Context, shop *Shop, l InventoryLevel) (string, error) {
-	sealed, err := s.Repo.FindAccessToken(ctx, shop.ID)
-	if IsNotFound(err) {
-		return "no platform token to copy stock with", nil
+	tok, ok, err := s.platformToken(ctx, shop)
+	if err != nil || !ok {
+		return "no platform token to copy stock with", wrapInstall("SyncStock", shop, err)
 	}
+	n, err := s.Platform.SyncDuplicateStock(ctx, shop.Domain, tok, l)
 	if err != nil {
-		return "", fmt.Errorf("experiment.InstallService.SyncStock %d: %w", shop.ID, err)
-	}
-	tok, err := s.Sealer.Open(sealed)
-	if err != nil {
-		return "", fmt.Errorf("experiment.InstallService.SyncStock %d: stored token does not open: %w", shop.ID, err)
-	}
-	n, err := s.Platform.SyncDuplicateStock(ctx, shop.Domain, string(tok), l)
-	if err != nil {
-		return "", fmt.Errorf("experiment.InstallService.SyncStock %d: %w", shop.ID, err)
+		return "", wrapInstall("SyncStock", shop, err)
 	}
 	return fmt.Sprintf("stock copied to %d duplicate variants", n), nil
 }
@@ -35,19 +28,37 @@ func (s *InstallService) SyncStock(ctx context.Context, shop *Shop, l InventoryL
 // there is nothing Lift could write; a refused call is returned, so the
 // delivery is retried.
 func (s *InstallService) ReinstallThemeBlock(ctx context.Context, shop *Shop, themeID string) (string, error) {
+	tok, ok, err := s.platformToken(ctx, shop)
+	if err != nil || !ok {
+		return "no platform token to reinstall the theme block with", wrapInstall("ReinstallThemeBlock", shop, err)
+	}
+	if err := s.Platform.InstallThemeBlock(ctx, shop.Domain, tok, themeID); err != nil {
+		return "", wrapInstall("ReinstallThemeBlock", shop, err)
+	}
+	return "theme block reinstalled", nil
+}
+
+// platformToken opens the shop's stored platform token; ok is false when
+// there is none (never installed through the platform, or uninstalled).
+func (s *InstallService) platformToken(ctx context.Context, shop *Shop) (string, bool, error) {
 	sealed, err := s.Repo.FindAccessToken(ctx, shop.ID)
 	if IsNotFound(err) {
-		return "no platform token to reinstall the theme block with", nil
+		return "", false, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("experiment.InstallService.ReinstallThemeBlock %d: %w", shop.ID, err)
+		return "", false, err
 	}
 	tok, err := s.Sealer.Open(sealed)
 	if err != nil {
-		return "", fmt.Errorf("experiment.InstallService.ReinstallThemeBlock %d: stored token does not open: %w", shop.ID, err)
+		return "", false, fmt.Errorf("stored token does not open: %w", err)
 	}
-	if err := s.Platform.InstallThemeBlock(ctx, shop.Domain, string(tok), themeID); err != nil {
-		return "", fmt.Errorf("experiment.InstallService.ReinstallThemeBlock %d: %w", shop.ID, err)
+	return string(tok), true, nil
+}
+
+// wrapInstall names the use case and shop in err (nil stays nil).
+func wrapInstall(op string, shop *Shop, err error) error {
+	if err == nil {
+		return nil
 	}
-	return "theme block reinstalled", nil
+	return fmt.Errorf("experiment.InstallService.%s %d: %w", op, shop.ID, err)
 }
