@@ -154,6 +154,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 type browserShop struct {
 	s                      *server
 	domain                 string
+	shopID                 int64
 	price, style, redirect string
 	mobileOnly             string // audience: mobile devices only
 }
@@ -184,7 +185,7 @@ func newBrowserShop(t *testing.T) *browserShop {
 	for _, v := range []string{"44001", "44002", "44003", "44004"} {
 		prices = append(prices, `{"product_variant_id":"gid://shopify/ProductVariant/`+v+`","price":{"amount":"24.00","currency":"USD"}}`)
 	}
-	b := &browserShop{s: s, domain: domain}
+	b := &browserShop{s: s, domain: domain, shopID: shop.ID}
 	b.price = live(&experiment.Test{Type: experiment.TypePrice, Name: "Tee at $24", TrafficAllocation: 100,
 		Shared: map[string]json.RawMessage{"price": json.RawMessage(`{"product_ids":["gid://shopify/Product/8101"]}`)},
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
@@ -251,6 +252,45 @@ func TestBrowserDemoStore(t *testing.T) {
 	t.Run("forced groups stick and redirects apply", func(t *testing.T) { b.forced(t, browser) })
 	t.Run("200 visitors split as configured", func(t *testing.T) { b.split(t, browser) })
 	t.Run("tests bucket independently", func(t *testing.T) { b.independent(t, browser) })
+	// Last: its live theme test would send half of the visitors above
+	// through a preview redirect.
+	t.Run("a preview theme is kept for the session", func(t *testing.T) { b.previewTheme(t, browser) })
+}
+
+// previewTheme forces a visitor into a theme test's variant: the first page
+// moves to ?preview_theme_id (the platform's way to show an unpublished
+// theme), and the next pages, which the platform renders in that theme for
+// the session (Shopify.theme.id), load once, without a second redirect.
+func (b *browserShop) previewTheme(t *testing.T, browser context.Context) {
+	started := time.Now().UTC().Add(-time.Minute)
+	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypeTheme, Status: experiment.StatusActive, Name: "Holiday theme",
+		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing,
+		CreatedAt: started, UpdatedAt: started, StartedAt: &started,
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
+			{Index: 1, Name: "Holiday", Split: 50, Content: json.RawMessage(`{"theme_id":"gid://shopify/OnlineStoreTheme/1202"}`)}}}
+	lifttest.PutTest(t, b.s.app.DB, tt)
+	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	search := func() string {
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if _, err := open(ctx, b.url("/demo/")+"&lift_force="+strconv.FormatInt(tt.ID, 10)+":1"); err != nil {
+		t.Fatal(err)
+	}
+	if s := search(); !strings.Contains(s, "preview_theme_id=1202") {
+		t.Fatalf("the variant's first page is at %q, want it moved to preview_theme_id=1202", s)
+	}
+	if _, err := open(ctx, b.url("/demo/products/8101")); err != nil {
+		t.Fatal(err)
+	}
+	if s := search(); strings.Contains(s, "preview_theme_id") {
+		t.Fatalf("a page in the preview theme already was moved again to %q: every page would load twice", s)
+	}
 }
 
 // independent asks the loaded tracker (lift.bucket) where 4,000 visitor ids

@@ -19,6 +19,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -102,9 +103,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // view is what every page template gets.
 type view struct {
 	Shop, Query, TrackerURL, Currency, PageType string
-	Products                                    []Product
-	Product                                     *Product
-	Cart                                        Cart
+	// PreviewTheme is the theme the page renders in when it is not the
+	// published one: the platform keeps ?preview_theme_id in a cookie for
+	// the session and tells page scripts through Shopify.theme.id.
+	PreviewTheme string
+	Products     []Product
+	Product      *Product
+	Cart         Cart
 }
 
 func (h *Handler) shop(r *http.Request) string {
@@ -114,6 +119,7 @@ func (h *Handler) shop(r *http.Request) string {
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, v view) {
 	v.Shop, v.TrackerURL, v.Currency = h.shop(r), h.cfg.TrackerURL, h.cfg.Catalog.Currency
 	v.Query = "?" + url.Values{"shop": {v.Shop}}.Encode()
+	v.PreviewTheme = previewTheme(w, r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := pages.ExecuteTemplate(w, name, v); err != nil {
@@ -270,4 +276,20 @@ func formatMoney(amount float64, currency string) string {
 		return fmt.Sprintf("%s%.2f", s, amount)
 	}
 	return fmt.Sprintf("%.2f %s", amount, currency)
+}
+
+var themeNumber = regexp.MustCompile(`^[0-9]{1,19}$`)
+
+// previewTheme is the theme a page renders in, as the platform does it: a
+// ?preview_theme_id is kept in a session cookie, so the next pages render
+// in that theme without the parameter ("" is the published theme).
+func previewTheme(w http.ResponseWriter, r *http.Request) string {
+	if id := r.URL.Query().Get("preview_theme_id"); themeNumber.MatchString(id) {
+		http.SetCookie(w, &http.Cookie{Name: "preview_theme", Value: id, Path: "/demo", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		return id
+	}
+	if c, err := r.Cookie("preview_theme"); err == nil && themeNumber.MatchString(c.Value) {
+		return c.Value
+	}
+	return ""
 }

@@ -191,7 +191,11 @@
     var u = new URL(location.href), moved = false;
     var th = changes(t, group, 'theme'), rules = scope.theme && scope.theme.path_rules;
     if (th && th.theme_id && (!rules || !rules.length || rules.some(function (x) { return pathMatches(x, path); }))) {
-      if (u.searchParams.get('preview_theme_id') !== digits(th.theme_id)) {
+      // The platform keeps a preview theme for the session (Shopify.theme
+      // is the theme this page renders in): only a page in another theme
+      // needs the parameter, or every page would load twice.
+      var current = w.Shopify && w.Shopify.theme && w.Shopify.theme.id;
+      if (String(current) !== digits(th.theme_id) && u.searchParams.get('preview_theme_id') !== digits(th.theme_id)) {
         u.searchParams.set('preview_theme_id', digits(th.theme_id)); moved = true;
       }
     }
