@@ -104,7 +104,6 @@ func keyInUse(msg string) *experiment.Error {
 	return experiment.Errorf(experiment.KindConflict, "idempotency_key_in_use", "%s", msg)
 }
 
-// requestHash identifies "the same request" for a key: method, path, body.
 // requestHash fingerprints what a retry must repeat. A JSON body counts
 // without its insignificant whitespace, and no body as {}: a client that
 // re-serializes its retry sends the same request (key order still counts).

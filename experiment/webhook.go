@@ -165,8 +165,7 @@ func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery) error {
 	}
 	var outcome string
 	var effect txEffect
-	switch {
-	case !shop.Installed() && (d.Topic == TopicShopUpdate || d.Topic == TopicThemesPublish || d.Topic == TopicInventoryLevelsUpdate):
+	if !shop.Installed() && mirrorsPlatform[d.Topic] {
 		// The uninstall cleared the shop's mirror of the platform; a late
 		// delivery must not write into it (orders still count: they are
 		// the results of tests that ran).
@@ -196,6 +195,10 @@ func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery) error {
 	}
 	return s.markProcessed(ctx, d, outcome, effect)
 }
+
+// mirrorsPlatform are the topics that only keep Lift's copy of the shop's
+// platform state (name, themes, stock) up to date.
+var mirrorsPlatform = map[string]bool{TopicShopUpdate: true, TopicThemesPublish: true, TopicInventoryLevelsUpdate: true}
 
 // txEffect is a topic's Postgres effect, run in the unit that marks the
 // delivery processed.

@@ -170,7 +170,7 @@ func invalid(format string, args ...any) error {
 // analyticsWindow turns dateStart and dateFinish (an ISO 8601 date, or a
 // date-time read in the shop's zone) into inclusive local dates.
 func analyticsWindow(shop *experiment.Shop, start, finish string) (from, to string, err error) {
-	loc := location(shop)
+	loc := shop.Location()
 	if from, err = localDate("dateStart", start, loc); err != nil {
 		return "", "", err
 	}
@@ -253,7 +253,7 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 	if err != nil {
 		return scope{}, err
 	}
-	s := scope{currency: shop.Currency, q: MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
+	s := scope{currency: shop.Currency, q: MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: shop.Location().String(),
 		From: from, To: to, Basis: BasisVisitors}}
 	var ok bool
 	if s.filter.Device, ok = devices[req.DeviceType]; !ok {

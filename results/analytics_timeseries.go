@@ -83,7 +83,7 @@ func checkTimeseries(t *experiment.Test, req TimeseriesRequest) error {
 // point per date, and a clamped window would plot dates nobody asked for.
 func plottable(shop *experiment.Shop, req TimeseriesRequest) error {
 	for _, f := range []struct{ name, v string }{{"dateStart", req.DateStart}, {"dateFinish", req.DateFinish}} {
-		d, err := parseLocalDate(f.name, f.v, location(shop))
+		d, err := parseLocalDate(f.name, f.v, shop.Location())
 		if err != nil {
 			return err
 		}

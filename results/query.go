@@ -184,7 +184,7 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 // ComputeQuery computes the body of a custom query with spec (already
 // validated) on test t of shop.
 func (s *Service) ComputeQuery(ctx context.Context, shop *experiment.Shop, t *experiment.Test, spec QuerySpec, now time.Time) (json.RawMessage, error) {
-	mq := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
+	mq := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: shop.Location().String(),
 		From: spec.DateRange.GTE, To: spec.DateRange.LTE, Basis: Basis(spec.SampleBasis), ProductIDs: spec.Products}
 	for _, d := range spec.Breakdown {
 		mq.Breakdown = append(mq.Breakdown, Dimension(d))

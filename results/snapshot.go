@@ -161,7 +161,7 @@ func (s *Service) Summary(ctx context.Context, shopID, testID int64) (json.RawMe
 // Window is a test's whole run in the shop's local dates: from the day it
 // started to today, or to the day it ended.
 func Window(shop *experiment.Shop, t *experiment.Test, now time.Time) DateRange {
-	loc := location(shop)
+	loc := shop.Location()
 	start := t.CreatedAt
 	if t.StartedAt != nil {
 		start = *t.StartedAt
@@ -175,10 +175,6 @@ func Window(shop *experiment.Shop, t *experiment.Test, now time.Time) DateRange 
 	}
 	return DateRange{GTE: start.In(loc).Format(time.DateOnly), LTE: end.In(loc).Format(time.DateOnly)}
 }
-
-func location(shop *experiment.Shop) *time.Location { return shop.Location() }
-
-func timezone(shop *experiment.Shop) string { return location(shop).String() }
 
 func primaryMetric(t *experiment.Test) string {
 	if t.PrimaryMetric != nil {

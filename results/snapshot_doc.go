@@ -106,7 +106,7 @@ func (s *Service) ComputeSnapshot(ctx context.Context, shop *experiment.Shop, t 
 	window := Window(shop, t, now)
 	// One query gives the device breakdown, and the totals are the sums of
 	// its cells (sums over units add up).
-	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: timezone(shop),
+	q := MetricsQuery{ShopID: shop.ID, ExperimentID: strconv.FormatInt(t.ID, 10), Timezone: shop.Location().String(),
 		From: window.GTE, To: window.LTE, Basis: BasisVisitors, Breakdown: []Dimension{"device"}}
 	deviceRows, custom, set, err := s.metricRows(ctx, q, t.Analysis.Normalized())
 	if err != nil {
