@@ -189,7 +189,7 @@ func newBrowserShop(t *testing.T) *browserShop {
 	b.price = live(&experiment.Test{Type: experiment.TypePrice, Name: "Tee at $24", TrafficAllocation: 100,
 		Shared: map[string]json.RawMessage{"price": json.RawMessage(`{"product_ids":["gid://shopify/Product/8101"]}`)},
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
-			{Index: 1, Name: "$24", Split: 50, Content: json.RawMessage(`{"prices":[` + join(prices) + `]}`)}}})
+			{Index: 1, Name: "$24", Split: 50, Content: json.RawMessage(`{"prices":[` + strings.Join(prices, ",") + `]}`)}}})
 	b.style = live(&experiment.Test{Type: experiment.TypeVisualEditor, Name: "Green prices", TrafficAllocation: 80,
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 30},
 			{Index: 1, Name: "Green", Split: 70, Content: json.RawMessage(`{"custom_css":".price{color:#0a7a3d}"}`)}}})
@@ -209,19 +209,11 @@ func newBrowserShop(t *testing.T) *browserShop {
 	return b
 }
 
-func join(parts []string) string {
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += ","
-		}
-		out += p
-	}
-	return out
-}
-
+// url is a demo page whose changes may apply up to 30 s after it opens (the
+// anti-flicker deadline, 2 s by default): a loaded CI box is slow, and these
+// tests are about groups, not deadlines (flicker tests those).
 func (b *browserShop) url(path string) string {
-	return b.s.url + path + "?" + url.Values{"shop": {b.domain}}.Encode()
+	return b.s.url + path + "?" + url.Values{"shop": {b.domain}, "lift_timeout": {"30000"}}.Encode()
 }
 
 // chCount polls a ClickHouse count until it reaches want (rows arrive
@@ -252,6 +244,7 @@ func TestBrowserDemoStore(t *testing.T) {
 	t.Run("forced groups stick and redirects apply", func(t *testing.T) { b.forced(t, browser) })
 	t.Run("200 visitors split as configured", func(t *testing.T) { b.split(t, browser) })
 	t.Run("tests bucket independently", func(t *testing.T) { b.independent(t, browser) })
+	t.Run("a slow config never flips a price", func(t *testing.T) { b.flicker(t, browser) })
 	// Last: its live theme test would send half of the visitors above
 	// through a preview redirect.
 	t.Run("a preview theme is kept for the session", func(t *testing.T) { b.previewTheme(t, browser) })

@@ -23,6 +23,7 @@ import (
 	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/web/demo"
+	"github.com/liftab/lift/web/tracker"
 )
 
 func init() { rootCmd.AddCommand(newDevCmd()) }
@@ -125,7 +126,8 @@ func (a *App) demoStore() (*demo.Handler, error) {
 			webhooks.SetDeliveryHeaders(h, secret, topic, shop, id, body)
 		}
 	}
-	return demo.New(demo.Config{Catalog: cat, DefaultShop: demoDomain, SignWebhook: sign, Now: a.Now, Logger: a.Log})
+	return demo.New(demo.Config{Catalog: cat, DefaultShop: demoDomain, SignWebhook: sign, AntiFlicker: tracker.AntiFlicker,
+		Now: a.Now, Logger: a.Log})
 }
 
 // demoSnapshot takes the demo test's snapshot now, through the same results

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -47,9 +48,14 @@ type Config struct {
 	// WebhookURL receives the orders; default http://<request host>/api/webhooks.
 	WebhookURL string
 	TrackerURL string // default /lift.js
-	Client     *http.Client
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// AntiFlicker renders the snippet that hides what the tracker changes
+	// until it has run (tracker.AntiFlicker), put before the tracker's tag;
+	// nil: none. A page's deadline is 2 s, or ?lift_timeout=<ms> (1-60000,
+	// kept on the store's links) to see what a slow network does.
+	AntiFlicker func(timeout time.Duration) string
+	Client      *http.Client
+	Now         func() time.Time
+	Logger      *slog.Logger
 }
 
 // Handler serves the demo store.
@@ -107,6 +113,7 @@ type view struct {
 	// published one: the platform keeps ?preview_theme_id in a cookie for
 	// the session and tells page scripts through Shopify.theme.id.
 	PreviewTheme string
+	Head         template.HTML // the anti-flicker snippet
 	Products     []Product
 	Product      *Product
 	Cart         Cart
@@ -118,7 +125,16 @@ func (h *Handler) shop(r *http.Request) string {
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, v view) {
 	v.Shop, v.TrackerURL, v.Currency = h.shop(r), h.cfg.TrackerURL, h.cfg.Catalog.Currency
-	v.Query = "?" + url.Values{"shop": {v.Shop}}.Encode()
+	q := url.Values{"shop": {v.Shop}}
+	timeout := 2 * time.Second
+	if ms, err := strconv.Atoi(r.URL.Query().Get("lift_timeout")); err == nil && ms >= 1 && ms <= 60000 {
+		timeout = time.Duration(ms) * time.Millisecond
+		q.Set("lift_timeout", strconv.Itoa(ms))
+	}
+	if h.cfg.AntiFlicker != nil {
+		v.Head = template.HTML(h.cfg.AntiFlicker(timeout)) // Lift's own markup
+	}
+	v.Query = "?" + q.Encode()
 	v.PreviewTheme = previewTheme(w, r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

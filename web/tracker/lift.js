@@ -13,6 +13,17 @@
   var shop = attr('data-shop') || qs('shop', src) || (w.Shopify && w.Shopify.shop) || location.hostname;
   var cartURL = attr('data-cart-update-url') || '/cart/update.js';
   var DAY = 864e5;
+  var html = d.documentElement;
+  // Changes apply only until the deadline (ms from navigation start): the
+  // anti-flicker snippet's (data-lift-timeout on <html>), else the script's
+  // data-timeout, else 2 s. Later, the page stays as served: a visitor never
+  // sees a price change under their eyes, and one not yet in a test is not
+  // entered on this page (lift.assignments[id].late), so nobody is counted
+  // in a group whose page they did not see.
+  var deadline = +html.getAttribute('data-lift-timeout') || +attr('data-timeout') || 2000;
+  function late() { return !!(w.performance && performance.now) && performance.now() > deadline; }
+  // reveal ends the snippet's hiding of [data-lift-price] and test content.
+  function reveal() { if (html.classList) html.classList.remove('lift-hide'); }
 
   function qs(name, url) {
     var m = new RegExp('[?&]' + name + '=([^&#]*)').exec(url || location.search);
@@ -98,7 +109,10 @@
     else new Image().src = url;
   }
   function getJSONFrom(path, cache) {
-    return fetch(base + path, { cache: cache || 'default' }).then(function (r) {
+    var opts = { cache: cache || 'default' };
+    // A hung connection must not keep lift.ready pending for minutes.
+    if (w.AbortSignal && AbortSignal.timeout) opts.signal = AbortSignal.timeout(10000);
+    return fetch(base + path, opts).then(function (r) {
       if (!r.ok) throw new Error('lift: ' + path + ' ' + r.status);
       return r.json();
     });
@@ -219,7 +233,7 @@
   //   data-lift-compare-at-price + data-lift-variant-id: its compare-at price
   //   data-lift-test="42" data-lift-group="1": shown only to group 1 of 42
   function show(t, group) {
-    d.documentElement.setAttribute('data-lift-' + t.id, group);
+    html.setAttribute('data-lift-' + t.id, group);
     var p = changes(t, group, 'price');
     (p && p.prices || []).forEach(function (v) {
       var id = digits(v.product_variant_id);
@@ -233,20 +247,29 @@
         });
       }
     });
-    each('[data-lift-test="' + t.id + '"][data-lift-group]', function (el) {
-      el.hidden = +el.getAttribute('data-lift-group') !== group;
-    });
+    blocks(t, group);
     var ve = changes(t, group, 'visual_editor');
     if (ve && ve.custom_css) {
       var st = d.createElement('style'); st.textContent = ve.custom_css; d.head.appendChild(st);
     }
   }
 
+  // counted: the visitor is in the test's group for results and orders.
+  function counted(a) { return a.group >= 0 && !a.preview && !a.late; }
+
+  // blocks shows a test's content blocks of one group only: a visitor
+  // outside the test, or on a page past the deadline, sees the control's.
+  function blocks(t, group) {
+    each('[data-lift-test="' + t.id + '"][data-lift-group]', function (el) {
+      el.hidden = +el.getAttribute('data-lift-group') !== group;
+    });
+  }
+
   var lift = w.lift = {
     visitor: visitor, session: '', shop: shop, assignments: {}, device: device,
     experimentIds: function () {
       var out = [];
-      for (var k in lift.assignments) if (lift.assignments[k].group >= 0 && !lift.assignments[k].preview) out.push(k);
+      for (var k in lift.assignments) if (counted(lift.assignments[k])) out.push(k);
       return out;
     },
     // price is the price group changes show for a variant (null: the catalog's).
@@ -263,7 +286,7 @@
     // cartAttributes are what the order webhook reads to attribute the order.
     cartAttributes: function () {
       var a = [];
-      for (var k in lift.assignments) if (lift.assignments[k].group >= 0 && !lift.assignments[k].preview) a.push(k + ':' + lift.assignments[k].group);
+      for (var k in lift.assignments) if (counted(lift.assignments[k])) a.push(k + ':' + lift.assignments[k].group);
       return { _lift_visitor_id: visitor, _lift_session_id: lift.session, _lift_assignments: a.join(',') };
     },
     // syncCart writes the cart attributes now (call it after adding to a new cart).
@@ -284,9 +307,10 @@
   }
 
   // record sends an assignment once per visitor, test and assignment version.
+  function recorded(t) { return getJSON(ls, '_lift_rec')[t.id] === t.assignment_version; }
   function record(t, a, ctx) {
     var done = getJSON(ls, '_lift_rec');
-    if (a.preview || done[t.id] === t.assignment_version) return;
+    if (a.preview || a.late || done[t.id] === t.assignment_version) return;
     var landing = get(ss, '_lift_landing') || location.search;
     send('/api/track/assignment', { sessionId: lift.session, visitorId: visitor, experimentId: t.id, testGroup: a.group,
       createdAt: Date.now(), assignmentReason: a.reason, country: ctx.country || undefined, device: device,
@@ -303,24 +327,40 @@
     return p.product_ids.some(function (id) { return digits(id) === page.product; });
   }
 
-  // The calls of session document 6.1, in order: get-session, observe/session,
-  // observe on product pages, track/event.
-  lift.ready = session().then(function (sid) {
-    lift.session = sid;
-    setCookie('_lift_sid', sid, 30 * 60 * 1000);
-    return Promise.all([getJSONFrom('/api/storefront/config?shop=' + encodeURIComponent(shop)), country()]);
-  }).then(function (r) {
-    var cfg = r[0], ctx = { country: r[1] }, go = '';
+  // apply assigns the visitor to each test and shows its group's changes,
+  // unless the deadline has passed. It returns the page to move to, or ''.
+  function apply(cfg, ctx) {
+    var go = '', isLate = late();
     (cfg.tests || []).forEach(function (t) {
       var a = assign(t, ctx);
+      if (isLate && !a.preview && !recorded(t)) a.late = true;
       lift.assignments[t.id] = a;
-      record(t, a, ctx);
-      if (a.group < 0) return;
+      if (a.group < 0 || (isLate && !a.preview)) return blocks(t, 0);
       go = go || navigate(t, a.group);
       show(t, a.group);
     });
-    if (go) { // the next page tracks the view; this one is never ready
-      location.replace(go);
+    return go;
+  }
+
+  // The calls of session document 6.1: get-session, then observe/session,
+  // observe on product pages and track/event. The config and the country
+  // are read alongside the session, so changes show after one round trip.
+  var sid = session();
+  sid['catch'](function () { /* reported through lift.ready */ });
+  lift.ready = Promise.all([getJSONFrom('/api/storefront/config?shop=' + encodeURIComponent(shop)), country()]).then(function (r) {
+    var plan = { cfg: r[0], ctx: { country: r[1] } };
+    plan.go = apply(plan.cfg, plan.ctx);
+    if (!plan.go) reveal();
+    return sid.then(function (id) { lift.session = id; return plan; });
+  }, function (err) {
+    reveal();
+    throw err;
+  }).then(function (plan) {
+    var cfg = plan.cfg, ctx = plan.ctx;
+    setCookie('_lift_sid', lift.session, 30 * 60 * 1000);
+    (cfg.tests || []).forEach(function (t) { record(t, lift.assignments[t.id], ctx); });
+    if (plan.go) { // the next page tracks the view; this one is never ready
+      location.replace(plan.go);
       return new Promise(function () {});
     }
     var ids = lift.experimentIds();
@@ -341,11 +381,12 @@
     }
     return writeCart(page.type === 'cart' || page.type === 'checkout');
   }).then(function () {
-    d.documentElement.setAttribute('data-lift-ready', '1');
+    html.setAttribute('data-lift-ready', '1');
     try { w.dispatchEvent(new CustomEvent('lift:ready', { detail: lift })); } catch (e) { /* old browser */ }
     return lift;
   }, function (err) {
-    d.documentElement.setAttribute('data-lift-ready', 'error');
+    reveal();
+    html.setAttribute('data-lift-ready', 'error');
     if (w.console) console.warn('lift:', err);
     return lift;
   });

@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -72,6 +73,26 @@ func (a *Asset) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	// ServeContent answers If-None-Match (304) and Range from the ETag set.
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// DefaultTimeout is how long a page waits for its test changes when the
+// snippet or the script tag names no deadline (lift.js has the same).
+const DefaultTimeout = 2 * time.Second
+
+// AntiFlicker is the snippet a storefront puts at the top of <head>, before
+// the tracker's script tag. The tracker loads async, so the page may paint
+// before it runs: the snippet hides the elements it changes (prices,
+// compare-at prices, test content blocks) until lift.js has applied the
+// visitor's groups, and shows them unchanged after timeout at the latest.
+// It writes the deadline on <html> (data-lift-timeout), where lift.js reads
+// it, so a page past it is left as served and nothing flips later. It hides
+// those elements only, never the page (visibility, so the layout holds).
+func AntiFlicker(timeout time.Duration) string {
+	ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
+	return `<style>html.lift-hide [data-lift-price],html.lift-hide [data-lift-compare-at-price],` +
+		`html.lift-hide [data-lift-test]{visibility:hidden!important}</style>` + "\n" +
+		`<script>(function(h,t){h.classList.add('lift-hide');h.setAttribute('data-lift-timeout',t);` +
+		`setTimeout(function(){h.classList.remove('lift-hide')},t)})(document.documentElement,` + ms + `)</script>`
 }
 
 // acceptsGzip reads Accept-Encoding ("gzip", "gzip;q=0" refuses).

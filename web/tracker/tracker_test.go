@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/liftab/lift/web/tracker"
 )
@@ -88,5 +90,29 @@ func TestServe(t *testing.T) {
 				t.Errorf("body is not the script (%d bytes)", len(body))
 			}
 		})
+	}
+}
+
+// The snippet and lift.js agree on the class that hides, the attribute that
+// carries the deadline, and the elements hidden are those lift.js changes.
+func TestAntiFlicker(t *testing.T) {
+	t.Parallel()
+	snippet := tracker.AntiFlicker(1500 * time.Millisecond)
+	script := string(tracker.Script().Raw)
+	for _, c := range []struct{ in, want string }{
+		{snippet, "(document.documentElement,1500)</script>"},
+		{snippet, "h.classList.add('lift-hide')"},
+		{snippet, "h.setAttribute('data-lift-timeout',t)"},
+		{script, "html.classList.remove('lift-hide')"},
+		{script, "html.getAttribute('data-lift-timeout')"},
+	} {
+		if !strings.Contains(c.in, c.want) {
+			t.Errorf("%q not in %s", c.want, c.in)
+		}
+	}
+	for _, attr := range []string{"data-lift-price", "data-lift-compare-at-price", "data-lift-test"} {
+		if !strings.Contains(snippet, "html.lift-hide ["+attr+"]") || !strings.Contains(script, "'["+attr) {
+			t.Errorf("%s: hidden by the snippet and changed by lift.js? snippet %s", attr, snippet)
+		}
 	}
 }

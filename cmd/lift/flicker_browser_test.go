@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// seenPrices records, from before the page's first byte, every text the
+// tee's price shows while visible ("(hidden)" while the anti-flicker
+// snippet hides it): what the visitor could have seen, in order.
+const seenPrices = `window.__seen = [];
+new MutationObserver(function () {
+  var el = document.querySelector('.price[data-variant="44001"]');
+  if (!el) return;
+  var v = getComputedStyle(el).visibility === 'hidden' ? '(hidden)' : el.textContent;
+  if (window.__seen[window.__seen.length - 1] !== v) window.__seen.push(v);
+}).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});`
+
+// holdConfig makes every /api/storefront/config request of the visitor's tab
+// wait d before it goes out, as on a slow network, and records the price
+// texts the visitor sees on every page it opens from now on.
+func holdConfig(t *testing.T, ctx context.Context, d time.Duration) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: seenPrices}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/storefront/config*"}}})
+		return err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for ev, err := range chromedp.Events(ctx, fetch.RequestPaused) {
+			if err != nil {
+				return
+			}
+			time.Sleep(d)
+			chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+				return err
+			}))
+		}
+	}()
+}
+
+// flicker: the demo store carries the anti-flicker snippet. A visitor forced
+// into the $24 group of the price test, whose config arrives 1.5 s late,
+// never sees the $28 control price: the price is hidden until lift.js has
+// applied the group. With a 1 s deadline and the config 2.5 s late, the page
+// is shown as served at the deadline, the $24 price never appears, and the
+// visitor is not entered into the test on that page; the next page, on
+// time, enters it.
+func (b *browserShop) flicker(t *testing.T, browser context.Context) {
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	seen := func() []string {
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__seen`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	product := b.url("/demo/products/8101") + "&lift_force=" + b.price + ":1"
+
+	holdConfig(t, ctx, 1500*time.Millisecond)
+	if _, err := open(ctx, product); err != nil {
+		t.Fatal(err)
+	}
+	if s := seen(); slices.Contains(s, "$28.00") || len(s) == 0 || s[len(s)-1] != "$24.00" {
+		t.Errorf("on time, the $24 visitor saw the price as %q, want only hidden then $24.00", s)
+	}
+
+	// A new visitor (the one above is in the test already), 1 s deadline.
+	other, cancelOther := newVisitor(t, browser)
+	defer cancelOther()
+	ctx = other // seen and read look at this visitor from here on
+	holdConfig(t, ctx, 2500*time.Millisecond)
+	st, err := open(ctx, strings.Replace(product, "lift_timeout=30000", "lift_timeout=1000", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := seen(); slices.Contains(s, "$24.00") || len(s) == 0 || s[len(s)-1] != "$28.00" {
+		t.Errorf("past the deadline, the page showed the price as %q, want hidden then $28.00 (as served) only", s)
+	}
+	type state struct {
+		Late     bool     `json:"late"`
+		IDs      []string `json:"ids"`
+		Cart     string   `json:"cart"`
+		Recorded string   `json:"recorded"`
+	}
+	read := func() state {
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[state](`({late: !!lift.assignments[`+"'"+b.price+"'"+`].late,
+			ids: lift.experimentIds(), cart: lift.cartAttributes()._lift_assignments,
+			recorded: localStorage.getItem('_lift_rec') || ''})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := read(); !s.Late || slices.Contains(s.IDs, b.price) || strings.Contains(s.Cart, b.price+":") ||
+		strings.Contains(s.Recorded, `"`+b.price+`"`) {
+		t.Errorf("past the deadline the visitor was entered into test %s: %+v", b.price, s)
+	}
+	if _, err := open(ctx, product); err != nil {
+		t.Fatal(err)
+	}
+	if s := read(); s.Late || !slices.Contains(s.IDs, b.price) || !strings.Contains(s.Cart, b.price+":1") {
+		t.Errorf("on the next page, on time, test %s is missing: %+v", b.price, s)
+	}
+	b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = 1
+		AND reason = 'force_assign_group'`, b.price, st.Visitor)
+}
