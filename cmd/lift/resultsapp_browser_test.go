@@ -278,6 +278,34 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 		}
 	}
 
+	// The keyboard reaches what the mouse does: focus moved to the test's
+	// heading (the link that led there is gone), and the chart's figures
+	// are also a table, whose last row is the chart's last point. Times
+	// name their zone, as the date ranges beside them are the shop's days.
+	type access struct {
+		Focused, Days, Started string
+		Rows                   int
+		Last                   []string
+	}
+	a := resultsAppRun(t, b, "read focus and the chart's table", chromedp.Evaluate[access](`({
+  Focused: document.activeElement.id, Days: document.getElementById('chart').dataset.days,
+  Started: document.querySelector('.test-head .meta').textContent,
+  Rows: document.querySelectorAll('#chart-figures tbody tr').length,
+  Last: [...document.querySelectorAll('#chart-figures tbody tr:last-child td')].map((td) => td.textContent)})`))
+	if a.Focused != "test-name" {
+		t.Errorf("after opening the test the focus is on %q, want the heading #test-name", a.Focused)
+	}
+	if strconv.Itoa(a.Rows) != a.Days || len(a.Last) != len(api.TestGroups) {
+		t.Errorf("the chart's table has %d rows (last %q) for %s days and %d groups", a.Rows, a.Last, a.Days, len(api.TestGroups))
+	} else {
+		for i, g := range api.TestGroups {
+			near(t, "the table's last conversion rate", a.Last[i], g.ConversionRate*100, 0.005)
+		}
+	}
+	if !regexp.MustCompile(`Started .*\d [AP]M (UTC|GMT)`).MatchString(a.Started) {
+		t.Errorf("the test's start %q names no zone", a.Started)
+	}
+
 	b.do(t, "desktop width", chromedp.EmulateViewport(1280, 800))
 	resultsAppScreenshot(t, b, "results-app-desktop.png")
 	if painted := resultsAppRun(t, b, "count painted pixels", chromedp.Evaluate[int](resultsAppPainted)); painted < 500 {

@@ -170,17 +170,35 @@ const LiftApp = (() => {
         return m.amount + ' ' + m.currency;
       }
     },
+    // Times are the viewer's, named ("GMT+9"): beside them, date ranges are
+    // the shop's calendar days, and an unnamed zone made the two disagree.
     date(s) {
       if (!s) return '–';
       const d = new Date(s);
-      return isNaN(d) ? s : d.toLocaleString('en-US', { dateStyle: 'medium', timeStyle: 'short' });
+      return isNaN(d) ? s : d.toLocaleString('en-US', { year: 'numeric', month: 'short', day: 'numeric',
+        hour: 'numeric', minute: '2-digit', timeZoneName: 'short' });
     },
+    time(s) {
+      const d = new Date(s);
+      return isNaN(d) ? s : d.toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZoneName: 'short' });
+    },
+    days: (r) => r.gte + ' to ' + r.lte + ' (the shop\'s days)',
   };
 
   // ---- views -------------------------------------------------------------
 
+  // show replaces the page. The first page of a route with a heading moves
+  // the keyboard focus to it: the link that led here is gone, and focus
+  // would fall back to <body>, where a screen reader user hears nothing.
+  let focusHeading = false;
   function show(...nodes) {
     main().replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
+    const h1 = focusHeading && main().querySelector('h1');
+    if (h1) {
+      focusHeading = false;
+      h1.tabIndex = -1;
+      h1.focus({ preventScroll: true });
+    }
   }
 
   function errorBox(err) {
@@ -272,6 +290,7 @@ const LiftApp = (() => {
 
   async function route() {
     const gen = ++generation;
+    focusHeading = true;
     if (!token()) {
       signIn();
       return;

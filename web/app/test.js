@@ -178,7 +178,7 @@
       h('div', { id: 'srm', class: 'verdict ' + srm[1], dataset: { status: r.srm_status } },
         h('strong', {}, 'Sample ratio'), h('span', {}, srm[0])),
       h('p', { class: 'muted stamp' }, 'Computed ' + fmt.date(r.computed_at) +
-        (r.date_range ? ' · covers ' + r.date_range.gte + ' to ' + r.date_range.lte : '') +
+        (r.date_range ? ' · covers ' + fmt.days(r.date_range) : '') +
         (r.next_refresh_at ? ' · next update ' + fmt.date(r.next_refresh_at) : '')));
   }
 
@@ -334,6 +334,13 @@
     // The legend starts on the last day (the whole run so far), not on dashes.
     opts.hooks = { ready: [(u) => u.setLegend({ idx: c.xs.length - 1 })] };
     box._plot = new uPlot(opts, [c.xs, ...c.ys], box);
+    // The canvas answers the mouse only: the same figures as a table, for
+    // the keyboard and screen readers.
+    const cell = (v) => h('td', {}, v === null || v === undefined ? '–' : f(v));
+    box.append(h('details', { class: 'chart-table' }, h('summary', {}, 'These figures as a table'),
+      table('chart-figures', ['Day (the shop\'s)', ...c.groups.map(name)],
+        c.xs.map((x, i) => h('tr', {}, h('th', { scope: 'row' }, new Date(x * 1000).toISOString().slice(0, 10)),
+          c.ys.map((y) => cell(y[i])))))));
     box._resize = new ResizeObserver(() => box._plot.setSize(size()));
     box._resize.observe(box);
     box.dataset.state = 'drawn';
@@ -374,7 +381,7 @@
     cell(cols[7], r.srm_status ? srm[r.srm_status] || r.srm_status : '–', 'srm_status')));
     return h('div', {}, table('breakdown-table', cols, out),
       h('p', { class: 'muted' }, 'Figures only: lift and significance are computed for the whole test above. ' +
-        'Covers ' + q.date_range.gte + ' to ' + q.date_range.lte + ', computed ' + fmt.date(q.computed_at) + '.'));
+        'Covers ' + fmt.days(q.date_range) + ', computed ' + fmt.date(q.computed_at) + '.'));
   }
 
   // ---- the export -------------------------------------------------------
@@ -393,7 +400,7 @@
         if (x.status === 'failed' || !x.download_url) {
           status.replaceChildren(h('span', { class: 'error' }, 'The export could not be made. Try again later.'));
         } else {
-          const until = x.expires_at ? new Date(x.expires_at).toLocaleTimeString('en-US', { timeStyle: 'short' }) : null;
+          const until = x.expires_at ? fmt.time(x.expires_at) : null;
           status.replaceChildren(h('a', { id: 'download', href: x.download_url, rel: 'noopener' },
             'Download CSV (' + fmt.int(x.row_count) + ' orders)'),
           until ? ' · the link works until ' + until + '; export again for a new one.' : '');
