@@ -27,6 +27,7 @@ type Config struct {
 	HTTP struct {
 		Addr          string        `mapstructure:"addr"`
 		MaxBodyBytes  int64         `mapstructure:"max_body_bytes"`
+		ReadTimeout   time.Duration `mapstructure:"read_timeout"`
 		WriteTimeout  time.Duration `mapstructure:"write_timeout"`
 		ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
 		PublicURL     string        `mapstructure:"public_url"`
@@ -132,6 +133,7 @@ var keys = []key{
 	{"data_dir", ".lift", "directory for local state: the dev stack, the ingest WAL, exports"},
 	{"http.addr", ":8080", "address the HTTP server listens on"},
 	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
+	{"http.read_timeout", 30 * time.Second, "longest the server waits for a whole request, headers and body: a client that stops sending mid-body is cut off, not waited on"},
 	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
 	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
 	{"http.public_url", "", "scheme and host clients reach the API on (https://lift.example.com); export download links point there. Empty: the scheme and host each request reached (never X-Forwarded-Host)"},
@@ -305,6 +307,12 @@ func (c *Config) validate() error {
 	}
 	if c.HTTP.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: http.max_body_bytes must be positive")
+	}
+	if r := c.HTTP.ReadTimeout; r < 100*time.Millisecond || r > 10*time.Minute {
+		return fmt.Errorf("config: http.read_timeout must be between 100ms and 10m, not %s", r)
+	}
+	if c.HTTP.WriteTimeout <= 0 || c.HTTP.ShutdownGrace < 0 {
+		return fmt.Errorf("config: http.write_timeout must be positive and http.shutdown_grace not negative")
 	}
 	if err := c.validateLog(); err != nil {
 		return err
