@@ -160,6 +160,8 @@ func (v *validator) top() {
 	}
 	if len(t.Audience) > 0 && string(t.Audience) != "null" && !bytes.HasPrefix(bytes.TrimSpace(t.Audience), []byte("{")) {
 		v.fail("invalid_request", "audience", "audience is an object or null.")
+	} else {
+		v.audience()
 	}
 	if s := t.Schedule; s != nil {
 		if s.StartAt != nil && s.EndAt != nil && !s.EndAt.After(*s.StartAt) {

@@ -115,6 +115,12 @@ func TestValidateCodes(t *testing.T) {
 		{"OfferFixedFractionOfACent", `{"type":"offer","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"offers":[{"key":"k","title":"T","discount":{"type":"fixed_amount","value":"5.001"}}]}}]}`, "invalid_request", "test_groups[1].content.offers[0].discount.value"},
 		{"OfferProductTwice", `{"type":"offer","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"offers":[{"key":"k","title":"T","discount":{"type":"percentage","value":"10"},"conditions":{"product_ids":["gid://shopify/Product/1","gid://shopify/Product/1"]}}]}}]}`, "invalid_request", "test_groups[1].content.offers[0].conditions.product_ids[1]"},
 		{"CombinedOfferShared", `{"type":"combined","name":"x","shared":{"theme":{},"offer":{"bogus":1}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"theme":{"theme_id":"gid://shopify/Theme/2"}}}]}`, "invalid_request", "shared.offer"},
+		{"AudienceCountriesNumber", redirectWithAudience(`{"countries":5}`), "invalid_request", "audience.countries"},
+		{"AudienceCountriesString", redirectWithAudience(`{"countries":"US"}`), "invalid_request", "audience.countries"},
+		{"AudienceCountryLowerCase", redirectWithAudience(`{"countries":["US","ca"]}`), "invalid_request", "audience.countries"},
+		{"AudienceDevice", redirectWithAudience(`{"devices":["mobile","watch"]}`), "invalid_request", "audience.devices"},
+		{"AudienceDevicesString", redirectWithAudience(`{"devices":"mobile"}`), "invalid_request", "audience.devices"},
+		{"AudienceVisitorType", redirectWithAudience(`{"visitor_type":"customer"}`), "invalid_request", "audience.visitor_type"},
 		{"CombinedNeedsChange", `{"type":"combined","name":"x","shared":{"theme":{},"url_redirect":{"source_path":"/"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{}}]}`, "change_required", "test_groups[1].content"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,6 +134,24 @@ func TestValidateCodes(t *testing.T) {
 				t.Fatalf("got %s at %q, want %s at %q (%v)", e.Code, e.Param, tc.code, tc.param, e.Findings)
 			}
 		})
+	}
+}
+
+func redirectWithAudience(audience string) string {
+	return `{"type":"url_redirect","name":"x","audience":` + audience + `,"shared":{"url_redirect":{"source_path":"/"}},
+	"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"destination":"/b"}}]}`
+}
+
+// The keys the tracker applies pass in every shape it reads; others are
+// kept as written.
+func TestValidateAudienceAccepted(t *testing.T) {
+	t.Parallel()
+	for _, a := range []string{`null`, `{}`, `{"countries":[],"devices":[]}`, `{"countries":null,"visitor_type":null}`,
+		`{"countries":["US","CA"],"devices":["desktop","mobile","tablet"],"visitor_type":"returning"}`,
+		`{"visitor_type":"new","utm_source":"newsletter"}`} {
+		if _, err := validate(t, redirectWithAudience(a)); err != nil {
+			t.Errorf("audience %s: %v", a, err)
+		}
 	}
 }
 
