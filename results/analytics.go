@@ -96,6 +96,9 @@ type ActivityRow struct {
 	AddToCarts      int64
 	CheckoutStarter int64
 	CheckoutStarts  int64
+	// StartersOrdered are the checkout starters whose own order counts
+	// for the group: the overlap of starters and buyers.
+	StartersOrdered int64
 }
 
 // AnalyticsConfig is what an Analytics service runs on.

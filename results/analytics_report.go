@@ -186,8 +186,10 @@ func storewide(view View, s scope, rows []ActivityRow, sums []Sums, sig *Signifi
 		ev := &JourneyEvents{}
 		for i, x := range act {
 			r.Journey.ViewedProduct[i], r.Journey.AddedToCart[i] = x.ProductViewers, x.CartAdders
-			// A visitor who ordered reached checkout, as in the snapshot.
-			r.Journey.ReachedCheckout[i] = max(x.CheckoutStarter, sums[i].Converted)
+			// A visitor who ordered reached checkout, as in the snapshot:
+			// the union of starters and buyers (the larger of the two
+			// undercounted it, the truth audit's F1).
+			r.Journey.ReachedCheckout[i] = x.CheckoutStarter + sums[i].Converted - x.StartersOrdered
 			ev.ProductViews = append(ev.ProductViews, x.ProductViews)
 			ev.AddToCarts = append(ev.AddToCarts, x.AddToCarts)
 			ev.CheckoutStarts = append(ev.CheckoutStarts, x.CheckoutStarts)

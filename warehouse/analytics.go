@@ -61,20 +61,41 @@ func analyticsAssignedSQL(f results.AudienceFilter) string {
 // hash table (one row per visitor there; ALL, because current
 // ClickHouse's ANY INNER JOIN keeps one left row per key too). A 64-bit
 // hash collision among a test's visitors or events is out of reach.
+//
+// With product ids the visitors are the per-test view's scoped ones (those
+// who viewed one of the products: groupSumsSQL's x_viewed), not every
+// assigned visitor, so the funnel's steps and its base are one population.
+// starters_ordered counts the checkout starters whose own order counts for
+// their group (scoped: an order with one of the products), so that the
+// journey's reached-checkout step is the union of starters and buyers.
+// (18.16 takes one JOIN per SELECT, hence the nesting.)
 func storewideActivitySQL(q results.MetricsQuery, f results.AudienceFilter) string {
-	products := ""
+	products, scoped, scopedOrders := "", "", ""
 	if len(q.ProductIDs) > 0 {
 		products = " AND hasAny(product_ids, @products)"
+		scoped = ` AND vid IN (
+		SELECT ` + storewideVid("visitor_id") + ` FROM {db}.agg_product_activity
+		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + `
+			AND has(@products, product_id) AND product_views + page_views > 0)`
+		scopedOrders = " AND hasAny(o_lp, @products)"
 	}
 	return `SELECT a_group, toUInt64(uniqExactIf(vid, s_type = 1)) AS viewers, toUInt64(uniqExactIf(s_event, s_type = 1)) AS views,
 	toUInt64(uniqExactIf(vid, s_type = 2)) AS adders, toUInt64(uniqExactIf(s_event, s_type = 2)) AS atcs,
-	toUInt64(uniqExactIf(vid, s_type = 3)) AS starters, toUInt64(uniqExactIf(s_event, s_type = 3)) AS starts
+	toUInt64(uniqExactIf(vid, s_type = 3)) AS starters, toUInt64(uniqExactIf(s_event, s_type = 3)) AS starts,
+	toUInt64(uniqExactIf(vid, s_type = 3 AND s_ordered = 1)) AS starters_ordered
 FROM (
-	SELECT visitor_hash AS vid, cityHash64(visitor_hash, event_hash) AS s_event,
-		toUInt8(indexOf(['product_viewed', 'product_added_to_cart', 'checkout_started'], event_type)) AS s_type
-	FROM {db}.agg_storewide_events
-	WHERE shop_id = @shop AND ` + inWindow("created_at") + products + `) AS activity
-ALL INNER JOIN (` + analyticsAssignedSQL(f) + `) AS assigned USING vid
+	SELECT vid, s_event, s_type, a_group
+	FROM (
+		SELECT visitor_hash AS vid, cityHash64(visitor_hash, event_hash) AS s_event,
+			toUInt8(indexOf(['product_viewed', 'product_added_to_cart', 'checkout_started'], event_type)) AS s_type
+		FROM {db}.agg_storewide_events
+		WHERE shop_id = @shop AND ` + inWindow("created_at") + products + `) AS activity
+	ALL INNER JOIN (SELECT vid, a_group FROM (` + analyticsAssignedSQL(f) + `) WHERE 1` + scoped + `) AS assigned USING vid
+) AS visited
+ALL LEFT JOIN (
+	SELECT DISTINCT ` + storewideVid("o_named_vid") + ` AS vid, toUInt8(1) AS s_ordered
+	FROM (` + latestOrdersSQL() + `)
+	WHERE o_vid = o_named_vid` + scopedOrders + `) AS buyers USING vid
 GROUP BY a_group
 ORDER BY a_group`
 }
@@ -93,12 +114,13 @@ func (w *Warehouse) StorewideActivity(ctx context.Context, q results.MetricsQuer
 	var out []results.ActivityRow
 	for rows.Next() {
 		var g int16
-		var c [6]uint64
-		if err := rows.Scan(&g, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5]); err != nil {
+		var c [7]uint64
+		if err := rows.Scan(&g, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6]); err != nil {
 			return nil, fmt.Errorf("warehouse.StorewideActivity %s: %w", q.ExperimentID, err)
 		}
 		out = append(out, results.ActivityRow{TestGroup: int(g), ProductViewers: int64(c[0]), ProductViews: int64(c[1]),
-			CartAdders: int64(c[2]), AddToCarts: int64(c[3]), CheckoutStarter: int64(c[4]), CheckoutStarts: int64(c[5])})
+			CartAdders: int64(c[2]), AddToCarts: int64(c[3]), CheckoutStarter: int64(c[4]), CheckoutStarts: int64(c[5]),
+			StartersOrdered: int64(c[6])})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("warehouse.StorewideActivity %s: %w", q.ExperimentID, err)

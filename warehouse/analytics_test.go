@@ -51,6 +51,15 @@ func storewideFixture(t *testing.T, w *warehouse.Warehouse) {
 			event("", "e8", "v2", "page_viewed", "2026-06-01 12:00:00"),
 			event("", "e9", "bot", "product_viewed", "2026-06-01 12:00:00", "8101"),
 			event("", "e10", "other", "product_viewed", "2026-06-01 12:00:00", "8101"),
+			// c2 adds 8101 but never viewed it: outside the 8101-scoped visitors.
+			event("", "e11", "c2", "product_added_to_cart", "2026-06-01 11:05:00", "8101"),
+		},
+		// v1 started a checkout and ordered; v2 ordered without one.
+		Orders: []warehouse.Order{
+			{ShopID: shop, ExperimentID: "5", OrderID: "o-v1", Version: 1, TestGroup: 1, VisitorID: "v1", Revenue: 28,
+				LineProductIDs: []string{"8101"}, LineQuantities: []uint32{1}, LinePrices: []float64{28}, CreatedAt: at("2026-06-01 12:10:00")},
+			{ShopID: shop, ExperimentID: "5", OrderID: "o-v2", Version: 1, TestGroup: 1, VisitorID: "v2", Revenue: 9,
+				LineProductIDs: []string{"9999"}, LineQuantities: []uint32{1}, LinePrices: []float64{9}, CreatedAt: at("2026-06-01 12:20:00")},
 		},
 	}
 	if err := w.Insert(context.Background(), &b); err != nil {
@@ -71,18 +80,21 @@ func TestStorewideActivity(t *testing.T) {
 		want     []results.ActivityRow
 	}{
 		{"All", nil, results.AudienceFilter{}, []results.ActivityRow{
-			{TestGroup: 0, ProductViewers: 1, ProductViews: 2, CartAdders: 2, AddToCarts: 2},
-			{TestGroup: 1, ProductViewers: 1, ProductViews: 1, CheckoutStarter: 1, CheckoutStarts: 1}}},
+			{TestGroup: 0, ProductViewers: 1, ProductViews: 2, CartAdders: 2, AddToCarts: 3},
+			{TestGroup: 1, ProductViewers: 1, ProductViews: 1, CheckoutStarter: 1, CheckoutStarts: 1, StartersOrdered: 1}}},
 		{"Desktop", nil, results.AudienceFilter{Device: "desktop"}, []results.ActivityRow{
 			{TestGroup: 0, ProductViewers: 1, ProductViews: 2, CartAdders: 1, AddToCarts: 1},
-			{TestGroup: 1, ProductViewers: 1, ProductViews: 1, CheckoutStarter: 1, CheckoutStarts: 1}}},
+			{TestGroup: 1, ProductViewers: 1, ProductViews: 1, CheckoutStarter: 1, CheckoutStarts: 1, StartersOrdered: 1}}},
 		{"CountryAnyCase", nil, results.AudienceFilter{Countries: []string{"DE"}}, []results.ActivityRow{
-			{TestGroup: 0, CartAdders: 1, AddToCarts: 1}}},
+			{TestGroup: 0, CartAdders: 1, AddToCarts: 2}}},
 		{"Returning", nil, results.AudienceFilter{VisitorType: "returning"}, []results.ActivityRow{
-			{TestGroup: 0, CartAdders: 1, AddToCarts: 1}}},
+			{TestGroup: 0, CartAdders: 1, AddToCarts: 2}}},
+		// Only the visitors who viewed 8101 (c1, v1): c2's add of 8101 is
+		// not theirs; v1's order has an 8101 line.
 		{"Products", []string{"8101"}, results.AudienceFilter{}, []results.ActivityRow{
 			{TestGroup: 0, ProductViewers: 1, ProductViews: 1},
-			{TestGroup: 1, ProductViewers: 1, ProductViews: 1, CheckoutStarter: 1, CheckoutStarts: 1}}},
+			{TestGroup: 1, ProductViewers: 1, ProductViews: 1, CheckoutStarter: 1, CheckoutStarts: 1, StartersOrdered: 1}}},
+		{"ProductsNobodyOrdered", []string{"7777"}, results.AudienceFilter{}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := q
