@@ -5,9 +5,12 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"syscall"
 
 	"github.com/gin-gonic/gin"
 
@@ -74,7 +77,7 @@ func StatusOf(err error) int {
 // quiet are 5xx answers that are not faults to log line by line: 501 is a
 // documented answer, and a full ingest backlog refuses every request until it
 // drains (the flusher logs why it cannot drain, once per retry).
-var quiet = map[string]bool{"not_implemented": true, "ingest_backlog_full": true}
+var quiet = map[string]bool{"not_implemented": true, "ingest_backlog_full": true, "client_closed_request": true, "shop_lookup_unavailable": true}
 
 // sessionStatus maps a kind to the older session surface's statuses (its
 // part 7 knows 400, 401, 404 and 500), plus 503 when ingest cannot take
@@ -115,7 +118,7 @@ type envelopeError struct {
 func WriteError(c *gin.Context, err error) {
 	e, ok := experiment.AsError(err)
 	if !ok {
-		e = experiment.Errorf(experiment.KindInternal, "internal_error", "An internal error occurred. Retry later; if it persists, contact support with the request id.")
+		e = unreachable(c, err)
 	}
 	k, known := kinds[e.Kind]
 	if !known {
@@ -151,6 +154,26 @@ func WriteError(c *gin.Context, err error) {
 		body.Findings = &f
 	}
 	c.AbortWithStatusJSON(k.status, envelope{Error: body})
+}
+
+// unreachable is the answer to an error that is not ours to explain: a
+// 503 (nothing attempted, retry: contract part 7) when a dependency could
+// not be reached or did not answer before the request's deadline, the
+// generic 500 otherwise. Adapters wrap driver errors, and network failures
+// surface as net.Error or ECONNREFUSED whatever the driver, so the api
+// package needs none of them. A client that went away is answered the 503
+// too, unlogged: nobody reads it.
+func unreachable(c *gin.Context, err error) *experiment.Error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
+		return experiment.Errorf(experiment.KindUnavailable, "client_closed_request", "The client closed the request.")
+	case errors.As(err, &ne), // context.DeadlineExceeded is one: the request's deadline, or a driver's
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return experiment.Errorf(experiment.KindUnavailable, "internal_error",
+			"A service Lift depends on did not answer in time; nothing was changed. Retry in a few seconds.")
+	}
+	return experiment.Errorf(experiment.KindInternal, "internal_error", "An internal error occurred. Retry later; if it persists, contact support with the request id.")
 }
 
 // Invalid is a 400 invalid_request_error with the given code and param.

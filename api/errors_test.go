@@ -1,11 +1,16 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
@@ -54,6 +59,17 @@ func TestWriteErrorV1(t *testing.T) {
 		{"ValidationWithoutFindings", experiment.Errorf(experiment.KindValidation, "results_not_available", "not yet").WithParam("id"),
 			422, map[string]any{"type": "validation_error", "code": "results_not_available", "message": "not yet", "param": "id",
 				"findings": []any{map[string]any{"severity": "error", "code": "results_not_available", "message": "not yet", "param": "id"}}}},
+		{"DependencyRefused", fmt.Errorf("store.FindToken: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}),
+			503, map[string]any{"type": "api_error", "code": "internal_error", "param": nil, "request_id": "corr-1",
+				"message": "A service Lift depends on did not answer in time; nothing was changed. Retry in a few seconds."}},
+		{"ConnectionReset", fmt.Errorf("warehouse.Query: %w", syscall.ECONNRESET),
+			503, map[string]any{"type": "api_error", "code": "internal_error", "param": nil, "request_id": "corr-1",
+				"message": "A service Lift depends on did not answer in time; nothing was changed. Retry in a few seconds."}},
+		// An adapter's own timeout (a driver's read timeout) is a
+		// dependency that did not answer too.
+		{"TimeoutOfAnAdapter", fmt.Errorf("x: %w", context.DeadlineExceeded),
+			503, map[string]any{"type": "api_error", "code": "internal_error", "param": nil, "request_id": "corr-1",
+				"message": "A service Lift depends on did not answer in time; nothing was changed. Retry in a few seconds."}},
 		{"TooLarge", experiment.Errorf(experiment.KindTooLarge, "request_too_large", "big"),
 			413, map[string]any{"type": "invalid_request_error", "code": "request_too_large", "message": "big", "param": nil}},
 	}
@@ -93,5 +109,31 @@ func TestWriteErrorSession(t *testing.T) {
 				t.Errorf("Retry-After = %q on %d", h.Get("Retry-After"), status)
 			}
 		})
+	}
+}
+
+// A dependency that hangs past http.request_timeout ends the request in the
+// retryable 503 of each surface, not in a wait as long as the hang.
+func TestDeadlineAnswers503(t *testing.T) {
+	t.Parallel()
+	for _, surface := range []Surface{SurfaceV1, SurfaceSession} {
+		r := gin.New()
+		r.Use(RequestIDs(), Deadline(50*time.Millisecond, "/mcp"), UseSurface(surface))
+		hang := Handle(func(c *gin.Context) error {
+			<-c.Request.Context().Done() // a stalled Postgres, as pgx sees it
+			return fmt.Errorf("store.FindToken: %w", c.Request.Context().Err())
+		})
+		r.GET("/v1/experiments", hang)
+		r.GET("/mcp", func(c *gin.Context) {
+			if _, ok := c.Request.Context().Deadline(); ok {
+				t.Errorf("/mcp got a deadline")
+			}
+		})
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest("GET", "/v1/experiments", nil))
+		if w.Code != 503 || w.Header().Get("Content-Type") != "application/json; charset=utf-8" {
+			t.Errorf("surface %v: a hung dependency answered %d %s", surface, w.Code, w.Body)
+		}
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/mcp", nil))
 	}
 }

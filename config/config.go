@@ -25,12 +25,13 @@ type Config struct {
 	DataDir string `mapstructure:"data_dir"`
 
 	HTTP struct {
-		Addr          string        `mapstructure:"addr"`
-		MaxBodyBytes  int64         `mapstructure:"max_body_bytes"`
-		ReadTimeout   time.Duration `mapstructure:"read_timeout"`
-		WriteTimeout  time.Duration `mapstructure:"write_timeout"`
-		ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
-		PublicURL     string        `mapstructure:"public_url"`
+		Addr           string        `mapstructure:"addr"`
+		MaxBodyBytes   int64         `mapstructure:"max_body_bytes"`
+		ReadTimeout    time.Duration `mapstructure:"read_timeout"`
+		RequestTimeout time.Duration `mapstructure:"request_timeout"`
+		WriteTimeout   time.Duration `mapstructure:"write_timeout"`
+		ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`
+		PublicURL      string        `mapstructure:"public_url"`
 		// TrustedProxies are the CIDRs (or addresses) of the proxies in
 		// front of Lift; only their forwarded headers are believed.
 		TrustedProxies []string `mapstructure:"trusted_proxies"`
@@ -134,6 +135,7 @@ var keys = []key{
 	{"http.addr", ":8080", "address the HTTP server listens on"},
 	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
 	{"http.read_timeout", 30 * time.Second, "longest the server waits for a whole request, headers and body: a client that stops sending mid-body is cut off, not waited on"},
+	{"http.request_timeout", 30 * time.Second, "longest a request may wait on Postgres, Redis or ClickHouse; a dependency that hangs past it gets the request a 503 (nothing changed, retry), not a wait as long as the hang; above http.write_timeout"},
 	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
 	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
 	{"http.public_url", "", "scheme and host clients reach the API on (https://lift.example.com); export download links point there. Empty: the scheme and host each request reached (never X-Forwarded-Host)"},
@@ -313,6 +315,9 @@ func (c *Config) validate() error {
 	}
 	if c.HTTP.WriteTimeout <= 0 || c.HTTP.ShutdownGrace < 0 {
 		return fmt.Errorf("config: http.write_timeout must be positive and http.shutdown_grace not negative")
+	}
+	if r := c.HTTP.RequestTimeout; r <= c.HTTP.WriteTimeout || r > 10*time.Minute {
+		return fmt.Errorf("config: http.request_timeout must be above http.write_timeout (%s) and at most 10m, not %s", c.HTTP.WriteTimeout, r)
 	}
 	if err := c.validateLog(); err != nil {
 		return err

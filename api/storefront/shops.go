@@ -16,6 +16,7 @@ import (
 type shopCache struct {
 	r        ShopResolver
 	ttl, neg time.Duration
+	lookup   time.Duration // lookupTimeout; tests shorten it
 	now      func() time.Time
 	mu       sync.RWMutex
 	m        map[string]shopEntry
@@ -26,11 +27,14 @@ type shopEntry struct {
 	expires time.Time
 }
 
+// lookupTimeout bounds one shop lookup on the tracking path.
+const lookupTimeout = 2 * time.Second
+
 // maxCachedShops bounds the map: a flood of made-up domains only resets it.
 const maxCachedShops = 100_000
 
 func newShopCache(r ShopResolver, ttl, neg time.Duration, now func() time.Time) *shopCache {
-	return &shopCache{r: r, ttl: ttl, neg: neg, now: now, m: make(map[string]shopEntry)}
+	return &shopCache{r: r, ttl: ttl, neg: neg, lookup: lookupTimeout, now: now, m: make(map[string]shopEntry)}
 }
 
 // find returns the installed shop of a domain, or a 400 naming param.
@@ -55,7 +59,13 @@ func (c *shopCache) find(ctx context.Context, param, domain string) (*experiment
 			return nil, experiment.Errorf(experiment.KindInvalidRequest, "invalid_parameter",
 				"%s must be a shop domain such as example.myshopify.com", param).WithParam(param)
 		}
-		shop, err := c.r.FindShopByDomain(ctx, domain)
+		// A hung Postgres must not hold tracking: past lookupTimeout the
+		// stale entry serves, or the request gets a 503 to retry (the ops
+		// audit's requests waited as long as Postgres did, and the
+		// tracker does not retry a beacon).
+		lctx, cancel := context.WithTimeout(ctx, c.lookup)
+		shop, err := c.r.FindShopByDomain(lctx, domain)
+		cancel()
 		switch {
 		case err == nil:
 			e = shopEntry{shop: shop, expires: now.Add(c.ttl)}
@@ -64,7 +74,8 @@ func (c *shopCache) find(ctx context.Context, param, domain string) (*experiment
 		case ok:
 			return usable(param, domain, e.shop) // stale beats refusing tracking
 		default:
-			return nil, err
+			return nil, experiment.Errorf(experiment.KindUnavailable, "shop_lookup_unavailable",
+				"The shop could not be looked up; retry in a few seconds.")
 		}
 		c.mu.Lock()
 		if len(c.m) >= maxCachedShops {
