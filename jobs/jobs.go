@@ -98,6 +98,23 @@ func (c *Client) Enqueue(ctx context.Context, j Job) error {
 	return nil
 }
 
+// logFailure logs every failed run of a task with its error: asynq keeps
+// the error only in Redis, so an operator saw nothing but a failed count in
+// the metrics (the ops audit). A run that will be retried is a warning; the
+// last one, after which the task is archived, an error.
+func logFailure(log *slog.Logger) asynq.ErrorHandler {
+	return asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		id, _ := asynq.GetTaskID(ctx)
+		level, msg := slog.LevelWarn, "job failed; it will be retried"
+		if retried >= maxRetry {
+			level, msg = slog.LevelError, "job failed for the last time; archived"
+		}
+		log.Log(ctx, level, msg, "type", t.Type(), "task_id", id, "retry", retried, "max_retry", maxRetry, "err", err)
+	})
+}
+
 // Worker executes tasks from every queue.
 type Worker struct {
 	srv *asynq.Server
@@ -122,10 +139,11 @@ func NewWorker(r Redis, cfg WorkerConfig) *Worker {
 		cfg.Logger = slog.Default()
 	}
 	srv := asynq.NewServer(r.opt(), asynq.Config{
-		Concurrency: cfg.Concurrency,
-		Queues:      Queues,
-		Logger:      newAsynqLogger(cfg.Logger),
-		LogLevel:    asynq.WarnLevel,
+		Concurrency:  cfg.Concurrency,
+		Queues:       Queues,
+		Logger:       newAsynqLogger(cfg.Logger),
+		LogLevel:     asynq.WarnLevel,
+		ErrorHandler: logFailure(cfg.Logger),
 	})
 	mux := asynq.NewServeMux()
 	if cfg.Observe != nil {
