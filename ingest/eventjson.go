@@ -330,8 +330,8 @@ func (s *jsonScan) array(elem func() bool, empty func()) bool {
 	}
 }
 
-// flex reads what FlexString.UnmarshalJSON accepts: a string, a number
-// strconv can parse (kept as written) or null ("").
+// flex reads what FlexString.UnmarshalJSON accepts: a string, a whole
+// number (kept as written) or null ("").
 func (s *jsonScan) flex(dst *FlexString) bool {
 	switch c := s.peek(); {
 	case c == 'n':
@@ -346,7 +346,7 @@ func (s *jsonScan) flex(dst *FlexString) bool {
 		if !ok {
 			return false
 		}
-		if _, err := strconv.ParseFloat(string(num), 64); err != nil {
+		if _, err := strconv.ParseUint(string(num), 10, 64); err != nil {
 			return false
 		}
 		*dst = FlexString(num)

@@ -31,6 +31,27 @@ var parityBodies = []string{
 	`{"payload":{"productIds":[1e400]}}`, `{"payload":{"productIds":[null,"7",{}]}}`, `{"payload":{"productIds":[]}}`, `{"payload":{"ProductIds":["7"]}}`,
 	`{"payload":{"orderId":12.50}}`, `{"payload":{"orderId":true}}`, `{"payload":{"name":"a","name":"b"}}`, "\t{\"eventId\" : \"e\" }\n",
 	"\ufeff{}", `{"eventId":"a"}` + "\x00",
+	`{"experimentIds":[1e-400]}`, `{"experimentIds":[-0]}`, `{"experimentIds":[1.0]}`, `{"experimentIds":[18446744073709551615]}`,
+	`{"experimentIds":[18446744073709551616]}`, `{"payload":{"orderId":7}}`, `{"payload":{"productIds":[-1]}}`,
+}
+
+// An id sent as a number is a whole number from 0 to 2^64-1, kept as
+// written; anything else named no test or product and was stored anyway.
+func TestFlexStringWholeNumbers(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{`7`: "7", `"07"`: "07", `18446744073709551615`: "18446744073709551615", `null`: "",
+		`1e-400`: "error", `-0`: "error", `-1`: "error", `1.0`: "error", `1e2`: "error", `18446744073709551616`: "error"} {
+		var f FlexString
+		var got string
+		if err := json.Unmarshal([]byte(in), &f); err != nil {
+			got = "error"
+		} else {
+			got = string(f)
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", in, got, want)
+		}
+	}
 }
 
 // checkParity fails unless decode on body gives what json.Unmarshal gives.

@@ -82,7 +82,10 @@ type LegacyRequest struct {
 	Currency     string     `json:"currency"`
 }
 
-// FlexString accepts a JSON string or number (ids are sent both ways).
+// FlexString accepts a JSON string or number (ids are sent both ways). A
+// number must be a whole number from 0 to 2^64-1 (no sign, fraction or
+// exponent), kept as written: 1e-400 or -0 named no test or product yet
+// were stored as ids (the fuzz audit).
 type FlexString string
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -100,8 +103,8 @@ func (s *FlexString) UnmarshalJSON(b []byte) error {
 		*s = FlexString(v)
 		return nil
 	default:
-		if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-			return errors.New("must be a string or a number")
+		if _, err := strconv.ParseUint(string(b), 10, 64); err != nil {
+			return errors.New("must be a string or a whole number")
 		}
 		*s = FlexString(b)
 		return nil
