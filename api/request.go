@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -158,7 +159,14 @@ func Query(allowed ...string) gin.HandlerFunc {
 				return
 			}
 		}
-		for name, vals := range c.Request.URL.Query() {
+		// url.Query drops a pair it cannot unescape (limit=0%), which
+		// would skip every check below: such a query is the caller's error.
+		query, err := url.ParseQuery(c.Request.URL.RawQuery)
+		if err != nil {
+			WriteError(c, Invalid("invalid_request", "", "The query string is not valid: %v.", err))
+			return
+		}
+		for name, vals := range query {
 			if !ok[name] {
 				WriteError(c, Invalid("unknown_parameter", name, "Unknown query parameter: %s.", name))
 				return

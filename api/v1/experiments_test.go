@@ -253,6 +253,10 @@ func TestGetAndList(t *testing.T) {
 			{"cursor=bm90LWEtY3Vyc29y", "invalid_request_error", "invalid_cursor", "cursor", 400},
 			{"include=everything", "invalid_request_error", "invalid_include", "include", 400},
 			{"colour=red", "invalid_request_error", "unknown_parameter", "colour", 400},
+			// A pair url.Query cannot unescape is dropped by it, checks and all.
+			{"limit=0%", "invalid_request_error", "invalid_request", "", 400},
+			{"limit=1&limit=2%", "invalid_request_error", "invalid_request", "", 400},
+			{"foo=%zz", "invalid_request_error", "invalid_request", "", 400},
 			{"status=running", "validation_error", "invalid_request", "status", 422},
 			{"type=popup", "validation_error", "invalid_request", "type", 422},
 			{"scheduled=yes", "validation_error", "invalid_request", "scheduled", 422},
