@@ -28,6 +28,9 @@ func TestCheckJSONText(t *testing.T) {
 		{"CSSUnderItsLimit", `{"test_groups":[{"content":{"custom_css":"` + strings.Repeat("c", MaxTextChars+1) + `"}}]}`, 0, "", ""},
 		{"OtherTextTooLong", `{"shared":{"price":{"product_ids":["` + strings.Repeat("1", MaxTextChars+1) + `"]}}}`,
 			KindValidation, "invalid_request", "shared.price.product_ids[0]"},
+		{"DeepAtTheLimit", strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100), 0, "", ""},
+		{"TooDeep", strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat(`}`, 10000), KindInvalidRequest, "malformed_json", ""},
+		{"TooDeepArrays", `{"a":` + strings.Repeat(`[`, 101) + strings.Repeat(`]`, 101) + `}`, KindInvalidRequest, "malformed_json", ""},
 		{"KeyTooLong", `{"audience":{"` + strings.Repeat("k", MaxKeyChars+1) + `":1}}`, KindValidation, "invalid_request", "audience"},
 	}
 	for _, tc := range tests {
