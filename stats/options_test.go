@@ -251,6 +251,10 @@ func TestCheckSRM(t *testing.T) {
 		{"three groups", []int64{3300, 3350, 3000}, []float64{1, 1, 1}, SRMMismatch},
 		{"seven visitors", []int64{7, 100}, []float64{50, 50}, SRMInsufficientData},
 		{"eight visitors is enough", []int64{8, 8}, []float64{50, 50}, SRMOK},
+		{"a 0% group takes no part", []int64{500, 520, 0}, []float64{50, 50, 0}, SRMOK},
+		{"a 0% group takes no part in a mismatch", []int64{1000, 1200, 0}, []float64{50, 50, 0}, SRMMismatch},
+		{"visitors in a 0% group", []int64{500, 520, 3}, []float64{50, 50, 0}, SRMMismatch},
+		{"one group left", []int64{500, 0}, []float64{100, 0}, SRMInsufficientData},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,7 +274,7 @@ func TestCheckSRM(t *testing.T) {
 	for _, bad := range []struct {
 		counts  []int64
 		weights []float64
-	}{{[]int64{10}, []float64{1}}, {[]int64{10, 10}, []float64{1}}, {[]int64{-1, 10}, []float64{1, 1}}, {[]int64{10, 10}, []float64{1, math.Inf(1)}}} {
+	}{{[]int64{10}, []float64{1}}, {[]int64{10, 10}, []float64{1}}, {[]int64{-1, 10}, []float64{1, 1}}, {[]int64{10, 10}, []float64{1, math.Inf(1)}}, {[]int64{10, 10}, []float64{1, -1}}} {
 		if _, err := CheckSRM(bad.counts, bad.weights); err == nil {
 			t.Errorf("CheckSRM(%v, %v): no error", bad.counts, bad.weights)
 		}

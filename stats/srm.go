@@ -31,15 +31,32 @@ type SRM struct {
 }
 
 // CheckSRM runs Pearson's χ² goodness-of-fit test of the units assigned to
-// each group against the configured split weights (any positive scale, e.g.
+// each group against the configured split weights (any scale, e.g.
 // percentages). A mismatch means assignment or tracking is broken and the
-// test's results should not be trusted. It returns ErrInvalidRequest when
-// the slices differ in length, have fewer than 2 groups, or hold a negative
-// count or a non-positive weight.
+// test's results should not be trusted. A group of weight 0 takes no part
+// (it can never reach 8 units, which switched the check off for the whole
+// test, the truth audit's F5), unless it has units: then assignment is
+// broken, a mismatch whatever the others say (p 0, no χ²). It returns
+// ErrInvalidRequest when the slices differ in length, have fewer than 2
+// groups, or hold a negative count or a negative or infinite weight.
 func CheckSRM(counts []int64, weights []float64) (SRM, error) {
 	if err := checkSRMInput(counts, weights); err != nil {
 		return SRM{}, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
+	var cs []int64
+	var ws []float64
+	for i := range counts {
+		if weights[i] > 0 {
+			cs, ws = append(cs, counts[i]), append(ws, weights[i])
+		} else if counts[i] > 0 {
+			zero := 0.0
+			return SRM{Status: SRMMismatch, PValue: &zero}, nil
+		}
+	}
+	if len(cs) < 2 {
+		return SRM{Status: SRMInsufficientData}, nil
+	}
+	counts, weights = cs, ws
 	var total, weightSum float64
 	for i, c := range counts {
 		if c < srmMinGroupCounts {
@@ -73,8 +90,8 @@ func checkSRMInput(counts []int64, weights []float64) error {
 		if counts[i] < 0 {
 			return fmt.Errorf("srm: count %d of group %d is negative", counts[i], i)
 		}
-		if !finite(weights[i]) || weights[i] <= 0 {
-			return fmt.Errorf("srm: weight %v of group %d is not a positive number", weights[i], i)
+		if !finite(weights[i]) || weights[i] < 0 {
+			return fmt.Errorf("srm: weight %v of group %d is not a number from 0 up", weights[i], i)
 		}
 	}
 	return nil
