@@ -281,6 +281,28 @@ func readFile(v *viper.Viper, path string) error {
 	return nil
 }
 
+// validateLimits checks the sizes and durations a typo would turn into a
+// server that starts and then misbehaves (the ops audit started with a
+// pool of 0 connections, Redis database 99 and negative retentions).
+func (c *Config) validateLimits() error {
+	switch {
+	case c.Postgres.MaxConns < 0:
+		return fmt.Errorf("config: postgres.max_conns must be positive (0 keeps the driver's default), not %d", c.Postgres.MaxConns)
+	case c.Redis.DB < 0 || c.Redis.DB > 15:
+		return fmt.Errorf("config: redis.db must be a database number from 0 to 15, not %d", c.Redis.DB)
+	case c.ClickHouse.Retention < 0:
+		return fmt.Errorf("config: clickhouse.retention must not be negative (0 keeps everything), not %s", c.ClickHouse.Retention)
+	case c.Idempotency.StaleAfter <= c.HTTP.WriteTimeout:
+		return fmt.Errorf("config: idempotency.stale_after (%s) must be above http.write_timeout (%s): a claim may be re-taken only once its write is over",
+			c.Idempotency.StaleAfter, c.HTTP.WriteTimeout)
+	case c.Idempotency.Retention < c.Idempotency.StaleAfter:
+		return fmt.Errorf("config: idempotency.retention (%s) must be at least idempotency.stale_after (%s)", c.Idempotency.Retention, c.Idempotency.StaleAfter)
+	case c.Ingest.DiskBudget < 64<<20:
+		return fmt.Errorf("config: ingest.disk_budget must be at least 67108864 bytes (four 16 MiB WAL segments), not %d", c.Ingest.DiskBudget)
+	}
+	return nil
+}
+
 func (c *Config) validate() error {
 	switch c.Role {
 	case "api", "ingest", "all":
@@ -309,6 +331,9 @@ func (c *Config) validate() error {
 	}
 	if c.HTTP.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: http.max_body_bytes must be positive")
+	}
+	if err := c.validateLimits(); err != nil {
+		return err
 	}
 	if r := c.HTTP.ReadTimeout; r < 100*time.Millisecond || r > 10*time.Minute {
 		return fmt.Errorf("config: http.read_timeout must be between 100ms and 10m, not %s", r)

@@ -173,3 +173,31 @@ func TestIngestFlushInterval(t *testing.T) {
 		})
 	}
 }
+
+// A value a typo would turn into a server that starts and then misbehaves
+// is refused at start, naming its key.
+func TestLoadRefusesBadLimits(t *testing.T) {
+	for _, tc := range []struct{ env, value, key string }{
+		{"LIFT_POSTGRES_MAX_CONNS", "-1", "postgres.max_conns"},
+		{"LIFT_REDIS_DB", "16", "redis.db"},
+		{"LIFT_REDIS_DB", "-1", "redis.db"},
+		{"LIFT_CLICKHOUSE_RETENTION", "-24h", "clickhouse.retention"},
+		{"LIFT_IDEMPOTENCY_STALE_AFTER", "-1s", "idempotency.stale_after"},
+		{"LIFT_IDEMPOTENCY_STALE_AFTER", "5s", "idempotency.stale_after"},
+		{"LIFT_IDEMPOTENCY_RETENTION", "1m", "idempotency.retention"},
+		{"LIFT_INGEST_DISK_BUDGET", "1000", "ingest.disk_budget"},
+		{"LIFT_HTTP_READ_TIMEOUT", "0s", "http.read_timeout"},
+		{"LIFT_HTTP_REQUEST_TIMEOUT", "5s", "http.request_timeout"},
+		{"LIFT_HTTP_WRITE_TIMEOUT", "-1s", "http.write_timeout"},
+	} {
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			if _, err := Load("", nil); err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("Load: %v, want an error naming %s", err, tc.key)
+			}
+		})
+	}
+	if _, err := Load("", nil); err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+}
