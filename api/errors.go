@@ -134,6 +134,9 @@ func WriteError(c *gin.Context, err error) {
 	}
 	if surface, _ := c.Get(surfaceKey); surface == SurfaceSession {
 		status := sessionStatus(e.Kind)
+		if status >= 500 {
+			RequestID(c) // its X-Request-Id header: the message asks for it
+		}
 		if status == http.StatusServiceUnavailable {
 			c.Header("Retry-After", "5")
 		}

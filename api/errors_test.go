@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -107,6 +108,11 @@ func TestWriteErrorSession(t *testing.T) {
 			}
 			if (status == 503) != (h.Get("Retry-After") != "") {
 				t.Errorf("Retry-After = %q on %d", h.Get("Retry-After"), status)
+			}
+			// The session envelope has no field for the id its 5xx
+			// message asks the caller to quote: the header carries it.
+			if (status >= 500) != strings.HasPrefix(h.Get("X-Request-Id"), "req_") {
+				t.Errorf("X-Request-Id = %q on %d", h.Get("X-Request-Id"), status)
 			}
 		})
 	}

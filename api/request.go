@@ -27,10 +27,16 @@ func RequestIDs() gin.HandlerFunc {
 		// The id is logged and stored with the audit record: text only.
 		if id := strings.TrimSpace(c.GetHeader("X-Correlation-Id")); id != "" && len(id) <= 200 && ValidText(id) {
 			c.Set(requestIDKey, id)
+			c.Header(RequestIDHeader, id)
 		}
 		c.Next()
 	}
 }
+
+// RequestIDHeader carries the request's id on the answer of every request
+// that has one: every 5xx, on every surface (the session envelope has no
+// field for it, and its message asks the caller to quote it).
+const RequestIDHeader = "X-Request-Id"
 
 // RequestID is the request's id: the caller's, or one minted on first use
 // and kept for the rest of the request.
@@ -40,6 +46,9 @@ func RequestID(c *gin.Context) string {
 	}
 	id := experiment.NewID("req_")
 	c.Set(requestIDKey, id)
+	if !c.Writer.Written() {
+		c.Header(RequestIDHeader, id)
+	}
 	return id
 }
 
