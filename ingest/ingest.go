@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/liftab/lift/experiment"
@@ -351,14 +352,25 @@ func (in *Ingester) observe(kind string, rows int, err error) {
 // append logs records as one unit and translates the WAL's refusals.
 func (in *Ingester) append(recs ...record) error {
 	err := in.wal.append(recs...)
-	switch {
-	case err == nil:
+	if err == nil {
 		in.appended.Add(int64(len(recs)))
 		return nil
+	}
+	return refusal(err)
+}
+
+// refusal is the answer to a WAL that did not take the records.
+func refusal(err error) error {
+	switch {
 	case errors.Is(err, ErrWALFull):
 		return experiment.Errorf(experiment.KindUnavailable, "ingest_backlog_full", "tracking is paused while the backlog drains; retry later")
 	case errors.Is(err, ErrClosed):
 		return experiment.Errorf(experiment.KindUnavailable, "ingest_closed", "the server is shutting down; retry")
+	case errors.Is(err, syscall.ENOSPC):
+		// The disk filled before the budget did (a budget larger than the
+		// disk): the same retryable refusal, nothing acknowledged, not a
+		// 500 per request (the ops audit).
+		return experiment.Errorf(experiment.KindUnavailable, "ingest_backlog_full", "tracking is paused: the server's disk is full; retry later")
 	default:
 		return fmt.Errorf("ingest.append: %w", err)
 	}

@@ -1,14 +1,18 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/liftab/lift/experiment"
 )
 
 func testWAL(t *testing.T, dir string, segmentBytes, budget int64) *wal {
@@ -276,5 +280,29 @@ func TestWALTrimsWhatACrashLeft(t *testing.T) {
 	}
 	if got := readAll(t, newWALReader(w)); !cmp.Equal(got, []string{"acknowledged"}) {
 		t.Errorf("replayed %q", got)
+	}
+}
+
+// A WAL that cannot take records refuses them with a retryable 503, a disk
+// filled before the budget too; only an unknown failure is a 500.
+func TestRefusal(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err  error
+		kind experiment.Kind
+		code string
+	}{
+		{ErrWALFull, experiment.KindUnavailable, "ingest_backlog_full"},
+		{ErrClosed, experiment.KindUnavailable, "ingest_closed"},
+		{fmt.Errorf("ingest: write segment: %w", &os.PathError{Op: "write", Path: "00000000000000000003.wal", Err: syscall.ENOSPC}),
+			experiment.KindUnavailable, "ingest_backlog_full"},
+	} {
+		e, ok := experiment.AsError(refusal(c.err))
+		if !ok || e.Kind != c.kind || e.Code != c.code {
+			t.Errorf("%v: %v, want kind %d %s", c.err, e, c.kind, c.code)
+		}
+	}
+	if _, ok := experiment.AsError(refusal(errors.New("bad sector"))); ok {
+		t.Error("an unknown failure was answered as a refusal, not a 500")
 	}
 }
