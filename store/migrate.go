@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/liftab/lift/migrations"
@@ -52,4 +54,38 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 	}
 	return nil
+}
+
+// Pending names the migrations this binary carries that the database has
+// not recorded, oldest first: all of them when it was never migrated.
+func (db *DB) Pending(ctx context.Context) ([]string, error) {
+	all, err := migrations.All()
+	if err != nil {
+		return nil, err
+	}
+	applied := map[int]bool{}
+	rows, err := db.pool.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err == nil {
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store.Pending: %w", err)
+			}
+			applied[v] = true
+		}
+		rows.Close()
+		err = rows.Err()
+	}
+	var pgErr *pgconn.PgError
+	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42P01") { // undefined_table: never migrated
+		return nil, fmt.Errorf("store.Pending: %w", err)
+	}
+	var out []string
+	for _, m := range all {
+		if !applied[m.Version] {
+			out = append(out, fmt.Sprintf("%04d_%s", m.Version, m.Name))
+		}
+	}
+	return out, nil
 }

@@ -62,6 +62,9 @@ func (a *App) serve(ctx context.Context, ready chan<- string) error {
 			return err
 		}
 	}
+	if err := a.requireMigrated(ctx); err != nil {
+		return err
+	}
 	engine, closeIngest, err := a.router(role)
 	if err != nil {
 		return err
@@ -226,6 +229,21 @@ func (a *App) healthChecks(role string) map[string]api.Check {
 		checks["clickhouse"] = a.Warehouse.Ping
 	}
 	return checks
+}
+
+// requireMigrated refuses to start on a Postgres database that lacks this
+// binary's migrations: the server would start, report ready and answer 500
+// to every request (the ops audit). lift dev and lift migrate apply them.
+func (a *App) requireMigrated(ctx context.Context) error {
+	pending, err := a.DB.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		return fmt.Errorf("the Postgres database %s lacks %d migration(s) of this binary, from %s: run `lift migrate` first",
+			redactURL(a.Config.Postgres.URL), len(pending), pending[0])
+	}
+	return nil
 }
 
 // httpServer is the server of every role. Without a read timeout a client

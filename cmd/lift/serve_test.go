@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/liftab/lift/config"
 )
@@ -44,5 +47,27 @@ func TestStalledBodyIsCutOff(t *testing.T) {
 			t.Logf("POST %s with a stalled body: connection closed (%v)", path, err)
 		}
 		conn.Close()
+	}
+}
+
+// serve refuses a Postgres database that lacks this binary's migrations:
+// it would report ready and answer 500 to every request.
+func TestServeRefusesAnUnmigratedDatabase(t *testing.T) {
+	s := newServer(t)
+	if _, err := s.app.DB.Pending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), s.cfg.Postgres.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)"); err != nil {
+		t.Fatal(err)
+	}
+	s.cfg.SigningSecret = "a-signing-secret-of-at-least-thirty-two-bytes"
+	s.cfg.HTTP.Addr = "127.0.0.1:0"
+	if err := s.app.serve(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "run `lift migrate` first") {
+		t.Fatalf("serve on a database one migration behind = %v, want a refusal naming lift migrate", err)
 	}
 }

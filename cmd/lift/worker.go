@@ -37,6 +37,9 @@ func newWorkerCmd() *cobra.Command {
 			"advisory lock) and every due job has a deterministic id, so nothing runs twice.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withApp(cmd, "worker", func(ctx context.Context, a *App) error {
+				if err := a.requireMigrated(ctx); err != nil {
+					return err
+				}
 				stopWorker, err := a.startWorker(ctx, interval)
 				if err != nil {
 					return err
