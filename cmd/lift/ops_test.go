@@ -50,19 +50,20 @@ func roleServer(t *testing.T, role string, opts ...option) *server {
 	return &server{t: t, app: app, url: srv.URL, cfg: cfg}
 }
 
-// TestReadyzPerRole: each role reports only the dependencies it uses, and
-// the body names them without saying where they live or what the driver said.
+// TestReadyzPerRole: each role reports only the dependencies it uses; with
+// Redis and ClickHouse down an API node is degraded, not unready (reads and
+// writes to Postgres still work), and an ingest node, whose WAL takes
+// appends, is ready. The body names them without saying where they live or
+// what the driver said.
 func TestReadyzPerRole(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name, role  string
-		status      int
-		checks      []string
-		unavailable []string
+		name, role, state string
+		checks, listed    []string
 	}{
-		{"IngestIgnoresWarehouseAndRedis", "ingest", 200, []string{"postgres"}, nil},
-		{"APINamesBoth", "api", 503, []string{"clickhouse", "postgres", "redis"}, []string{"clickhouse", "redis"}},
-		{"AllNamesBoth", "all", 503, []string{"clickhouse", "postgres", "redis"}, []string{"clickhouse", "redis"}},
+		{"IngestNeedsItsWAL", "ingest", "ready", []string{"postgres", "wal"}, nil},
+		{"APIDegraded", "api", "degraded", []string{"clickhouse", "postgres", "redis"}, []string{"clickhouse", "redis"}},
+		{"AllDegraded", "all", "degraded", []string{"clickhouse", "postgres", "redis", "wal"}, []string{"clickhouse", "redis"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -75,13 +76,13 @@ func TestReadyzPerRole(t *testing.T) {
 			for n := range checks {
 				names = append(names, n)
 			}
-			var unavailable []string
-			list, _ := r.body["unavailable"].([]any)
+			var listed []string
+			list, _ := r.body["degraded"].([]any)
 			for _, n := range list {
-				unavailable = append(unavailable, n.(string))
+				listed = append(listed, n.(string))
 			}
-			if r.status != c.status || !sameSet(names, c.checks) || !sameSet(unavailable, c.unavailable) || checks["postgres"] != "ok" {
-				t.Fatalf("readyz = %d %s, want %d checking %v, unavailable %v", r.status, r.raw, c.status, c.checks, c.unavailable)
+			if r.status != 200 || r.body["status"] != c.state || !sameSet(names, c.checks) || !sameSet(listed, c.listed) || checks["postgres"] != "ok" {
+				t.Fatalf("readyz = %d %s, want 200 %s checking %v, degraded %v", r.status, r.raw, c.state, c.checks, c.listed)
 			}
 			for _, leak := range []string{deadRedis, deadCH, "127.0.0.1", "dial", "refused", "postgres://"} {
 				if strings.Contains(string(r.raw), leak) {

@@ -107,7 +107,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		return nil, nil, err
 	}
 	r.HandleMethodNotAllowed = false
-	api.MountHealth(r, a.healthChecks(role))
+	health := a.health(role)
 	// The storefront tracker, on every role: storefronts load it from the
 	// ingest nodes they send to, the demo store from the API.
 	r.GET(tracker.Path, gin.WrapH(tracker.Handler()))
@@ -153,6 +153,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 			return nil, nil, err
 		}
 		stop = func(ctx context.Context) error { defer geo.Close(); return in.Close(ctx) }
+		health.Required["wal"] = in.Accepting
 		sf, err := storefront.New(storefront.Config{Metadata: analyticsMetadata{a.DB}, Ingester: in, Shops: a.DB, Geo: geo,
 			Tests: a.experiments(), Logger: a.Log})
 		if err != nil {
@@ -161,6 +162,7 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		}
 		sf.Mount(r)
 	}
+	api.MountHealth(r, health)
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/v1/") {
 			v1.NotFound(c)
@@ -217,18 +219,23 @@ func (a *App) geoIPPath() string {
 	return cmp.Or(a.Config.Ingest.GeoIPPath, filepath.Join(a.Config.DataDir, "geoip", "dbip-country.mmdb"))
 }
 
-// healthChecks are the dependencies /readyz reports on for role: those the
-// role's surfaces call. The merchant API reads Postgres, spends rate budgets
-// and queues jobs in Redis, and queries results in ClickHouse. Ingest looks
-// shops up in Postgres only: it writes ClickHouse through its WAL, so an
-// unreachable warehouse is buffered, not a reason to leave the pool.
-func (a *App) healthChecks(role string) map[string]api.Check {
-	checks := map[string]api.Check{"postgres": a.DB.Ping}
+// health is what /readyz of role checks. Postgres is required by the API
+// (every request reads it); Redis (rate limits, jobs: reads are served
+// without it) and ClickHouse (results, analytics) only degrade it. An
+// ingest node is ready while its WAL takes appends (the ingest branch of
+// router adds it); Postgres only degrades it: the shops it has seen keep
+// tracking through a Postgres outage, and a load balancer that dropped
+// every ingest node for it would lose all of them.
+func (a *App) health(role string) api.Health {
+	h := api.Health{Required: map[string]api.Check{}, Optional: map[string]api.Check{}}
 	if role == "api" || role == "all" {
-		checks["redis"] = func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }
-		checks["clickhouse"] = a.Warehouse.Ping
+		h.Required["postgres"] = a.DB.Ping
+		h.Optional["redis"] = func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }
+		h.Optional["clickhouse"] = a.Warehouse.Ping
+	} else {
+		h.Optional["postgres"] = a.DB.Ping
 	}
-	return checks
+	return h
 }
 
 // requireMigrated refuses to start on a Postgres database that lacks this
