@@ -1,12 +1,10 @@
 package jobs_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,31 +12,13 @@ import (
 	"github.com/liftab/lift/lifttest"
 )
 
-// syncBuffer is a log sink the worker's goroutines may share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // A failed run is logged with its task and error: before, the error lived
 // only in Redis and an operator saw a failed count in the metrics.
 func TestWorkerLogsFailedRuns(t *testing.T) {
 	t.Parallel()
 	addr, db := lifttest.Redis(t)
 	r := jobs.Redis{Addr: addr, DB: db}
-	var logs syncBuffer
+	var logs lifttest.Logs
 	w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	jobs.Handle(w, "test:fail", func(context.Context, struct{}) error {
 		return errors.New("snapshot of test 7: clickhouse: connection refused")

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -18,19 +17,6 @@ import (
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
 )
-
-// syncBuffer is a log destination the handlers may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // scrape reads /metrics and parses it as Prometheus text.
 func scrape(t *testing.T, s *server) map[string]*dto.MetricFamily {
@@ -114,7 +100,7 @@ func TestAccessLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { app.Close() })
-	logs := &syncBuffer{}
+	logs := &lifttest.Logs{}
 	app.Log = slog.New(slog.NewJSONHandler(logs, nil)) // info: what production logs
 	r, stop, err := app.router("all")
 	if err != nil {
