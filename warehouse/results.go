@@ -197,20 +197,23 @@ func (w *Warehouse) customEventRows(ctx context.Context, statement string, param
 	return out, rows.Err()
 }
 
-// orphanSessionsSQL counts the test's page loads that name no visitor
-// (agg_orphan_loads: one row per test that has any).
-const orphanSessionsSQL = `SELECT toUInt64(count()) FROM {db}.agg_orphan_loads
-WHERE shop_id = @shop AND experiment_id = @exp AND loads > 0`
+// orphansSQL counts the test's page loads that name no visitor
+// (agg_orphan_loads: one row per test that has any) and its add-to-carts
+// and checkouts that name none (the legacy calls: agg_event_activity sorts
+// the empty visitor id first, so this reads a prefix).
+const orphansSQL = `SELECT
+	(SELECT toUInt64(count()) FROM {db}.agg_orphan_loads WHERE shop_id = @shop AND experiment_id = @exp AND loads > 0),
+	(SELECT toUInt64(count()) FROM {db}.agg_event_activity
+		WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '' AND (added_to_cart > 0 OR checkouts > 0))`
 
-// facts learns what the statement for q must handle: a look at the test's
-// row of agg_orphan_loads spares a scan of every event's session id when
-// nothing needs it.
+// facts learns what the statement for q must handle: a look at the
+// orphans spares a scan of every event's session id when nothing needs it.
 func (w *Warehouse) facts(ctx context.Context, q MetricsQuery) (dataFacts, error) {
-	var n uint64
-	if err := w.conn.QueryRow(ctx, w.render(orphanSessionsSQL), args(q)...).Scan(&n); err != nil {
+	var loads, events uint64
+	if err := w.conn.QueryRow(ctx, w.render(orphansSQL), args(q)...).Scan(&loads, &events); err != nil {
 		return dataFacts{}, err
 	}
-	return dataFacts{orphanSessions: n > 0}, nil
+	return dataFacts{orphanSessions: loads > 0, orphanEvents: events > 0}, nil
 }
 
 // factsAndBase learns the facts of q and, where the rollup may serve q,

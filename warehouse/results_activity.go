@@ -39,7 +39,7 @@ func (u unitParts) sessionRowsSQL() string {
 		byVisitor, vidCol = "", "max(visitor_id) AS s_vid"
 		visitor = "if(s_vid != '', s_vid, m_vid)"
 		lookup = `
-		ALL LEFT JOIN (` + sessionVisitorsSQL(sessionKey, sessionGroup) + `) AS session_visitors USING ` + sessionGroup
+		ALL LEFT JOIN (` + sessionVisitorsSQL(sessionKey, sessionGroup, orphanLoadSessions) + `) AS session_visitors USING ` + sessionGroup
 	}
 	return `SELECT ` + vidSQL(visitor) + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
 			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
@@ -53,12 +53,20 @@ func (u unitParts) sessionRowsSQL() string {
 			GROUP BY ` + sessionGroup + byVisitor + `) AS session_pages` + lookup
 }
 
-// sessionVisitorsSQL maps each session recorded without a visitor to the
-// visitor its assignment (preferred) or its events name. Only those
-// sessions are looked up, so the right side of the join stays small.
-func sessionVisitorsSQL(sessionKey, sessionGroup string) string {
-	orphans := `session_id IN (SELECT session_id FROM {db}.agg_session_pages
+// The sessions whose page loads, or whose add-to-carts and checkouts,
+// name no visitor.
+const (
+	orphanLoadSessions = `session_id IN (SELECT session_id FROM {db}.agg_session_pages
 					WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '')`
+	orphanEventSessions = `session_id IN (SELECT session_id FROM {db}.agg_event_activity
+					WHERE shop_id = @shop AND experiment_id = @exp AND visitor_id = '')`
+)
+
+// sessionVisitorsSQL maps each session of orphans (a condition on
+// session_id) to the visitor its assignment (preferred) or its events name.
+// Only those sessions are looked up, so the right side of the join stays
+// small.
+func sessionVisitorsSQL(sessionKey, sessionGroup, orphans string) string {
 	return `
 			SELECT ` + sessionKey + `, argMax(m_visitor, m_rank) AS m_vid
 			FROM (
@@ -84,11 +92,22 @@ func (u unitParts) activityRowsSQL() string {
 	if u.sessions {
 		only = ""
 	}
+	from := "{db}.agg_event_activity"
+	if u.facts.orphanEvents {
+		// A legacy add-to-cart or checkout names its session only: it is
+		// the activity of that session's visitor.
+		from = `(
+			SELECT shop_id, experiment_id, if(visitor_id != '', visitor_id, m_vid) AS visitor_id, session_id, bucket, is_bot,
+				added_to_cart, checkouts, page_views
+			FROM {db}.agg_event_activity
+			ALL LEFT JOIN (` + sessionVisitorsSQL("session_id", "session_id", orphanEventSessions) + `) AS session_visitors USING session_id
+			WHERE shop_id = @shop AND experiment_id = @exp) AS event_activity`
+	}
 	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
 			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, ` + atc + ` AS u_atc, ` + chk + ` AS u_chk,
 			toUInt64(sum(page_views)) AS u_ct, toUInt64(0) AS u_viewed, '' AS u_landing, min(bucket) AS u_start
-		FROM {db}.agg_event_activity
+		FROM ` + from + `
 		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + only + `
 		GROUP BY ` + u.key
 }

@@ -161,3 +161,48 @@ func TestLegacyOrdersAndAnonymousSessionsCount(t *testing.T) {
 		}
 	})
 }
+
+// The legacy add-to-cart and checkout calls name a session, not a visitor:
+// they count for the visitor assigned in that session (before, they were
+// stored and counted nowhere: the truth audit's F3). A session nobody was
+// assigned in adds nothing; a test without such calls keeps the rollup.
+func TestLegacyAddToCartAndCheckoutCount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := openTestWarehouse(t)
+	const shop, exp = 1, "12"
+	t0 := time.Date(2026, 6, 1, 14, 0, 0, 0, time.UTC)
+	assign := func(visitor, session string, group int16) warehouse.Assignment {
+		return warehouse.Assignment{ShopID: shop, ExperimentID: exp, VisitorID: visitor, AssignmentID: "a-" + visitor,
+			SessionID: session, TestGroup: group, Device: "desktop", AssignedAt: t0, ReceivedAt: t0}
+	}
+	g0, g1 := int16(0), int16(1)
+	legacy := func(id, session, typ string, group *int16) warehouse.Event {
+		return warehouse.Event{ShopID: shop, ExperimentID: exp, EventID: id, SessionID: session, EventType: typ,
+			Source: "legacy", TestGroup: group, CreatedAt: t0.Add(time.Minute), ReceivedAt: t0.Add(time.Minute)}
+	}
+	b := &warehouse.Batch{
+		Assignments: []warehouse.Assignment{assign("v1", "s1", 0), assign("v2", "s2", 1), assign("v3", "s3", 1)},
+		Events: []warehouse.Event{
+			legacy("e1", "s1", "product_added_to_cart", &g0),
+			legacy("e2", "s2", "checkout_started", &g1),
+			legacy("e3", "s9", "product_added_to_cart", &g1), // no assignment in s9
+		},
+	}
+	if err := w.Insert(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := w.GroupMetrics(ctx, warehouse.MetricsQuery{ShopID: shop, ExperimentID: exp, Timezone: "UTC",
+		From: "2026-06-01", To: "2026-06-01", Basis: warehouse.BasisVisitors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type funnel struct{ N, AddedToCart, ReachedCheckout int64 }
+	got := map[int]funnel{}
+	for _, r := range rows {
+		got[r.TestGroup] = funnel{r.N, r.AddedToCart, r.ReachedCheckout}
+	}
+	if diff := cmp.Diff(map[int]funnel{0: {1, 1, 0}, 1: {2, 0, 1}}, got); diff != "" {
+		t.Errorf("GroupMetrics mismatch (-want +got):\n%s", diff)
+	}
+}

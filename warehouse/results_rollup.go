@@ -37,7 +37,7 @@ import (
 
 // rollupEligible reports whether the rollup can answer q with the facts f.
 func rollupEligible(q MetricsQuery, f dataFacts) bool {
-	if q.Basis != BasisVisitors || len(q.ProductIDs) > 0 || f.orphanSessions {
+	if q.Basis != BasisVisitors || len(q.ProductIDs) > 0 || f.orphanSessions || f.orphanEvents {
 		return false
 	}
 	return !hasDimension(q.Breakdown, "landing_page")

@@ -133,6 +133,10 @@ type dataFacts struct {
 	// contract's three parameters). Only then is the session → visitor
 	// lookup joined: it reads the session id of every event of the test.
 	orphanSessions bool
+	// orphanEvents: some add-to-carts or checkouts name no visitor (the
+	// legacy /api/analytics/add-to-cart and /checkout calls carry a
+	// session only); they belong to the visitor of that session.
+	orphanEvents bool
 }
 
 // unitParts is what the per-unit steps of one query share: its basis,

@@ -90,7 +90,7 @@ func TestResultsSQLRunsOnClickHouse(t *testing.T) {
 	}
 	if dir != "" {
 		dump(t, filepath.Join(dir, "export.sql"), warehouse.ExportOrdersSQL, warehouse.MetricsQuery{})
-		dump(t, filepath.Join(dir, "orphans.sql"), warehouse.OrphanSessionsSQL, warehouse.MetricsQuery{})
+		dump(t, filepath.Join(dir, "orphans.sql"), warehouse.OrphansSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-build.sql"), warehouse.BuildCopySQL(), warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-build-cube.sql"), warehouse.BuildCubeSQL, warehouse.MetricsQuery{})
 		dump(t, filepath.Join(dir, "rollup-custom.sql"), warehouse.RollupCustomEventsSQL(false), warehouse.MetricsQuery{})
