@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -58,6 +59,16 @@ func deref(s *string) string {
 	return *s
 }
 
+// choice is an optional enum field: omitted means its default, but sent it
+// must name a value ("" is not one; the fuzz audit's Z5 saw it pass as
+// omitted).
+func choice(field string, s *string, values string) (string, error) {
+	if s != nil && *s == "" {
+		return "", badRequest("%s is empty: send %s, or leave it out.", field, values)
+	}
+	return deref(s), nil
+}
+
 // dates are the two required ends of a window: a missing one is the 400
 // naming it.
 func dates(start, finish *string) (string, string, error) {
@@ -86,7 +97,15 @@ func (a *API) report(view results.View) func(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		req := results.AnalyticsRequest{DateStart: from, DateFinish: to, DeviceType: deref(in.DeviceType), VisitorType: deref(in.VisitorType)}
+		device, err := choice("deviceType", in.DeviceType, "ALL, DESKTOP, MOBILE or TABLET")
+		if err != nil {
+			return err
+		}
+		visitor, err := choice("visitorType", in.VisitorType, "ALL, VISITOR or CUSTOMER")
+		if err != nil {
+			return err
+		}
+		req := results.AnalyticsRequest{DateStart: from, DateFinish: to, DeviceType: device, VisitorType: visitor}
 		if in.FilterParams != nil {
 			req.Countries, req.ProductIDs = in.FilterParams.Countries, in.FilterParams.ProductIDs
 		}
@@ -112,12 +131,20 @@ func (a *API) timeseries(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	req := results.TimeseriesRequest{DateStart: from, DateFinish: to, Type: deref(in.Type)}
+	typ, err := choice("type", in.Type, `"sales"`)
+	if err != nil {
+		return err
+	}
+	req := results.TimeseriesRequest{DateStart: from, DateFinish: to, Type: typ}
 	if len(in.TotalViews) == 0 || string(in.TotalViews) == "null" {
 		return badRequest("totalViews is required: an array of cumulative visitor counts, one per test group.")
 	}
-	if json.Unmarshal(in.TotalViews, &req.TotalViews) != nil {
+	var views []*int64 // a null count is not a count
+	if json.Unmarshal(in.TotalViews, &views) != nil || slices.Contains(views, nil) {
 		return badRequest("totalViews must be an array of whole visitor counts, one per test group.")
+	}
+	for _, v := range views {
+		req.TotalViews = append(req.TotalViews, *v)
 	}
 	body, err := a.Analytics.Timeseries(c.Request.Context(), shopOf(c), id, req)
 	if err != nil {

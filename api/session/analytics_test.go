@@ -271,6 +271,8 @@ func TestAnalyticsBadBodies(t *testing.T) {
 		"Product":               `{` + window + `,"filterParams":{"productIds":["tee"]}}`,
 		"ProductNotInTest":      `{` + window + `,"filterParams":{"productIds":["` + sweater + `"]}}`,
 		"FilterParamsNotObject": `{` + window + `,"filterParams":[]}`,
+		"EmptyDevice":           `{` + window + `,"deviceType":""}`,
+		"EmptyVisitorType":      `{` + window + `,"visitorType":""}`,
 	}
 	for _, p := range paths {
 		for name, body := range bodies {
@@ -284,7 +286,8 @@ func TestAnalyticsBadBodies(t *testing.T) {
 		"ShortTotalViews": `{` + window + `,"totalViews":[3]}`, "TotalViewsNotArray": `{` + window + `,"totalViews":"3,3"}`,
 		"FractionalViews": `{` + window + `,"totalViews":[1.5,2]}`, "NegativeViews": `{` + window + `,"totalViews":[-1,2]}`,
 		"Type": `{` + window + `,"totalViews":[3,3],"type":"revenue"}`, "NoStart": `{"dateFinish":"2026-06-02","totalViews":[3,3]}`,
-		"Empty": ``,
+		"Empty": ``, "EmptyType": `{` + window + `,"totalViews":[3,3],"type":""}`,
+		"NullViews": `{` + window + `,"totalViews":[null,3]}`,
 	} {
 		t.Run("timeseries"+name, func(t *testing.T) {
 			wantError(t, s.do(t, "POST", "/api/analytics/timeseries/"+id, body), http.StatusBadRequest)
