@@ -6,6 +6,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -160,20 +161,46 @@ type QueueDepths func() (map[string]map[string]int, error)
 // scrape. When the queues cannot be read (Redis down) the scrape carries
 // lift_jobs_queue_up 0 and no depths rather than failing.
 func (m *Metrics) WatchQueues(depths QueueDepths) {
-	m.reg.MustRegister(queueCollector{depths: depths})
+	m.reg.MustRegister(queueCollector{depths: depths, budget: queueReadBudget})
 }
+
+var errTimeout = errors.New("metrics: the queue read took longer than its budget")
 
 var (
 	queueDepthDesc = prometheus.NewDesc("lift_jobs_queue_depth", "Tasks in a job queue, by queue and state.", []string{"queue", "state"}, nil)
 	queueUpDesc    = prometheus.NewDesc("lift_jobs_queue_up", "1 when the job queues could be read at this scrape.", nil, nil)
 )
 
-type queueCollector struct{ depths QueueDepths }
+type queueCollector struct {
+	depths QueueDepths
+	budget time.Duration // queueReadBudget; tests shorten it
+}
+
+// queueReadBudget bounds the queue read of one scrape: the asynq inspector
+// takes no context, and a hung Redis held every /metrics scrape 10 s, past
+// Prometheus's default timeout, losing every other metric with it (the ops
+// audit). Past it the scrape says lift_jobs_queue_up 0.
+const queueReadBudget = time.Second
 
 func (q queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDepthDesc; ch <- queueUpDesc }
 
 func (q queueCollector) Collect(ch chan<- prometheus.Metric) {
-	d, err := q.depths()
+	type read struct {
+		d   map[string]map[string]int
+		err error
+	}
+	done := make(chan read, 1) // a read past the budget finishes into the buffer
+	go func() {
+		d, err := q.depths()
+		done <- read{d, err}
+	}()
+	var r read
+	select {
+	case r = <-done:
+	case <-time.After(q.budget):
+		r.err = errTimeout
+	}
+	d, err := r.d, r.err
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(queueUpDesc, prometheus.GaugeValue, 0)
 		return

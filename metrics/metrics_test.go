@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -127,4 +128,27 @@ func TestWALFsyncs(t *testing.T) {
 			t.Errorf("cumulative count at %gs = %d, want %d", b, cum[i], w)
 		}
 	}
+}
+
+// A queue read that hangs (Redis stopped mid-answer) is given up on at the
+// budget: the scrape goes on with lift_jobs_queue_up 0 instead of waiting.
+func TestQueueReadHangs(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	hang := make(chan struct{})
+	defer close(hang)
+	reg.MustRegister(queueCollector{budget: 20 * time.Millisecond, depths: func() (map[string]map[string]int, error) {
+		<-hang
+		return nil, nil
+	}})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "lift_jobs_queue_up" && f.GetMetric()[0].GetGauge().GetValue() == 0 {
+			return
+		}
+	}
+	t.Fatalf("no lift_jobs_queue_up 0 in %v", families)
 }
