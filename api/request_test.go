@@ -99,3 +99,28 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	r.read += n
 	return n, nil
 }
+
+// A body labelled compressed is refused before it is read as JSON: a plain
+// body labelled gzip was applied, a real gzip body answered malformed_json.
+func TestReadBodyRefusesContentEncoding(t *testing.T) {
+	t.Parallel()
+	for enc, want := range map[string]int{"": 200, "identity": 200, "gzip": 400, "br": 400, "GZIP, identity": 400} {
+		r := gin.New()
+		r.POST("/", UseSurface(SurfaceV1), Handle(func(c *gin.Context) error {
+			if _, err := ReadBody(c); err != nil {
+				return err
+			}
+			c.Status(http.StatusOK)
+			return nil
+		}))
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"name":"x"}`))
+		if enc != "" {
+			req.Header.Set("Content-Encoding", enc)
+		}
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		if w.Code != want || (want == 400 && !strings.Contains(w.Body.String(), `"code":"invalid_request"`)) {
+			t.Errorf("Content-Encoding %q: %d %s, want %d", enc, w.Code, w.Body, want)
+		}
+	}
+}
