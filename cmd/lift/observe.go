@@ -74,9 +74,16 @@ func (a *App) serveWorkerMetrics(ctx context.Context, addr string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("worker metrics: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", a.metrics().Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// The worker's probes too: ready while it can take jobs (Redis) and do
+	// them (Postgres); without ClickHouse, snapshots and exports wait and
+	// retry, webhooks and schedules go on.
+	r := gin.New()
+	r.GET("/metrics", gin.WrapH(a.metrics().Handler()))
+	api.MountHealth(r, api.Health{
+		Required: map[string]api.Check{"postgres": a.DB.Ping, "redis": func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }},
+		Optional: map[string]api.Check{"clickhouse": a.Warehouse.Ping},
+	})
+	srv := &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		srv.Close()

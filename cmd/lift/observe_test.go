@@ -191,3 +191,24 @@ func TestWorkerMetrics(t *testing.T) {
 		t.Errorf("queue depth series = %d, want 15", len(f["lift_jobs_queue_depth"].GetMetric()))
 	}
 }
+
+// The worker's metrics server carries its probes: ready while Postgres and
+// Redis answer, ClickHouse only degrading it.
+func TestWorkerProbes(t *testing.T) {
+	s := newServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := s.app.serveWorkerMetrics(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &server{t: t, url: "http://" + addr}
+	if r := w.do("GET", "/healthz", "", ""); r.status != 200 {
+		t.Fatalf("worker healthz = %d %s", r.status, r.raw)
+	}
+	r := w.do("GET", "/readyz", "", "")
+	checks, _ := r.body["checks"].(map[string]any)
+	if r.status != 200 || r.body["status"] != "ready" || checks["postgres"] != "ok" || checks["redis"] != "ok" || checks["clickhouse"] != "ok" {
+		t.Fatalf("worker readyz = %d %s", r.status, r.raw)
+	}
+}
