@@ -54,6 +54,11 @@ func (h *Handler) decodeWith(c *gin.Context, v any, unmarshal func([]byte, any) 
 			return badRequest("Content-Type", "Content-Type must be application/json or text/plain")
 		}
 	}
+	// Bodies are read as sent: a compressed one would be read as JSON
+	// whatever its bytes (as ReadBody refuses it on the other surfaces).
+	if enc := c.GetHeader("Content-Encoding"); enc != "" && !strings.EqualFold(strings.TrimSpace(enc), "identity") {
+		return badRequest("Content-Encoding", "Content-Encoding %q is not accepted: send the body uncompressed", enc)
+	}
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
 	body, err := readLimited((*bp)[:0], c.Request.Body, h.cfg.MaxBodyBytes)

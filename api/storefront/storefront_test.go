@@ -287,6 +287,9 @@ func TestTrackEventRefusals(t *testing.T) {
 			wantError(t, b.do(t, "POST", tc.target, tc.ct, tc.body), http.StatusBadRequest, tc.field)
 		})
 	}
+	// A body labelled compressed is not read as JSON whatever its bytes.
+	wantError(t, b.send(t, "", "POST", "/api/track/event?shop="+shopDomain, "application/json", valid, "Content-Encoding", "gzip"),
+		http.StatusBadRequest, "Content-Encoding")
 	// Nothing half-written: a valid event after the refusals is the only row.
 	if r := b.do(t, "POST", "/api/track/event?shop="+shopDomain, "application/json", valid); r.status != http.StatusAccepted {
 		t.Fatalf("valid event: %d %s", r.status, r.raw)
