@@ -75,8 +75,11 @@ func StatusOf(err error) int {
 }
 
 // quiet are 5xx answers that are not faults to log line by line: 501 is a
-// documented answer, and a full ingest backlog refuses every request until it
-// drains (the flusher logs why it cannot drain, once per retry).
+// documented answer, a full ingest backlog refuses every request until it
+// drains (the flusher logs why it cannot drain, once per retry), a client
+// that went away reads nothing, and a tracking shop lookup that timed out
+// repeats for every event while Postgres is away (readyz and the rejected
+// counter say so).
 var quiet = map[string]bool{"not_implemented": true, "ingest_backlog_full": true, "client_closed_request": true, "shop_lookup_unavailable": true}
 
 // sessionStatus maps a kind to the older session surface's statuses (its

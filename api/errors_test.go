@@ -137,7 +137,16 @@ func TestDeadlineAnswers503(t *testing.T) {
 		})
 		w := httptest.NewRecorder()
 		r.ServeHTTP(w, httptest.NewRequest("GET", "/v1/experiments", nil))
-		if w.Code != 503 || w.Header().Get("Content-Type") != "application/json; charset=utf-8" {
+		var body struct {
+			Status string `json:"status"`
+			Error  struct{ Type, Code string }
+		}
+		json.Unmarshal(w.Body.Bytes(), &body)
+		// v1 part 7: 503 api_error internal_error, nothing attempted; the
+		// session surface: 503 {status: error, message}, with Retry-After.
+		v1 := body.Error.Type == "api_error" && body.Error.Code == "internal_error"
+		session := body.Status == "error" && w.Header().Get("Retry-After") != ""
+		if w.Code != 503 || (surface == SurfaceV1 && !v1) || (surface == SurfaceSession && !session) {
 			t.Errorf("surface %v: a hung dependency answered %d %s", surface, w.Code, w.Body)
 		}
 		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/mcp", nil))

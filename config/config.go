@@ -135,7 +135,7 @@ var keys = []key{
 	{"http.addr", ":8080", "address the HTTP server listens on"},
 	{"http.max_body_bytes", int64(10 << 20), "largest request body accepted (413 request_too_large above it)"},
 	{"http.read_timeout", 30 * time.Second, "longest the server waits for a whole request, headers and body: a client that stops sending mid-body is cut off, not waited on"},
-	{"http.request_timeout", 30 * time.Second, "longest a request may wait on Postgres, Redis or ClickHouse; a dependency that hangs past it gets the request a 503 (nothing changed, retry), not a wait as long as the hang; above http.write_timeout. /mcp and the install (/api/auth) are exempt"},
+	{"http.request_timeout", 30 * time.Second, "longest a request may wait on Postgres, Redis or ClickHouse; a dependency that hangs past it gets the request a 503 (nothing changed, retry), not a wait as long as the hang; above http.write_timeout. /mcp, the install (/api/auth) and tracking (its shop lookup has 2 s of its own) are exempt"},
 	{"http.write_timeout", 10 * time.Second, "longest a v1 write may take before it is rolled back (504)"},
 	{"http.shutdown_grace", 15 * time.Second, "how long shutdown waits for requests in flight"},
 	{"http.public_url", "", "scheme and host clients reach the API on (https://lift.example.com); export download links point there. Empty: the scheme and host each request reached (never X-Forwarded-Host)"},

@@ -230,18 +230,7 @@ func (in *Ingester) Stats() Stats {
 // Accepting reports whether the WAL takes appends now: ErrClosed after
 // Close, ErrWALFull while it holds its disk budget (ClickHouse away).
 // /readyz of an ingest node is this.
-func (in *Ingester) Accepting(context.Context) error {
-	w := in.wal
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case w.closed:
-		return ErrClosed
-	case w.diskBytes >= w.cfg.diskBudget:
-		return ErrWALFull
-	}
-	return nil
-}
+func (in *Ingester) Accepting(context.Context) error { return in.wal.accepting() }
 
 // Now is the ingester's clock; adapters stamp Meta.ReceivedAt with it.
 func (in *Ingester) Now() time.Time { return in.cfg.Now() }

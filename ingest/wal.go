@@ -190,6 +190,20 @@ func (w *wal) openSegment(seq uint64) error {
 	return nil
 }
 
+// accepting reports what append would refuse every record with now:
+// ErrClosed, or ErrWALFull once not even an empty frame fits the budget.
+func (w *wal) accepting() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.closed:
+		return ErrClosed
+	case w.diskBytes+frameHeader+1 > w.cfg.diskBudget:
+		return ErrWALFull
+	}
+	return nil
+}
+
 // append adds payloads to the log as one unit and returns once they are on
 // disk (fsynced), or with ErrWALFull / ErrClosed / the write error, in which
 // case nothing was acknowledged.

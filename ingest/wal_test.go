@@ -229,6 +229,15 @@ func TestWALDiskBudget(t *testing.T) {
 	if err != ErrWALFull {
 		t.Fatalf("err = %v after %d appends, want ErrWALFull", err, n)
 	}
+	// /readyz of an ingest node: ready while the smallest record fits.
+	for w.accepting() == nil {
+		if err := w.append(record{kind: kindEvent}); err != nil {
+			t.Fatalf("accepting, yet an empty record was refused: %v", err)
+		}
+	}
+	if err := w.accepting(); err != ErrWALFull || w.append(record{kind: kindEvent}) != ErrWALFull {
+		t.Fatalf("accepting = %v once full, and an empty record was not refused", err)
+	}
 	// Releasing flushed segments makes room again.
 	r := newWALReader(w)
 	readAll(t, r)

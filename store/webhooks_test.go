@@ -9,6 +9,16 @@ import (
 	"github.com/liftab/lift/store"
 )
 
+// inWebhookUnit runs fn as one unit of work of the webhook repository, as
+// the webhook service does.
+func inWebhookUnit(ctx context.Context, db *store.DB, shopID int64, fn func(ctx context.Context, tx experiment.WebhookTx) error) error {
+	_, err := store.WebhookRepo{DB: db}.Write(ctx, experiment.WriteMeta{ShopID: shopID, Action: "webhook.test", ResourceType: "webhook_delivery"},
+		func(ctx context.Context, tx experiment.WebhookTx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{}, fn(ctx, tx)
+		})
+	return err
+}
+
 // The delivery record dedupes by shop and id; a dead letter keeps any body
 // and an error text whatever it quotes.
 func TestWebhookDeliveriesAndDeadLetters(t *testing.T) {
@@ -16,15 +26,10 @@ func TestWebhookDeliveriesAndDeadLetters(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	shop := newShop(t, db, "dead-letters.myshopify.com", false)
-	repo := store.WebhookRepo{DB: db}
 	at := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 	write := func(fn func(ctx context.Context, tx experiment.WebhookTx) error) {
 		t.Helper()
-		_, err := repo.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "webhook.test", ResourceType: "webhook_delivery"},
-			func(ctx context.Context, tx experiment.WebhookTx) (experiment.WriteResult, error) {
-				return experiment.WriteResult{}, fn(ctx, tx)
-			})
-		if err != nil {
+		if err := inWebhookUnit(ctx, db, shop.ID, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,13 +76,10 @@ func TestPublishThemeAtOnce(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	shop := newShop(t, db, "publish-race.myshopify.com", false)
-	repo := store.WebhookRepo{DB: db}
 	publish := func(id string) error {
-		_, err := repo.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "webhook.test", ResourceType: "catalog_theme"},
-			func(ctx context.Context, tx experiment.WebhookTx) (experiment.WriteResult, error) {
-				return experiment.WriteResult{}, tx.PublishTheme(ctx, shop.ID, id, "gid://shopify/OnlineStoreTheme/"+id, "Theme "+id)
-			})
-		return err
+		return inWebhookUnit(ctx, db, shop.ID, func(ctx context.Context, tx experiment.WebhookTx) error {
+			return tx.PublishTheme(ctx, shop.ID, id, "gid://shopify/OnlineStoreTheme/"+id, "Theme "+id)
+		})
 	}
 	for _, id := range []string{"1", "2", "3"} { // each theme exists before the race
 		if err := publish(id); err != nil {

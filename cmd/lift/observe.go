@@ -47,10 +47,12 @@ func (a *App) metrics() *metrics.Metrics {
 // used: the access log replaces it, in the process's log format.
 func (a *App) observe(r *gin.Engine) {
 	r.Use(api.RequestIDs(), api.ObserveRequests(a.metrics().ObserveRequest), api.AccessLog(a.Log, storefront.Tracking...),
-		// Exempt: the MCP stream lives as long as its session, and the
+		// Exempt: the MCP stream lives as long as its session; the
 		// install callback reads a large catalog through a platform bulk
-		// operation, which takes minutes (installs run once per shop).
-		api.Deadline(a.Config.HTTP.RequestTimeout, "/mcp", "/api/auth"),
+		// operation, which takes minutes (installs run once per shop); and
+		// tracking, the hot path, bounds its one Postgres read itself
+		// (storefront's shop lookup), so it is spared a timer per event.
+		api.Deadline(a.Config.HTTP.RequestTimeout, append([]string{"/mcp", "/api/auth"}, storefront.Tracking...)...),
 		gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
 			a.Log.Error("panic serving a request", "request_id", api.RequestID(c), "route", c.FullPath(),
 				"err", fmt.Sprint(err), "stack", string(debug.Stack()))
