@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -153,7 +154,13 @@ type InstallPlatform interface {
 // TokenSealer encrypts credentials at rest.
 type TokenSealer interface {
 	Seal(plaintext []byte) ([]byte, error)
-	// Open returns the plaintext; an error when sealed was not sealed with
-	// this key or was altered.
+	// Open returns the plaintext; an error wrapping ErrUnsealable when
+	// sealed was not sealed with this key or was altered.
 	Open(sealed []byte) ([]byte, error)
 }
+
+// ErrUnsealable is a sealed credential this key does not open: most often
+// a node configured with another platform.token_key than the one that
+// sealed it. The shop's install must be redone, or the key fixed; retrying
+// does not help.
+var ErrUnsealable = errors.New("sealed with another key, or altered")

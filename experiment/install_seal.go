@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -49,11 +48,11 @@ func (s *AESSealer) Seal(plaintext []byte) ([]byte, error) {
 func (s *AESSealer) Open(sealed []byte) ([]byte, error) {
 	n := s.aead.NonceSize()
 	if len(sealed) < n+s.aead.Overhead() {
-		return nil, errors.New("experiment.AESSealer.Open: sealed value too short")
+		return nil, fmt.Errorf("experiment.AESSealer.Open: %w (too short)", ErrUnsealable)
 	}
 	out, err := s.aead.Open(nil, sealed[:n], sealed[n:], nil)
 	if err != nil {
-		return nil, fmt.Errorf("experiment.AESSealer.Open: %w", err)
+		return nil, fmt.Errorf("experiment.AESSealer.Open: %w (%v)", ErrUnsealable, err)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package experiment_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -33,8 +34,8 @@ func TestAESSealer(t *testing.T) {
 		if name == "OtherKey" {
 			opener, sealed = other, a
 		}
-		if _, err := opener.Open(sealed); err == nil {
-			t.Fatalf("%s opened", name)
+		if _, err := opener.Open(sealed); !errors.Is(err, experiment.ErrUnsealable) {
+			t.Fatalf("%s: Open = %v, want ErrUnsealable", name, err)
 		}
 	}
 	if _, err := experiment.NewAESSealer(make([]byte, 16)); err == nil {

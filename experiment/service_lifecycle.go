@@ -13,7 +13,8 @@ import (
 // entitlement codes (never for pause, end, archive) and 422 findings when a
 // start finds the test invalid: invalid_configuration for a stored field the
 // schema refuses (an end_at passed since), launch_blocked when the platform
-// refuses a launch check (a 4xx). An action whose target is the current
+// refuses a launch check (a 4xx) or the shop's platform token, sealed with
+// another key, does not open. An action whose target is the current
 // status answers the test unchanged. A start whose platform side effects
 // fail (unreachable, 5xx, throttled) is saved as `failed` with
 // failure_reason and is not an error. Use Preview for preview
@@ -102,6 +103,12 @@ func (s *Service) launch(ctx context.Context, tx Tx, shop *Shop, t *Test, now ti
 	cancel()
 	if err == nil {
 		return false, nil
+	}
+	if errors.Is(err, ErrUnsealable) {
+		// Retrying cannot help, and a 500 would hide that a reinstall (or
+		// the server's key) is the fix; nothing reached the platform.
+		return false, Refuse("launch_blocked", "",
+			"Lift cannot read the platform access token stored for this shop: it was sealed with another key than this server's. Nothing was launched; reinstall the app on the shop, then start the test again.")
 	}
 	var pe *PlatformError
 	if !errors.As(err, &pe) {

@@ -43,6 +43,30 @@ func (r InstallRepo) FindAccessToken(ctx context.Context, shopID int64) ([]byte,
 	return sealed, nil
 }
 
+// NewestSealedTokens returns up to limit shops' sealed platform tokens,
+// the most recently installed first, keyed by shop id.
+func (r InstallRepo) NewestSealedTokens(ctx context.Context, limit int) (map[int64][]byte, error) {
+	rows, err := r.pool.Query(ctx, `SELECT id, access_token_sealed FROM shops WHERE access_token_sealed IS NOT NULL
+		ORDER BY installed_at DESC NULLS LAST, id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store.NewestSealedTokens: %w", err)
+	}
+	out := map[int64][]byte{}
+	for rows.Next() {
+		var id int64
+		var sealed []byte
+		if err := rows.Scan(&id, &sealed); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store.NewestSealedTokens: %w", err)
+		}
+		out[id] = sealed
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store.NewestSealedTokens: %w", err)
+	}
+	return out, nil
+}
+
 // SaveInstallState keeps a nonce, and drops the expired ones.
 func (tx installTx) SaveInstallState(ctx context.Context, s experiment.InstallState) error {
 	if _, err := tx.tx.Exec(ctx, `DELETE FROM install_states WHERE expires_at < $1`, tx.now); err != nil {

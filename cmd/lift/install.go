@@ -5,11 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,8 +31,7 @@ import (
 // platform client. Its token sealer's key is platform.token_key, or the
 // key kept in <data_dir>/token-key (generated once).
 func (a *App) installService() *experiment.InstallService {
-	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
-	sealer := a.sealer
+	sealer := a.tokenSealer()
 	public := strings.TrimSuffix(a.Config.HTTP.PublicURL, "/")
 	if public == "" { // development: where this process listens
 		host, port, _ := net.SplitHostPort(a.Config.HTTP.Addr)
@@ -111,9 +113,54 @@ func (a *App) shopToken(ctx context.Context, shop *experiment.Shop) (string, err
 	if err != nil {
 		return "", err
 	}
-	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
-	tok, err := a.sealer.Open(sealed)
+	tok, err := a.tokenSealer().Open(sealed)
 	return string(tok), err
+}
+
+// tokenSealer is this process's one token sealer.
+func (a *App) tokenSealer() *lazySealer {
+	a.sealerOnce.Do(func() { a.sealer = &lazySealer{cfg: a.Config} })
+	return a.sealer
+}
+
+// requireTokenKey refuses to start a node whose token key opens none of the
+// newest platform tokens Postgres holds: the ops audit started such a node
+// (another data_dir, so another generated key), and every launch then
+// failed. One shop whose token does not open (sealed by a node with another
+// key) only warns: reinstalling that shop mends it, and its launches say so.
+func (a *App) requireTokenKey(ctx context.Context) error {
+	tokens, err := store.InstallRepo{DB: a.DB}.NewestSealedTokens(ctx, 20)
+	if err != nil || len(tokens) == 0 {
+		return err
+	}
+	env := config.EnvName("platform.token_key")
+	key := env
+	if a.Config.Platform.TokenKey == "" {
+		key = filepath.Join(a.Config.DataDir, "token-key")
+		if _, err := os.Stat(key); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("postgres holds %d shops' sealed platform tokens, but this node has no token key (%s is unset and %s does not exist): set %s to the key that sealed them, the same on every node",
+				len(tokens), env, key, env)
+		}
+	}
+	var unopened []int64
+	for id, sealed := range tokens {
+		if _, err := a.tokenSealer().Open(sealed); err != nil {
+			if !errors.Is(err, experiment.ErrUnsealable) {
+				return err
+			}
+			unopened = append(unopened, id)
+		}
+	}
+	slices.Sort(unopened)
+	if len(unopened) == len(tokens) {
+		return fmt.Errorf("the token key (%s) opens none of the %d newest shops' platform tokens in Postgres (shops %v): this node has another key than the one that sealed them; set %s to that key, the same on every node",
+			key, len(tokens), unopened, env)
+	}
+	if len(unopened) > 0 {
+		a.Log.Warn("some shops' platform tokens do not open with this node's token key: their launches answer launch_blocked until the app is reinstalled on them",
+			"shops", unopened, "key", key)
+	}
+	return nil
 }
 
 func splitList(s string) []string {

@@ -65,6 +65,11 @@ func (a *App) serve(ctx context.Context, ready chan<- string) error {
 	if err := a.requireMigrated(ctx); err != nil {
 		return err
 	}
+	if role != "ingest" {
+		if err := a.requireTokenKey(ctx); err != nil {
+			return err
+		}
+	}
 	engine, closeIngest, err := a.router(role)
 	if err != nil {
 		return err

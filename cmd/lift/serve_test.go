@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -12,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/lifttest"
 )
 
 // A client that declares a body and stops sending is cut off after
@@ -69,5 +74,78 @@ func TestServeRefusesAnUnmigratedDatabase(t *testing.T) {
 	s.cfg.HTTP.Addr = "127.0.0.1:0"
 	if err := s.app.serve(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "run `lift migrate` first") {
 		t.Fatalf("serve on a database one migration behind = %v, want a refusal naming lift migrate", err)
+	}
+}
+
+// A node whose token key opens none of the stored platform tokens refuses
+// to start (the ops audit's node started and answered every launch 500); a
+// node without any key does too; one unopened shop among others only warns.
+func TestServeRefusesAnotherTokenKey(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.cfg.Postgres.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	seal := func(key []byte, domain string) {
+		t.Helper()
+		sealer, err := experiment.NewAESSealer(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed, err := sealer.Seal([]byte("shpat_" + domain))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shop, err := s.app.DB.CreateShop(ctx, experiment.Shop{Domain: domain, Timezone: "UTC"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `UPDATE shops SET access_token_sealed = $1 WHERE id = $2`, sealed, shop.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sealing, other := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	if err := s.app.requireTokenKey(ctx); err != nil {
+		t.Fatalf("no stored tokens: %v", err)
+	}
+	seal(sealing, "sealed-a.myshopify.com")
+	seal(sealing, "sealed-b.myshopify.com")
+
+	node := func(key []byte) *App {
+		cfg := *s.cfg
+		cfg.DataDir = t.TempDir()
+		if key != nil {
+			cfg.Platform.TokenKey = base64.StdEncoding.EncodeToString(key)
+		}
+		return &App{Config: &cfg, DB: s.app.DB, Log: s.app.Log}
+	}
+	if err := node(sealing).requireTokenKey(ctx); err != nil {
+		t.Fatalf("the sealing key: %v", err)
+	}
+	if err := node(other).requireTokenKey(ctx); err == nil || !strings.Contains(err.Error(), "opens none of the 2 newest") {
+		t.Fatalf("another key = %v, want a refusal", err)
+	}
+	if err := node(nil).requireTokenKey(ctx); err == nil || !strings.Contains(err.Error(), "no token key") {
+		t.Fatalf("no key at all = %v, want a refusal", err)
+	}
+	// serve runs the check before it listens.
+	s.cfg.SigningSecret = "a-signing-secret-of-at-least-thirty-two-bytes"
+	s.cfg.HTTP.Addr = "127.0.0.1:0"
+	s.cfg.Platform.TokenKey = base64.StdEncoding.EncodeToString(other)
+	if err := s.app.serve(ctx, nil); err == nil || !strings.Contains(err.Error(), "opens none") {
+		t.Fatalf("serve with another key = %v, want a refusal", err)
+	}
+	// A shop sealed elsewhere among shops this key opens: start, and warn.
+	seal(other, "sealed-elsewhere.myshopify.com")
+	logs := &lifttest.Logs{}
+	n := node(sealing)
+	n.Log = slog.New(slog.NewTextHandler(logs, nil))
+	if err := n.requireTokenKey(ctx); err != nil {
+		t.Fatalf("one shop sealed elsewhere: %v", err)
+	}
+	if !strings.Contains(logs.String(), "launch_blocked until the app is reinstalled") {
+		t.Fatalf("no warning naming the shop: %s", logs.String())
 	}
 }

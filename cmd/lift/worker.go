@@ -40,6 +40,9 @@ func newWorkerCmd() *cobra.Command {
 				if err := a.requireMigrated(ctx); err != nil {
 					return err
 				}
+				if err := a.requireTokenKey(ctx); err != nil {
+					return err
+				}
 				stopWorker, err := a.startWorker(ctx, interval)
 				if err != nil {
 					return err

@@ -186,6 +186,26 @@ func testLaunch(t *testing.T, nb NewBackend) {
 			}
 		}
 	})
+	t.Run("UnsealableTokenBlocksTheLaunch", func(t *testing.T) {
+		// The shop's platform token was sealed with another key (a node with
+		// another platform.token_key): retrying cannot help, so it is a
+		// refusal that names the fix, not a 500, and nothing changes.
+		x := b.Create(t, PriceTest("Other key"))
+		audit := len(b.ExperimentAudit(t))
+		b.Platform.Fail(fmt.Errorf("platform: token of shop 1: %w", experiment.ErrUnsealable))
+		_, err := b.act(x.ID, experiment.ActionStart)
+		b.Platform.Fail(nil)
+		e, ok := experiment.AsError(err)
+		if !ok || e.Kind != experiment.KindValidation || e.Code != "launch_blocked" || !strings.Contains(e.Message, "reinstall the app") {
+			t.Fatalf("unsealable token = %#v", err)
+		}
+		if got := b.Get(t, x.ID); got.Status != experiment.StatusDraft || got.FailureReason != "" || got.StartedAt != nil {
+			t.Fatalf("after an unsealable token = %+v", got)
+		}
+		if n := len(b.ExperimentAudit(t)); n != audit {
+			t.Fatalf("a blocked launch was audited (%d → %d)", audit, n)
+		}
+	})
 	t.Run("StaleStoredWindowIsInvalidConfiguration", func(t *testing.T) {
 		// The end_at was in the future when saved; by the start it has
 		// passed. The start sends no body, so the stored test is at fault.
