@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"syscall"
 
 	"github.com/gin-gonic/gin"
 
@@ -166,8 +165,8 @@ func WriteError(c *gin.Context, err error) {
 // 503 (nothing attempted, retry: contract part 7) when a dependency could
 // not be reached or did not answer before the request's deadline, the
 // generic 500 otherwise. Adapters wrap driver errors, and network failures
-// surface as net.Error or ECONNREFUSED whatever the driver, so the api
-// package needs none of them. A client that went away is answered the 503
+// surface as net.Error or a refused connection (experiment.Unreachable)
+// whatever the driver, so the api package needs none of them. A client that went away is answered the 503
 // too, unlogged: nobody reads it.
 func unreachable(c *gin.Context, err error) *experiment.Error {
 	var ne net.Error
@@ -175,7 +174,7 @@ func unreachable(c *gin.Context, err error) *experiment.Error {
 	case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
 		return experiment.Errorf(experiment.KindUnavailable, "client_closed_request", "The client closed the request.")
 	case errors.As(err, &ne), // context.DeadlineExceeded is one: the request's deadline, or a driver's
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		experiment.Unreachable(err):
 		return experiment.Errorf(experiment.KindUnavailable, "internal_error",
 			"A service Lift depends on did not answer in time; nothing was changed. Retry in a few seconds.")
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/liftab/lift/experiment"
 )
 
 // Queues of DESIGN §7, with their weights: critical (webhooks, lifecycle
@@ -108,8 +110,11 @@ func logFailure(log *slog.Logger) asynq.ErrorHandler {
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		id, _ := asynq.GetTaskID(ctx)
 		level, msg := slog.LevelWarn, "job failed; it will be retried"
-		if retried >= maxRetry {
+		switch {
+		case retried >= maxRetry:
 			level, msg = slog.LevelError, "job failed for the last time; archived"
+		case experiment.Unreachable(err):
+			msg = "job failed: a dependency is unreachable; it will be retried without spending a try"
 		}
 		log.Log(ctx, level, msg, "type", t.Type(), "task_id", id, "retry", retried, "max_retry", maxRetry, "err", err)
 	})
@@ -128,6 +133,20 @@ type WorkerConfig struct {
 	// Observe, when set, is told of every task run: its type, how long it
 	// ran and its error (metrics.Metrics' ObserveJob is one).
 	Observe func(taskType string, took time.Duration, err error)
+	// RetryDelay, when set, is the wait before the retry of a task that
+	// failed after `retried` counted failures; by default asynq's backoff
+	// (retried⁴ + 15 s + up to 30 s × (retried + 1) of jitter).
+	RetryDelay func(retried int) time.Duration
+	// DueCheck is how often retries and scheduled tasks that are due are
+	// moved to their queue; default 5 s.
+	DueCheck time.Duration
+}
+
+func (cfg WorkerConfig) retryDelay() asynq.RetryDelayFunc {
+	if cfg.RetryDelay == nil {
+		return asynq.DefaultRetryDelayFunc
+	}
+	return func(n int, _ error, _ *asynq.Task) time.Duration { return cfg.RetryDelay(n) }
 }
 
 // NewWorker prepares a worker; register handlers with Handle, then Start.
@@ -144,6 +163,15 @@ func NewWorker(r Redis, cfg WorkerConfig) *Worker {
 		Logger:       newAsynqLogger(cfg.Logger),
 		LogLevel:     asynq.WarnLevel,
 		ErrorHandler: logFailure(cfg.Logger),
+		// A dependency that refuses connections (Postgres or ClickHouse
+		// down, restarting) is no fault of the task: its run is retried
+		// without spending one of its tries, so an outage longer than the
+		// tries' backoff (about ten minutes) no longer archives every task
+		// it catches, or dead-letters every webhook delivery. A timeout
+		// still counts (experiment.Unreachable).
+		IsFailure:                func(err error) bool { return !experiment.Unreachable(err) },
+		RetryDelayFunc:           cfg.retryDelay(),
+		DelayedTaskCheckInterval: cfg.DueCheck,
 	})
 	mux := asynq.NewServeMux()
 	if cfg.Observe != nil {
