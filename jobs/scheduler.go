@@ -94,14 +94,42 @@ func (s *Scheduler) Tick(ctx context.Context) (TickResult, error) {
 func (s *Scheduler) Run(ctx context.Context) error {
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
+	var outage tickFailures
 	for {
-		if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Error("scheduler tick failed", "err", err)
+		_, err := s.Tick(ctx)
+		if ctx.Err() == nil {
+			outage.note(s.cfg.Logger, s.cfg.Now(), err)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// tickFailures keeps a run of failed ticks to a line a minute: during a
+// Postgres outage every tick fails alike (every 2 s in the ops audit, a line
+// each), and the line that matters is the first, then the one saying the
+// ticks work again.
+type tickFailures struct {
+	failed        int
+	since, logged time.Time
+}
+
+func (f *tickFailures) note(log *slog.Logger, now time.Time, err error) {
+	switch {
+	case err != nil && (f.failed == 0 || now.Sub(f.logged) >= time.Minute):
+		if f.failed == 0 {
+			f.since = now
+		}
+		f.failed++
+		f.logged = now
+		log.Error("scheduler tick failed", "err", err, "failed_ticks", f.failed, "failing_for", now.Sub(f.since).Round(time.Second))
+	case err != nil:
+		f.failed++
+	case f.failed > 0:
+		log.Info("scheduler ticks again", "failed_ticks", f.failed, "failed_for", now.Sub(f.since).Round(time.Second))
+		*f = tickFailures{}
 	}
 }
