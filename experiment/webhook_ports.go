@@ -78,6 +78,9 @@ type WebhookRepository interface {
 	// FindInventoryLevel returns KindNotFound inventory_level_not_found when
 	// the platform never reported the item at the location.
 	FindInventoryLevel(ctx context.Context, shopID int64, itemID, locationID string) (*InventoryLevel, error)
+	// FindDeadLetters returns the shop's dead-lettered deliveries, oldest
+	// first.
+	FindDeadLetters(ctx context.Context, shopID int64) ([]WebhookDeadLetter, error)
 }
 
 // WebhookTx is a unit of work in progress.
@@ -94,6 +97,11 @@ type WebhookTx interface {
 	// InsertDeadLetter keeps a delivery that will not be retried; the last
 	// error is stored in a form the database accepts whatever it holds.
 	InsertDeadLetter(ctx context.Context, l WebhookDeadLetter) error
+	// TakeDeadLetter deletes the delivery's dead letter and reports
+	// whether there was one.
+	TakeDeadLetter(ctx context.Context, shopID int64, id string) (bool, error)
+	// ReopenDelivery marks the delivery not processed, with no outcome.
+	ReopenDelivery(ctx context.Context, shopID int64, id string) error
 	// SetShopName refreshes the shop's name ("" keeps the stored one).
 	SetShopName(ctx context.Context, shopID int64, name string) error
 	// UninstallShop marks the shop uninstalled (the first time stands).
@@ -161,6 +169,9 @@ type WebhookQueue interface {
 	// EnqueueWebhook queues the processing of a delivery; a delivery
 	// already queued is not an error. Any error means it is not queued.
 	EnqueueWebhook(ctx context.Context, shopID int64, deliveryID string) error
+	// RequeueWebhook queues the delivery's processing again, as a new task:
+	// the first may still be kept as done under its own id.
+	RequeueWebhook(ctx context.Context, shopID int64, deliveryID string) error
 }
 
 // WebhookAttempt says which try of a delivery's processing is running.

@@ -95,6 +95,29 @@ func (f *webhookFakes) InsertDeadLetter(_ context.Context, l experiment.WebhookD
 	f.dead = append(f.dead, l)
 	return nil
 }
+func (f *webhookFakes) FindDeadLetters(_ context.Context, shopID int64) ([]experiment.WebhookDeadLetter, error) {
+	var out []experiment.WebhookDeadLetter
+	for _, l := range f.dead {
+		if l.ShopID == shopID {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+func (f *webhookFakes) TakeDeadLetter(_ context.Context, shopID int64, id string) (bool, error) {
+	for i, l := range f.dead {
+		if l.ShopID == shopID && l.DeliveryID == id {
+			f.dead = append(f.dead[:i], f.dead[i+1:]...)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+func (f *webhookFakes) ReopenDelivery(_ context.Context, shopID int64, id string) error {
+	d := f.deliveries[fmt.Sprint(shopID, "/", id)]
+	d.ProcessedAt, d.Outcome = nil, ""
+	return nil
+}
 func (f *webhookFakes) SetShopName(_ context.Context, shopID int64, name string) error {
 	if f.renameErr != nil {
 		return f.renameErr
@@ -129,6 +152,14 @@ func (f *webhookFakes) EnqueueWebhook(_ context.Context, shopID int64, id string
 		return f.enqueueErr
 	}
 	f.enqueued = append(f.enqueued, fmt.Sprint(shopID, "/", id))
+	return nil
+}
+
+func (f *webhookFakes) RequeueWebhook(_ context.Context, shopID int64, id string) error {
+	if f.enqueueErr != nil {
+		return f.enqueueErr
+	}
+	f.enqueued = append(f.enqueued, fmt.Sprint("again ", shopID, "/", id))
 	return nil
 }
 

@@ -72,3 +72,12 @@ func (q WebhookQueue) EnqueueWebhook(ctx context.Context, shopID int64, delivery
 	}
 	return nil
 }
+
+// RequeueWebhook queues a replayed delivery as a new task (the first may be
+// kept as done under WebhookJob's id for a day): the delivery id plus a
+// fresh suffix, so a replay is never refused as a duplicate.
+func (q WebhookQueue) RequeueWebhook(ctx context.Context, shopID int64, deliveryID string) error {
+	j := WebhookJob(shopID, deliveryID)
+	j.ID += ":replay:" + experiment.NewID("")
+	return q.Jobs.Enqueue(ctx, j)
+}

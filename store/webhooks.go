@@ -72,6 +72,26 @@ func (tx *Tx) InsertDeadLetter(ctx context.Context, l DeadLetter) error {
 	return nil
 }
 
+// TakeDeadLetter deletes the delivery's dead letter and reports whether
+// there was one (a replay).
+func (tx *Tx) TakeDeadLetter(ctx context.Context, shopID int64, id string) (bool, error) {
+	tag, err := tx.tx.Exec(ctx, `DELETE FROM webhook_dead_letters WHERE shop_id = $1 AND webhook_id = $2`, shopID, id)
+	if err != nil {
+		return false, fmt.Errorf("store.TakeDeadLetter %s: %w", id, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// ReopenDelivery marks the delivery not processed, for a replay.
+func (tx *Tx) ReopenDelivery(ctx context.Context, shopID int64, id string) error {
+	_, err := tx.tx.Exec(ctx, `UPDATE webhook_deliveries SET processed_at = NULL, outcome = ''
+		WHERE shop_id = $1 AND id = $2`, shopID, id)
+	if err != nil {
+		return fmt.Errorf("store.ReopenDelivery %s: %w", id, err)
+	}
+	return nil
+}
+
 // FindDeadLetters returns the shop's dead-lettered deliveries, oldest first.
 func (db *DB) FindDeadLetters(ctx context.Context, shopID int64) ([]DeadLetter, error) {
 	rows, err := db.pool.Query(ctx, `SELECT shop_id, webhook_id, topic, body, last_error, tries, created_at

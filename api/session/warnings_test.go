@@ -17,6 +17,7 @@ import (
 type noQueue struct{}
 
 func (noQueue) EnqueueWebhook(context.Context, int64, string) error { return nil }
+func (noQueue) RequeueWebhook(context.Context, int64, string) error { return nil }
 
 // TestThemeWarningOnBothAPIs: a THEMES_PUBLISH that takes a live template
 // test's theme off the storefront raises a warning that GET

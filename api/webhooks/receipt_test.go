@@ -170,6 +170,43 @@ func TestPoisonDeliveryDeadLettered(t *testing.T) {
 			t.Fatalf("redelivery %d, processed %v (first %v), dead letters %d", status, again.ProcessedAt, d.ProcessedAt, len(deadLetters(t)))
 		}
 	})
+	t.Run("replayed once mended", func(t *testing.T) {
+		// The state a dead letter leaves, for a body the stores take: as if
+		// its cause (a bug, a long hang) were mended since.
+		_, err := store.WebhookRepo{DB: b.db}.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "webhook.dead_letter", ResourceType: "webhook_delivery"},
+			func(ctx context.Context, tx experiment.WebhookTx) (experiment.WriteResult, error) {
+				if _, _, err := tx.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: shop.ID, ID: "mended-1", Topic: experiment.TopicShopUpdate,
+					Body: []byte(`{"id":1,"name":"Replayed"}`)}); err != nil {
+					return experiment.WriteResult{}, err
+				}
+				if err := tx.InsertDeadLetter(ctx, experiment.WebhookDeadLetter{ShopID: shop.ID, DeliveryID: "mended-1", Topic: experiment.TopicShopUpdate,
+					Body: []byte(`{"id":1,"name":"Replayed"}`), LastError: "timeout", Tries: 5}); err != nil {
+					return experiment.WriteResult{}, err
+				}
+				return experiment.WriteResult{}, tx.MarkDeliveryProcessed(ctx, shop.ID, "mended-1", "dead-lettered: timeout")
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.svc.Replay(ctx, shop.ID, "mended-1"); err != nil {
+			t.Fatal(err)
+		}
+		d := b.waitProcessed(t, shop.ID, "mended-1") // by the worker, from the replay's task
+		if d.Outcome == "" || strings.HasPrefix(d.Outcome, "dead-lettered") {
+			t.Fatalf("replayed delivery = %+v", d)
+		}
+		for _, l := range deadLetters(t) {
+			if l.DeliveryID == "mended-1" {
+				t.Fatalf("the dead letter stayed: %+v", l)
+			}
+		}
+		if got, err := b.db.FindShopByID(ctx, shop.ID); err != nil || got.Name != "Replayed" {
+			t.Fatalf("shop = %+v (%v), want the replayed name", got, err)
+		}
+		if err := b.svc.Replay(ctx, shop.ID, "mended-1"); err == nil || !strings.Contains(err.Error(), "delivery_processed") {
+			t.Fatalf("a second replay = %v, want delivery_processed", err)
+		}
+	})
 	t.Run("the queue's last try dead-letters earlier", func(t *testing.T) {
 		record(t, "poison-2")
 		if err := b.svc.Process(ctx, shop.ID, "poison-2", experiment.WebhookAttempt{Try: 2, Last: true}); err != nil {
