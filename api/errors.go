@@ -132,7 +132,7 @@ func WriteError(c *gin.Context, err error) {
 	}
 	if k.status >= 500 && !quiet[e.Code] {
 		slog.ErrorContext(c.Request.Context(), "request failed", "request_id", reqID, "method", c.Request.Method,
-			"path", c.Request.URL.Path, "status", k.status, "code", e.Code, "err", err)
+			"route", routeOf(c), "status", k.status, "code", e.Code, "err", err)
 	}
 	if surface, _ := c.Get(surfaceKey); surface == SurfaceSession {
 		status := sessionStatus(e.Kind)

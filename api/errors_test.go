@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -150,5 +151,25 @@ func TestDeadlineAnswers503(t *testing.T) {
 			t.Errorf("surface %v: a hung dependency answered %d %s", surface, w.Code, w.Body)
 		}
 		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/mcp", nil))
+	}
+}
+
+// The 5xx log line names the route pattern, as the access log does, never
+// the URL: paths carry ids and export links. Not parallel: it swaps the
+// default logger while the parallel tests wait.
+func TestErrorLogNamesTheRoute(t *testing.T) {
+	var buf strings.Builder
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(prev)
+	r := gin.New()
+	r.Use(RequestIDs(), UseSurface(SurfaceV1))
+	r.GET("/v1/exports/:id/download", Handle(func(*gin.Context) error { return errors.New("disk gone") }))
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, httptest.NewRequest("GET", "/v1/exports/export_0123abcd/download?sig=s3cr3t", nil))
+	line := buf.String()
+	if w.Code != 500 || !strings.Contains(line, `msg="request failed"`) || !strings.Contains(line, "route=/v1/exports/:id/download") ||
+		strings.Contains(line, "export_0123abcd") || strings.Contains(line, "s3cr3t") {
+		t.Fatalf("status %d, logged %s", w.Code, line)
 	}
 }
