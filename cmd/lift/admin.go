@@ -38,6 +38,20 @@ func withApp(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *A
 	return fn(ctx, a)
 }
 
+// withServer is withApp for the long-running roles (serve, worker): the
+// error that stops the process is its last log record, in the configured
+// format, not a plain line after it.
+func withServer(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *App) error) error {
+	return withApp(cmd, actor, func(ctx context.Context, a *App) error {
+		err := fn(ctx, a)
+		if err != nil {
+			a.Log.Error("lift "+cmd.Name()+" stopped", "err", err)
+			return loggedError{err}
+		}
+		return nil
+	})
+}
+
 func newMigrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -21,7 +22,17 @@ var rootCmd = &cobra.Command{
 
 func main() {
 	if err := rootCmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "lift:", err)
+		var l loggedError
+		if !errors.As(err, &l) {
+			fmt.Fprintln(os.Stderr, "lift:", err)
+		}
 		os.Exit(1)
 	}
 }
+
+// loggedError is an error a server process already wrote as its last log
+// record: main exits 1 without a plain-text line, which a JSON log
+// pipeline would choke on (the ops audit).
+type loggedError struct{ error }
+
+func (e loggedError) Unwrap() error { return e.error }

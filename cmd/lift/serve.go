@@ -38,7 +38,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the merchant API (/v1, /api admin) and/or the storefront ingest (/api/track, /api/observe)",
 		Long:  "Serve HTTP. --role api serves the merchant surfaces, --role ingest the storefront tracking\nendpoints (scale it apart behind any load balancer; each node keeps its own WAL), --role all both.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withApp(cmd, "system", func(ctx context.Context, a *App) error { return a.serve(ctx, nil) })
+			return withServer(cmd, "system", func(ctx context.Context, a *App) error { return a.serve(ctx, nil) })
 		},
 	}
 	config.BindFlags(cmd.Flags(), "role", "http.addr", "log.format", "log.level")

@@ -5,9 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +151,39 @@ func TestServeRefusesAnotherTokenKey(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "launch_blocked until the app is reinstalled") {
 		t.Fatalf("no warning naming the shop: %s", logs.String())
+	}
+}
+
+// The error that stops a server is its last log record, in the configured
+// format: with JSON logs, every line on stderr is JSON (before, a plain
+// "lift: …" line came last, which a JSON log pipeline chokes on).
+func TestServeLogsWhyItStopped(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cmd := exec.Command(os.Args[0], "serve", "--role", "ingest", "--http-addr", taken.Addr().String(), "--log-format", "json")
+	cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_POSTGRES_URL="+s.cfg.Postgres.URL, "LIFT_REDIS_ADDR="+s.cfg.Redis.Addr,
+		"LIFT_CLICKHOUSE_ADDR="+s.cfg.ClickHouse.Addr, "LIFT_CLICKHOUSE_DATABASE="+s.cfg.ClickHouse.Database, "LIFT_DATA_DIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("serve on a taken address: %v, want exit status 1\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("a line that is not JSON: %q\nstderr:\n%s", l, stderr.String())
+		}
+	}
+	var last struct{ Level, Msg, Err string }
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if last.Level != "ERROR" || last.Msg != "lift serve stopped" || !strings.Contains(last.Err, "address already in use") {
+		t.Fatalf("last line %+v, want the reason it stopped", last)
 	}
 }

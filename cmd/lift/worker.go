@@ -36,7 +36,7 @@ func newWorkerCmd() *cobra.Command {
 			"tests at their schedule. Run as many workers as you like: one scheduler leads at a time (Postgres\n" +
 			"advisory lock) and every due job has a deterministic id, so nothing runs twice.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withApp(cmd, "worker", func(ctx context.Context, a *App) error {
+			return withServer(cmd, "worker", func(ctx context.Context, a *App) error {
 				if err := a.requireMigrated(ctx); err != nil {
 					return err
 				}
