@@ -107,10 +107,16 @@ const (
 	PathGA4Metadata = "/api/ga4/metadata"
 )
 
-// Tracking is the routes a storefront calls on every page: the access log
-// keeps their accepted calls at debug level.
+// Tracking is the routes a storefront calls on every page to record what
+// happened (they bound their one Postgres read themselves).
 var Tracking = []string{PathGetSession, PathObserve, PathObserveSess, PathTrackEvent, PathTrackAssign,
 	PathAddToCart, PathCheckout, PathOrder}
+
+// PerPage is every route a storefront calls on each page view: Tracking and
+// the reads lift.js makes beside it (its config, the visitor's country). The
+// access log keeps their accepted calls at debug level: they come as often
+// as page views (the demo store's traffic logged a line every 120 ms).
+var PerPage = append([]string{PathConfig, PathCountryCode}, Tracking...)
 
 // Mount registers every route, with CORS and its preflight, on r. Errors
 // are answered by api.WriteError in the session surface's envelope

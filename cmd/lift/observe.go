@@ -18,6 +18,7 @@ import (
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/metrics"
+	"github.com/liftab/lift/web/tracker"
 )
 
 // newLogger is the process's one logger: log/slog, JSON or text by
@@ -46,7 +47,7 @@ func (a *App) metrics() *metrics.Metrics {
 // recovered panic's 500 included), then recovery. gin's own logger is not
 // used: the access log replaces it, in the process's log format.
 func (a *App) observe(r *gin.Engine) {
-	r.Use(api.RequestIDs(), api.ObserveRequests(a.metrics().ObserveRequest), api.AccessLog(a.Log, storefront.Tracking...),
+	r.Use(api.RequestIDs(), api.ObserveRequests(a.metrics().ObserveRequest), api.AccessLog(a.Log, append([]string{tracker.Path}, storefront.PerPage...)...),
 		// Exempt: the MCP stream lives as long as its session; the
 		// install callback reads a large catalog through a platform bulk
 		// operation, which takes minutes (installs run once per shop); and

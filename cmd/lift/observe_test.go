@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,9 +15,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/liftab/lift/api/storefront"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/web/tracker"
 )
 
 // scrape reads /metrics and parses it as Prometheus text.
@@ -132,8 +136,26 @@ func TestAccessLog(t *testing.T) {
 			t.Errorf("access-log line lacks %s: %s", want, v1Line)
 		}
 	}
-	if strings.Contains(logs.String(), `"status":202`) {
-		t.Errorf("an accepted tracking call was logged at info level:\n%s", logs.String())
+	// Every call lift.js makes on a page, and the script itself, come as
+	// often as page views: accepted, they log at debug.
+	perPage := regexp.MustCompile(`'(/api/[a-z/-]+)`).FindAllSubmatch(tracker.Script().Raw, -1)
+	if len(perPage) < 5 {
+		t.Fatalf("found %d /api/ paths in lift.js", len(perPage))
+	}
+	for _, m := range perPage {
+		if path := string(m[1]); !slices.Contains(storefront.PerPage, path) {
+			t.Errorf("lift.js calls %s on every page, but storefront.PerPage lacks it", path)
+		}
+	}
+	for _, path := range []string{"/api/public/get-country-code", "/api/storefront/config?shop=" + shop.Domain, tracker.Path} {
+		if res := s.do("GET", path, "", ""); res.status != 200 {
+			t.Fatalf("GET %s = %d %s", path, res.status, res.raw)
+		}
+	}
+	for _, quiet := range []string{`"status":202`, "get-country-code", "/api/storefront/config", tracker.Path} {
+		if strings.Contains(logs.String(), quiet) {
+			t.Errorf("an accepted per-page call (%s) was logged at info level:\n%s", quiet, logs.String())
+		}
 	}
 	if res := s.do("POST", "/api/track/event?shop="+shop.Domain, "", `{"visitorId":"v1"}`, "Content-Type", "application/json"); res.status != 400 {
 		t.Fatalf("POST /api/track/event without a session = %d %s", res.status, res.raw)
