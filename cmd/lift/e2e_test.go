@@ -300,21 +300,13 @@ func TestTokensCommand(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	shop, _, _ := s.shop(true)
-	flags := []string{"--postgres-url=" + s.cfg.Postgres.URL, "--redis-addr=" + s.cfg.Redis.Addr,
-		"--clickhouse-addr=" + s.cfg.ClickHouse.Addr, "--clickhouse-database=" + s.cfg.ClickHouse.Database}
 	run := func(args ...string) (stdout, stderr string) {
 		t.Helper()
-		cmd := newTokensCmd()
-		var out, errb bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&errb)
-		cmd.SetArgs(append(args, flags...))
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := cmd.ExecuteContext(ctx); err != nil {
-			t.Fatalf("lift tokens %v: %v\n%s", args, err, errb.String())
+		stdout, stderr, err := s.command(newTokensCmd(), args...)
+		if err != nil {
+			t.Fatalf("lift tokens %v: %v\n%s", args, err, stderr)
 		}
-		return out.String(), errb.String()
+		return stdout, stderr
 	}
 	stdout, stderr := run("create", "--shop", shop.Domain, "--scope", "read_experiments")
 	secret := strings.TrimSpace(stdout)

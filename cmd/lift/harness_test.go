@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
 
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
@@ -211,4 +213,19 @@ func (s *server) exec(sql string) {
 	if _, err := conn.Exec(context.Background(), sql); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// command runs cmd with args as a person would, against s's stores (their
+// flags appended), and returns its stdout, its stderr and its error.
+func (s *server) command(cmd *cobra.Command, args ...string) (stdout, stderr string, err error) {
+	s.t.Helper()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(append(args, "--postgres-url="+s.cfg.Postgres.URL, "--redis-addr="+s.cfg.Redis.Addr,
+		"--clickhouse-addr="+s.cfg.ClickHouse.Addr, "--clickhouse-database="+s.cfg.ClickHouse.Database))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = cmd.ExecuteContext(ctx)
+	return out.String(), errb.String(), err
 }

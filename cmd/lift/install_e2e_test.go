@@ -304,13 +304,8 @@ func TestShopsCreateInstalls(t *testing.T) {
 	s := roleServer(t, "all")
 	domain := lifttest.Name("cli-new-") + ".myshopify.com"
 	run := func() error {
-		cmd := newShopsCmd()
-		cmd.SetArgs([]string{"create", domain, "--currency", "GBP", "--postgres-url", s.cfg.Postgres.URL,
-			"--redis-addr", s.cfg.Redis.Addr, "--clickhouse-addr", s.cfg.ClickHouse.Addr,
-			"--clickhouse-database", s.cfg.ClickHouse.Database, "--data-dir", t.TempDir()})
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		return cmd.Execute()
+		_, _, err := s.command(newShopsCmd(), "create", domain, "--currency", "GBP", "--data-dir", t.TempDir())
+		return err
 	}
 	if err := run(); err != nil {
 		t.Fatal(err)

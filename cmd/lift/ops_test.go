@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
@@ -119,12 +118,7 @@ func TestShopsCreateFindsExistingSpelling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := newShopsCmd()
-	cmd.SetArgs([]string{"create", strings.ToUpper(domain[:1]) + domain[1:] + ".", "--postgres-url", s.cfg.Postgres.URL,
-		"--redis-addr", s.cfg.Redis.Addr, "--clickhouse-addr", s.cfg.ClickHouse.Addr, "--clickhouse-database", s.cfg.ClickHouse.Database})
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	err = cmd.Execute()
+	_, _, err = s.command(newShopsCmd(), "create", strings.ToUpper(domain[:1])+domain[1:]+".")
 	want := fmt.Sprintf("shop %s is already installed (id %d)", domain, shop.ID)
 	if err == nil || err.Error() != want {
 		t.Fatalf("shops create = %v, want %q", err, want)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
@@ -33,19 +31,9 @@ func TestWebhooksCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags := []string{"--shop", shop.Domain, "--postgres-url=" + s.cfg.Postgres.URL, "--redis-addr=" + s.cfg.Redis.Addr,
-		"--clickhouse-addr=" + s.cfg.ClickHouse.Addr, "--clickhouse-database=" + s.cfg.ClickHouse.Database}
 	run := func(args ...string) (stdout, stderr string, err error) {
 		t.Helper()
-		cmd := newWebhooksCmd()
-		var out, errb bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&errb)
-		cmd.SetArgs(append(args, flags...))
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		err = cmd.ExecuteContext(ctx)
-		return out.String(), errb.String(), err
+		return s.command(newWebhooksCmd(), append(args, "--shop", shop.Domain)...)
 	}
 
 	stdout, stderr, err := run("dead-letters")
