@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +25,22 @@ new MutationObserver(function () {
   if (window.__seen[window.__seen.length - 1] !== v) window.__seen.push(v);
 }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});`
 
+// seenPages records in the tab's sessionStorage (__shown), across its
+// pages, the path of every page whose content was rendered while not hidden
+// by the anti-flicker snippet's whole-page class: the pages the visitor saw.
+const seenPages = `new MutationObserver(function () {
+  if (!document.querySelector('h1') || getComputedStyle(document.documentElement).opacity === '0') return;
+  var v = JSON.parse(sessionStorage.getItem('__shown') || '[]');
+  if (v.indexOf(location.pathname) < 0) { v.push(location.pathname); sessionStorage.setItem('__shown', JSON.stringify(v)); }
+}).observe(document, {subtree: true, childList: true, attributes: true});`
+
 // holdConfig makes every /api/storefront/config request of the visitor's tab
-// wait d before it goes out, as on a slow network, and records the price
-// texts the visitor sees on every page it opens from now on.
-func holdConfig(t *testing.T, ctx context.Context, d time.Duration) {
+// wait d before it goes out, as on a slow network, and runs watch (what the
+// visitor sees: seenPrices, seenPages) on every page it opens from now on.
+func holdConfig(t *testing.T, ctx context.Context, d time.Duration, watch string) {
 	t.Helper()
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: seenPrices}); err != nil {
+		if _, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watch}); err != nil {
 			return err
 		}
 		_, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/storefront/config*"}}})
@@ -72,7 +82,7 @@ func (b *browserShop) flicker(t *testing.T, browser context.Context) {
 	}
 	product := b.url("/demo/products/8101") + "&lift_force=" + b.price + ":1"
 
-	holdConfig(t, ctx, 1500*time.Millisecond)
+	holdConfig(t, ctx, 1500*time.Millisecond, seenPrices)
 	if _, err := open(ctx, product); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +94,7 @@ func (b *browserShop) flicker(t *testing.T, browser context.Context) {
 	other, cancelOther := newVisitor(t, browser)
 	defer cancelOther()
 	ctx = other // seen and read look at this visitor from here on
-	holdConfig(t, ctx, 2500*time.Millisecond)
+	holdConfig(t, ctx, 2500*time.Millisecond, seenPrices)
 	st, err := open(ctx, strings.Replace(product, "lift_timeout=30000", "lift_timeout=1000", 1))
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +129,33 @@ func (b *browserShop) flicker(t *testing.T, browser context.Context) {
 	}
 	b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = 1
 		AND reason = 'force_assign_group'`, b.price, st.Visitor)
+}
+
+// redirectFlicker: a visitor the redirect test sends from the sweater to the
+// bag never sees the sweater's page once Lift knows its group, though the
+// config that decides the redirect arrives 1.5 s late: the snippet hides the
+// whole page there (lift.js keeps the pages its redirects leave). A control
+// visitor sees the sweater at once: only pages a visitor leaves are hidden.
+func (b *browserShop) redirectFlicker(t *testing.T, browser context.Context) {
+	for _, c := range []struct {
+		group     int
+		want, not string
+	}{{1, "/demo/products/8105", "/demo/products/8102"}, {0, "/demo/products/8102", "/demo/products/8105"}} {
+		ctx, cancel := newVisitor(t, browser)
+		// The first page (home) tells lift.js the visitor's groups.
+		if _, err := open(ctx, b.url("/demo/")+"&lift_force="+b.redirect+":"+strconv.Itoa(c.group)); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		holdConfig(t, ctx, 1500*time.Millisecond, seenPages)
+		if _, err := open(ctx, b.url("/demo/products/8102")); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__shown') || '[]')`))
+		cancel()
+		if err != nil || !slices.Contains(shown, c.want) || slices.Contains(shown, c.not) {
+			t.Errorf("group %d opening the sweater saw pages %q (%v), want %s and never %s", c.group, shown, err, c.want, c.not)
+		}
+	}
 }

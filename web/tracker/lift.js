@@ -22,8 +22,9 @@
   // in a group whose page they did not see.
   var deadline = +html.getAttribute('data-lift-timeout') || +attr('data-timeout') || 2000;
   function late() { return !!(w.performance && performance.now) && performance.now() > deadline; }
-  // reveal ends the snippet's hiding of [data-lift-price] and test content.
-  function reveal() { if (html.classList) html.classList.remove('lift-hide'); }
+  // reveal ends the snippet's hiding of [data-lift-price] and test content,
+  // and of the whole page where this visitor may be sent elsewhere.
+  function reveal() { if (html.classList) html.classList.remove('lift-hide', 'lift-hide-page'); }
 
   function qs(name, url) {
     var m = new RegExp('[?&]' + name + '=([^&#]*)').exec(url || location.search);
@@ -330,15 +331,23 @@
   // apply assigns the visitor to each test and shows its group's changes,
   // unless the deadline has passed. It returns the page to move to, or ''.
   function apply(cfg, ctx) {
-    var go = '', isLate = late();
+    var go = '', isLate = late(), away = [];
     (cfg.tests || []).forEach(function (t) {
       var a = assign(t, ctx);
       if (isLate && !a.preview && !recorded(t)) a.late = true;
       lift.assignments[t.id] = a;
-      if (a.group < 0 || (isLate && !a.preview)) return blocks(t, 0);
+      if (a.group < 0 || a.late) return blocks(t, 0);
+      var r = changes(t, a.group, 'url_redirect'), from = t.scope && t.scope.url_redirect;
+      if (!a.preview && r && r.destination && from) away.push({ p: from.path || from.source_path, m: from.match_type === 'prefix' ? 1 : 0 });
+      if (isLate && !a.preview) return blocks(t, 0);
       go = go || navigate(t, a.group);
       show(t, a.group);
     });
+    // The pages this visitor's redirects leave, for the anti-flicker
+    // snippet: on the next page it hides the whole page there until this
+    // script has sent the visitor on (or the deadline), so the page the
+    // visitor is redirected from never shows.
+    set(ls, '_lift_nav', JSON.stringify(away));
     return go;
   }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -101,9 +102,13 @@ func TestAntiFlicker(t *testing.T) {
 	script := string(tracker.Script().Raw)
 	for _, c := range []struct{ in, want string }{
 		{snippet, "(document.documentElement,1500)</script>"},
-		{snippet, "h.classList.add('lift-hide')"},
+		{snippet, "c.add('lift-hide')"},
 		{snippet, "h.setAttribute('data-lift-timeout',t)"},
-		{script, "html.classList.remove('lift-hide')"},
+		{snippet, "localStorage.getItem('_lift_nav')"},
+		{snippet, "c.add('lift-hide-page')"},
+		{snippet, "html.lift-hide-page{opacity:0!important}"},
+		{script, "html.classList.remove('lift-hide', 'lift-hide-page')"},
+		{script, "set(ls, '_lift_nav',"},
 		{script, "html.getAttribute('data-lift-timeout')"},
 	} {
 		if !strings.Contains(c.in, c.want) {
@@ -114,5 +119,17 @@ func TestAntiFlicker(t *testing.T) {
 		if !strings.Contains(snippet, "html.lift-hide ["+attr+"]") || !strings.Contains(script, "'["+attr) {
 			t.Errorf("%s: hidden by the snippet and changed by lift.js? snippet %s", attr, snippet)
 		}
+	}
+}
+
+// The README shows the snippet a shop pastes: it must be the one rendered.
+func TestReadmeShowsTheSnippet(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snippet := tracker.AntiFlicker(2 * time.Second); !strings.Contains(string(readme), snippet) {
+		t.Fatalf("README.md does not show the snippet AntiFlicker(2s) renders:\n%s", snippet)
 	}
 }
