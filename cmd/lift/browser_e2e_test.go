@@ -285,6 +285,7 @@ func (b *browserShop) previewTheme(t *testing.T, browser context.Context) {
 	if s := search(); strings.Contains(s, "preview_theme_id") {
 		t.Fatalf("a page in the preview theme already was moved again to %q: every page would load twice", s)
 	}
+	b.themeFlicker(t, ctx)
 }
 
 // independent asks the loaded tracker (lift.bucket) where 4,000 visitor ids

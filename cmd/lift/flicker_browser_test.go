@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -28,10 +29,13 @@ new MutationObserver(function () {
 // seenPages records in the tab's sessionStorage (__shown), across its
 // pages, the path of every page whose content was rendered while not hidden
 // by the anti-flicker snippet's whole-page class: the pages the visitor saw.
+// Each entry is the path, then @ and the theme id when the page renders in
+// a preview theme (Shopify.theme).
 const seenPages = `new MutationObserver(function () {
   if (!document.querySelector('h1') || getComputedStyle(document.documentElement).opacity === '0') return;
+  var p = location.pathname + (window.Shopify && Shopify.theme ? '@' + Shopify.theme.id : '');
   var v = JSON.parse(sessionStorage.getItem('__shown') || '[]');
-  if (v.indexOf(location.pathname) < 0) { v.push(location.pathname); sessionStorage.setItem('__shown', JSON.stringify(v)); }
+  if (v.indexOf(p) < 0) { v.push(p); sessionStorage.setItem('__shown', JSON.stringify(v)); }
 }).observe(document, {subtree: true, childList: true, attributes: true});`
 
 // holdConfig makes every /api/storefront/config request of the visitor's tab
@@ -157,5 +161,30 @@ func (b *browserShop) redirectFlicker(t *testing.T, browser context.Context) {
 		if err != nil || !slices.Contains(shown, c.want) || slices.Contains(shown, c.not) {
 			t.Errorf("group %d opening the sweater saw pages %q (%v), want %s and never %s", c.group, shown, err, c.want, c.not)
 		}
+	}
+}
+
+// themeFlicker: on a later session's first page, a visitor in a theme
+// test's variant is moved to the preview theme again, and the page in the
+// published theme never shows, though the config arrives 1.5 s late.
+func (b *browserShop) themeFlicker(t *testing.T, ctx context.Context) {
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		for _, name := range []string{"_lift_sid", "preview_theme"} { // the visitor and its localStorage stay
+			if _, err := cdp.Call(ctx, tg, network.DeleteCookies, network.DeleteCookiesParams{Name: name, URL: b.s.url + "/demo/"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdConfig(t, ctx, 1500*time.Millisecond, seenPages)
+	if _, err := open(ctx, b.url("/demo/products/8101")); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__shown') || '[]')`))
+	if err != nil || !slices.Contains(shown, "/demo/products/8101@1202") || slices.Contains(shown, "/demo/products/8101") {
+		t.Errorf("a new session's first page showed %q (%v), want it in the preview theme (@1202) only", shown, err)
 	}
 }

@@ -337,8 +337,7 @@
       if (isLate && !a.preview && !recorded(t)) a.late = true;
       lift.assignments[t.id] = a;
       if (a.group < 0 || a.late) return blocks(t, 0);
-      var r = changes(t, a.group, 'url_redirect'), from = t.scope && t.scope.url_redirect;
-      if (!a.preview && r && r.destination && from) away.push({ p: from.path || from.source_path, m: from.match_type === 'prefix' ? 1 : 0 });
+      if (!a.preview) leaves(t, a.group, away);
       if (isLate && !a.preview) return blocks(t, 0);
       go = go || navigate(t, a.group);
       show(t, a.group);
@@ -349,6 +348,19 @@
     // visitor is redirected from never shows.
     set(ls, '_lift_nav', JSON.stringify(away));
     return go;
+  }
+  // leaves adds to away the pages group g of test t sends its visitors
+  // away from (p a path, m 1 for a prefix): a URL redirect's source, and a
+  // theme's pages, which move to the preview theme on a session's first
+  // page only (s 1: the platform keeps it for the session).
+  function leaves(t, g, away) {
+    var scope = t.scope || {}, r = changes(t, g, 'url_redirect'), th = changes(t, g, 'theme');
+    var rule = function (x, s) { away.push({ p: x.path || x.source_path, m: x.match_type === 'prefix' ? 1 : 0, s: s }); };
+    if (r && r.destination && scope.url_redirect) rule(scope.url_redirect, 0);
+    if (th && th.theme_id) {
+      var rules = scope.theme && scope.theme.path_rules;
+      (rules && rules.length ? rules : [{ path: '/', match_type: 'prefix' }]).forEach(function (x) { rule(x, 1); });
+    }
   }
 
   // The calls of session document 6.1: get-session, then observe/session,

@@ -86,19 +86,21 @@ const DefaultTimeout = 2 * time.Second
 // visitor's groups, and shows them unchanged after timeout at the latest.
 // It writes the deadline on <html> (data-lift-timeout), where lift.js reads
 // it, so a page past it is left as served and nothing flips later. It hides
-// those elements only (visibility, so the layout holds), except on a page a
-// URL-redirect test sends this visitor away from: lift.js keeps those pages'
-// paths in localStorage (_lift_nav: p the path, m 1 for a prefix), and
-// there the snippet hides the whole page (opacity) until lift.js has sent
-// the visitor on, so the page left never shows. A visitor's very first page
-// has no such list yet.
+// those elements only (visibility, so the layout holds), except on a page
+// this visitor's groups send it away from: a URL redirect's source, and the
+// pages of a theme test on a session's first page (s 1: no _lift_sid
+// cookie yet; the platform keeps the preview theme for the session, so
+// later pages stay). lift.js keeps those pages in localStorage (_lift_nav:
+// p the path, m 1 for a prefix), and there the snippet hides the whole page
+// (opacity) until lift.js has sent the visitor on, so the page left never
+// shows. A visitor's very first page has no such list yet.
 func AntiFlicker(timeout time.Duration) string {
 	ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
 	return `<style>html.lift-hide [data-lift-price],html.lift-hide [data-lift-compare-at-price],` +
 		`html.lift-hide [data-lift-test]{visibility:hidden!important}html.lift-hide-page{opacity:0!important}</style>` + "\n" +
 		`<script>(function(h,t){var c=h.classList,p=location.pathname;c.add('lift-hide');` +
 		`try{JSON.parse(localStorage.getItem('_lift_nav')||'[]').forEach(function(r){` +
-		`if(r.m?p.indexOf(r.p)===0:p===r.p)c.add('lift-hide-page')})}catch(e){}` +
+		`if((r.m?p.indexOf(r.p)===0:p===r.p)&&!(r.s&&/(^|; )_lift_sid=/.test(document.cookie)))c.add('lift-hide-page')})}catch(e){}` +
 		`h.setAttribute('data-lift-timeout',t);` +
 		`setTimeout(function(){c.remove('lift-hide','lift-hide-page')},t)})(document.documentElement,` + ms + `)</script>`
 }
