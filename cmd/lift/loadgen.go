@@ -64,7 +64,7 @@ Per-group flags take one value per group, control first: --split 50,50 --convers
 	f.Float64SliceVar(&o.conversion, "conversion", []float64{0.03, 0.036}, "true purchase probability per visitor, per group")
 	f.Float64SliceVar(&o.addToCart, "add-to-cart", []float64{0.10, 0.12}, "true add-to-cart probability per visitor, per group")
 	f.Float64SliceVar(&o.aov, "aov", []float64{80, 88}, "true average order value per group")
-	f.Float64Var(&o.botShare, "bot-share", 0.02, "share of visitors that are crawlers (stored, marked is_bot)")
+	f.Float64Var(&o.botShare, "bot-share", 0.02, "share of visitors that are crawlers (stored, marked is_bot; they browse only, and the table counts the others as visitors, as Lift does)")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed; the same seed replays the same population")
 	return cmd
 }
@@ -271,6 +271,12 @@ func (o *loadgen) visit(n int, res *loadgenResult) {
 				"productIds": []string{product}, "variantIds": []string{item.variant}})
 		}
 	}
+	// Crawlers browse and leave: a bot's order would be a purchase Lift
+	// rightly leaves out with its visitor (is_bot), and the table below
+	// would then count one order more than the results show.
+	if bot {
+		return
+	}
 	// Purchase needs an add-to-cart: P(atc) = addToCart, P(buy | atc) =
 	// conversion / addToCart, so P(buy) is the configured conversion.
 	pATC := max(o.addToCart[group], o.conversion[group])
@@ -389,7 +395,9 @@ func (r *loadgenResult) print(w io.Writer) {
 	fmt.Fprintf(w, "lift loadgen: %s, shop %s, experiment %s, run %s\n", o.target, o.shop, o.experiment, o.run_)
 	fmt.Fprintf(w, "%-7s %9s %6s %11s %8s %10s %12s %9s %8s\n", "group", "visitors", "bots", "add-to-cart", "orders", "conv", "revenue", "AOV", "true")
 	for i, g := range r.groups {
-		v, orders := g.visitors.Load(), g.orders.Load()
+		// Visitors are the humans, as Lift counts them (sample_size): the
+		// bots browse only and are left out.
+		v, orders := g.visitors.Load()-g.bots.Load(), g.orders.Load()
 		rev := float64(g.revenueCents.Load()) / 100
 		conv, aov := 0.0, 0.0
 		if v > 0 {

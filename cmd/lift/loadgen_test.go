@@ -60,6 +60,9 @@ func TestLoadgenAgainstIngest(t *testing.T) {
 		{"SELECT count() FROM assignments FINAL WHERE experiment_id = '77'", visitors},
 		{"SELECT count() FROM assignments FINAL WHERE experiment_id = '77' AND is_bot = 1", bots},
 		{"SELECT count() FROM orders FINAL WHERE experiment_id = '77'", orders},
+		// Crawlers never buy, so every order is one the results count.
+		{`SELECT count() FROM orders FINAL WHERE experiment_id = '77' AND visitor_id IN
+			(SELECT visitor_id FROM assignments FINAL WHERE experiment_id = '77' AND is_bot = 1)`, 0},
 		{"SELECT uniqExact(visitor_id) FROM events WHERE experiment_id = '77' AND event_type = 'checkout_completed'", orders},
 	} {
 		var got uint64
