@@ -45,7 +45,7 @@ func demoTraffic(ctx context.Context, base string, t demoTokens, visitors int, w
 	// Visitors browse for minutes (pages a minute apart on average), so many
 	// browse at once; orders come as webhooks, costed from the catalog.
 	lg := &loadgen{target: base, shop: demoDomain, experiment: test.ID, visitors: visitors, concurrency: 1500,
-		duration: 15 * time.Minute, dwell: time.Minute, split: []float64{50, 50}, conversion: []float64{0.03, 0.04},
+		duration: 10 * time.Minute, dwell: time.Minute, split: []float64{50, 50}, conversion: []float64{0.03, 0.04},
 		addToCart: []float64{0.10, 0.12}, aov: []float64{80, 76}, botShare: 0.02, seed: 1, webhookSecret: webhookSecret}
 	res, err := lg.run()
 	if err != nil {
