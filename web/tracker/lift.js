@@ -24,7 +24,8 @@
   function late() { return !!(w.performance && performance.now) && performance.now() > deadline; }
   // reveal ends the snippet's hiding of [data-lift-price] and test content,
   // and of the whole page where this visitor may be sent elsewhere.
-  function reveal() { if (html.classList) html.classList.remove('lift-hide', 'lift-hide-page'); }
+  // One class per call: older browsers remove only the first argument.
+  function reveal() { if (html.classList) { html.classList.remove('lift-hide'); html.classList.remove('lift-hide-page'); } }
 
   function qs(name, url) {
     var m = new RegExp('[?&]' + name + '=([^&#]*)').exec(url || location.search);

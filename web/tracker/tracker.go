@@ -102,7 +102,7 @@ func AntiFlicker(timeout time.Duration) string {
 		`try{JSON.parse(localStorage.getItem('_lift_nav')||'[]').forEach(function(r){` +
 		`if((r.m?p.indexOf(r.p)===0:p===r.p)&&!(r.s&&/(^|; )_lift_sid=/.test(document.cookie)))c.add('lift-hide-page')})}catch(e){}` +
 		`h.setAttribute('data-lift-timeout',t);` +
-		`setTimeout(function(){c.remove('lift-hide','lift-hide-page')},t)})(document.documentElement,` + ms + `)</script>`
+		`setTimeout(function(){c.remove('lift-hide');c.remove('lift-hide-page')},t)})(document.documentElement,` + ms + `)</script>`
 }
 
 // acceptsGzip reads Accept-Encoding ("gzip", "gzip;q=0" refuses).

@@ -107,7 +107,8 @@ func TestAntiFlicker(t *testing.T) {
 		{snippet, "localStorage.getItem('_lift_nav')"},
 		{snippet, "c.add('lift-hide-page')"},
 		{snippet, "html.lift-hide-page{opacity:0!important}"},
-		{script, "html.classList.remove('lift-hide', 'lift-hide-page')"},
+		{script, "html.classList.remove('lift-hide'); html.classList.remove('lift-hide-page')"},
+		{snippet, "c.remove('lift-hide');c.remove('lift-hide-page')"}, // one class a call: old browsers take the first only
 		{script, "set(ls, '_lift_nav',"},
 		{script, "html.getAttribute('data-lift-timeout')"},
 	} {
