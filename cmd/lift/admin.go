@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -41,15 +42,19 @@ func withApp(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *A
 // withServer is withApp for the long-running roles (serve, worker): the
 // error that stops the process is its last log record, in the configured
 // format, not a plain line after it.
+// A failure to connect at start (Postgres down) is logged the same way; only
+// a configuration that does not load stays a plain line, having no format.
 func withServer(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *App) error) error {
-	return withApp(cmd, actor, func(ctx context.Context, a *App) error {
-		err := fn(ctx, a)
-		if err != nil {
-			a.Log.Error("lift "+cmd.Name()+" stopped", "err", err)
-			return loggedError{err}
-		}
+	err := withApp(cmd, actor, fn)
+	if err == nil {
 		return nil
-	})
+	}
+	cfg, cerr := loadConfig(cmd)
+	if cerr != nil {
+		return err
+	}
+	newLogger(cfg, os.Stderr).Error("lift "+cmd.Name()+" stopped", "err", err)
+	return loggedError{err}
 }
 
 func newMigrateCmd() *cobra.Command {

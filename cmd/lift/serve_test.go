@@ -165,25 +165,32 @@ func TestServeLogsWhyItStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	cmd := exec.Command(os.Args[0], "serve", "--role", "ingest", "--http-addr", taken.Addr().String(), "--log-format", "json")
-	cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_POSTGRES_URL="+s.cfg.Postgres.URL, "LIFT_REDIS_ADDR="+s.cfg.Redis.Addr,
-		"LIFT_CLICKHOUSE_ADDR="+s.cfg.ClickHouse.Addr, "LIFT_CLICKHOUSE_DATABASE="+s.cfg.ClickHouse.Database, "LIFT_DATA_DIR="+t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("serve on a taken address: %v, want exit status 1\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	for _, l := range lines {
-		if !json.Valid([]byte(l)) {
-			t.Fatalf("a line that is not JSON: %q\nstderr:\n%s", l, stderr.String())
-		}
-	}
-	var last struct{ Level, Msg, Err string }
-	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
-	if last.Level != "ERROR" || last.Msg != "lift serve stopped" || !strings.Contains(last.Err, "address already in use") {
-		t.Fatalf("last line %+v, want the reason it stopped", last)
+	for _, c := range []struct{ name, postgres, why string }{
+		{"TakenAddress", s.cfg.Postgres.URL, "address already in use"},
+		{"PostgresDown", "postgres://postgres@" + taken.Addr().String() + "/lift?sslmode=disable&connect_timeout=2", "postgres"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "serve", "--role", "ingest", "--http-addr", taken.Addr().String(), "--log-format", "json")
+			cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_POSTGRES_URL="+c.postgres, "LIFT_REDIS_ADDR="+s.cfg.Redis.Addr,
+				"LIFT_CLICKHOUSE_ADDR="+s.cfg.ClickHouse.Addr, "LIFT_CLICKHOUSE_DATABASE="+s.cfg.ClickHouse.Database, "LIFT_DATA_DIR="+t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("serve: %v, want exit status 1\n%s", err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			for _, l := range lines {
+				if !json.Valid([]byte(l)) {
+					t.Fatalf("a line that is not JSON: %q\nstderr:\n%s", l, stderr.String())
+				}
+			}
+			var last struct{ Level, Msg, Err string }
+			json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+			if last.Level != "ERROR" || last.Msg != "lift serve stopped" || !strings.Contains(last.Err, c.why) {
+				t.Fatalf("last line %+v, want the reason it stopped (%s)", last, c.why)
+			}
+		})
 	}
 }
