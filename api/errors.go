@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"syscall"
 
 	"github.com/gin-gonic/gin"
 
@@ -174,7 +175,7 @@ func unreachable(c *gin.Context, err error) *experiment.Error {
 	case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
 		return experiment.Errorf(experiment.KindUnavailable, "client_closed_request", "The client closed the request.")
 	case errors.As(err, &ne), // context.DeadlineExceeded is one: the request's deadline, or a driver's
-		experiment.Unreachable(err):
+		experiment.Unreachable(err), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return experiment.Errorf(experiment.KindUnavailable, "internal_error",
 			"A service Lift depends on did not answer in time; nothing was changed. Retry in a few seconds.")
 	}

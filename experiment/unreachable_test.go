@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/liftab/lift/experiment"
 )
@@ -22,6 +24,13 @@ func TestUnreachable(t *testing.T) {
 	if refused == nil {
 		t.Fatal("a closed port accepted a connection")
 	}
+	// A real dial that runs out of time (an unroutable address, or a dial
+	// given no time at all).
+	d := net.Dialer{Timeout: time.Nanosecond}
+	_, dialTimeout := d.Dial("tcp", "10.255.255.1:5432")
+	if dialTimeout == nil {
+		t.Fatal("a dial with 1 ns succeeded")
+	}
 	cases := []struct {
 		name string
 		err  error
@@ -31,6 +40,10 @@ func TestUnreachable(t *testing.T) {
 		{"RefusedDial", refused, true},
 		{"RefusedDialWrapped", fmt.Errorf("store.FindShop 1: %w", refused), true},
 		{"Unresolved", &net.DNSError{Err: "no such host", Name: "clickhouse.internal", IsNotFound: true}, true},
+		{"ResolverTimedOut", &net.DNSError{Err: "i/o timeout", Name: "clickhouse.internal", IsTimeout: true}, false},
+		{"DialTimedOut", dialTimeout, false}, // a host that drops packets: counted, or a task would retry for ever
+		{"Reset", fmt.Errorf("insert: %w", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), false},
+		{"BrokenPipe", &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}, false},
 		{"ReadFailedMidway", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("use of closed network connection")}, false},
 		{"Timeout", context.DeadlineExceeded, false},
 		{"ReadTimeout", &net.OpError{Op: "read", Net: "tcp", Err: timeoutError{}}, false},

@@ -217,6 +217,10 @@ func (s *WebhookService) markProcessed(ctx context.Context, d *WebhookDelivery, 
 					return WriteResult{}, err
 				}
 			}
+			// A replayed delivery's dead letter goes once it is processed.
+			if err := tx.DeleteDeadLetter(ctx, d.ShopID, d.ID); err != nil {
+				return WriteResult{}, err
+			}
 			return WriteResult{ResourceID: d.ID}, tx.MarkDeliveryProcessed(ctx, d.ShopID, d.ID, outcome)
 		})
 	return err

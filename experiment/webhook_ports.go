@@ -44,6 +44,9 @@ type WebhookDeadLetter struct {
 	LastError  string
 	Tries      int
 	At         time.Time
+	// Reopened is a dead letter replayed and not processed yet (its
+	// replay queued, or to be replayed again if queueing failed).
+	Reopened bool
 }
 
 // InventoryLevel is the stock of an inventory item at a location.
@@ -97,9 +100,11 @@ type WebhookTx interface {
 	// InsertDeadLetter keeps a delivery that will not be retried; the last
 	// error is stored in a form the database accepts whatever it holds.
 	InsertDeadLetter(ctx context.Context, l WebhookDeadLetter) error
-	// TakeDeadLetter deletes the delivery's dead letter and reports
-	// whether there was one.
-	TakeDeadLetter(ctx context.Context, shopID int64, id string) (bool, error)
+	// FindDeadLetter returns the delivery's dead letter; KindNotFound
+	// dead_letter_not_found when it has none.
+	FindDeadLetter(ctx context.Context, shopID int64, id string) (*WebhookDeadLetter, error)
+	// DeleteDeadLetter removes the delivery's dead letter, if any.
+	DeleteDeadLetter(ctx context.Context, shopID int64, id string) error
 	// ReopenDelivery marks the delivery not processed, with no outcome.
 	ReopenDelivery(ctx context.Context, shopID int64, id string) error
 	// SetShopName refreshes the shop's name ("" keeps the stored one).
@@ -169,9 +174,11 @@ type WebhookQueue interface {
 	// EnqueueWebhook queues the processing of a delivery; a delivery
 	// already queued is not an error. Any error means it is not queued.
 	EnqueueWebhook(ctx context.Context, shopID int64, deliveryID string) error
-	// RequeueWebhook queues the delivery's processing again, as a new task:
-	// the first may still be kept as done under its own id.
-	RequeueWebhook(ctx context.Context, shopID int64, deliveryID string) error
+	// RequeueWebhook queues the replay of a dead-lettered delivery: a task
+	// of its own (the first may still be kept as done under its id), named
+	// by the dead letter (deadLetteredAt), so replaying the same dead letter
+	// again queues nothing more. Any error means it is not queued.
+	RequeueWebhook(ctx context.Context, shopID int64, deliveryID string, deadLetteredAt time.Time) error
 }
 
 // WebhookAttempt says which try of a delivery's processing is running.

@@ -9,17 +9,19 @@ import (
 	"github.com/liftab/lift/experiment"
 )
 
-// A dead-lettered delivery, once its cause is mended, is replayed: its dead
-// letter goes, it is reopened and queued as a new task, and it is then
-// processed as if it had just arrived, with fresh tries.
+// A dead-lettered delivery, once its cause is mended, is replayed: it is
+// reopened and queued as a task named by its dead letter, processed as if
+// it had just arrived, and only then does its dead letter go.
 func TestWebhookReplay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newWebhookFakes()
 	f.renameErr = errors.New("the store refuses it")
 	svc := f.service()
-	if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: "p", Topic: experiment.TopicShopUpdate, Body: []byte(`{"name":"Mended"}`)}); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"p", "in-flight"} {
+		if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: id, Topic: experiment.TopicShopUpdate, Body: []byte(`{"name":"Mended"}`)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := svc.Process(ctx, 1, "p", experiment.WebhookAttempt{Try: 5, Last: true}); err != nil {
 		t.Fatal(err)
@@ -27,10 +29,20 @@ func TestWebhookReplay(t *testing.T) {
 	if l, _ := svc.DeadLetters(ctx, 1); len(l) != 1 || l[0].DeliveryID != "p" {
 		t.Fatalf("dead letters = %+v", l)
 	}
+	code := func(err error) string {
+		if e, ok := experiment.AsError(err); ok {
+			return e.Code
+		}
+		return ""
+	}
 
-	t.Run("UnknownDelivery", func(t *testing.T) {
+	t.Run("OnlyDeadLetters", func(t *testing.T) {
 		if err := svc.Replay(ctx, 1, "nope"); kindOf(err) != experiment.KindNotFound {
 			t.Fatalf("replay of an unknown delivery = %v", err)
+		}
+		// Still in its normal tries: a replay would run it twice at once.
+		if err := svc.Replay(ctx, 1, "in-flight"); code(err) != "delivery_pending" {
+			t.Fatalf("replay of a delivery still being tried = %v", err)
 		}
 	})
 	t.Run("QueueDownThenAgain", func(t *testing.T) {
@@ -40,15 +52,17 @@ func TestWebhookReplay(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "replay it again") {
 			t.Fatalf("replay with the queue down = %v", err)
 		}
-		if d, _ := f.FindDelivery(ctx, 1, "p"); d.ProcessedAt != nil || len(f.dead) != 0 {
+		// Reopened, and still listed: nothing is lost.
+		if d, _ := f.FindDelivery(ctx, 1, "p"); d.ProcessedAt != nil || len(f.dead) != 1 {
 			t.Fatalf("after a half-done replay: delivery %+v, dead letters %+v", d, f.dead)
 		}
-		// Replaying again mends it: the delivery is still unprocessed.
-		if err := svc.Replay(ctx, 1, "p"); err != nil {
-			t.Fatal(err)
+		for range 2 { // the second replay of the same dead letter queues nothing more
+			if err := svc.Replay(ctx, 1, "p"); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if got := f.enqueued; len(got) != 1 || got[0] != "again 1/p" {
-			t.Fatalf("queued %v", got)
+		if got := f.enqueued; len(got) != 1 || !strings.HasPrefix(got[0], "replay 1/p@") {
+			t.Fatalf("queued %v, want one replay", got)
 		}
 	})
 	t.Run("ProcessedAfterTheFix", func(t *testing.T) {
@@ -57,13 +71,12 @@ func TestWebhookReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, _ := f.FindDelivery(ctx, 1, "p")
-		if d.ProcessedAt == nil || strings.HasPrefix(d.Outcome, "dead-lettered") || f.names[1] != "Mended" {
-			t.Fatalf("delivery %+v, shop name %q", d, f.names[1])
+		if d.ProcessedAt == nil || strings.HasPrefix(d.Outcome, "dead-lettered") || f.names[1] != "Mended" || len(f.dead) != 0 {
+			t.Fatalf("delivery %+v, shop name %q, dead letters %+v", d, f.names[1], f.dead)
 		}
 	})
 	t.Run("ProcessedIsNotReplayed", func(t *testing.T) {
-		err := svc.Replay(ctx, 1, "p")
-		if e, ok := experiment.AsError(err); !ok || e.Kind != experiment.KindConflict || e.Code != "delivery_processed" {
+		if err := svc.Replay(ctx, 1, "p"); code(err) != "delivery_processed" {
 			t.Fatalf("replay of a processed delivery = %v", err)
 		}
 		if len(f.enqueued) != 1 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,14 +105,17 @@ func (f *webhookFakes) FindDeadLetters(_ context.Context, shopID int64) ([]exper
 	}
 	return out, nil
 }
-func (f *webhookFakes) TakeDeadLetter(_ context.Context, shopID int64, id string) (bool, error) {
-	for i, l := range f.dead {
+func (f *webhookFakes) FindDeadLetter(_ context.Context, shopID int64, id string) (*experiment.WebhookDeadLetter, error) {
+	for _, l := range f.dead {
 		if l.ShopID == shopID && l.DeliveryID == id {
-			f.dead = append(f.dead[:i], f.dead[i+1:]...)
-			return true, nil
+			return &l, nil
 		}
 	}
-	return false, nil
+	return nil, experiment.Errorf(experiment.KindNotFound, "dead_letter_not_found", "no dead letter")
+}
+func (f *webhookFakes) DeleteDeadLetter(_ context.Context, shopID int64, id string) error {
+	f.dead = slices.DeleteFunc(f.dead, func(l experiment.WebhookDeadLetter) bool { return l.ShopID == shopID && l.DeliveryID == id })
+	return nil
 }
 func (f *webhookFakes) ReopenDelivery(_ context.Context, shopID int64, id string) error {
 	d := f.deliveries[fmt.Sprint(shopID, "/", id)]
@@ -155,11 +159,14 @@ func (f *webhookFakes) EnqueueWebhook(_ context.Context, shopID int64, id string
 	return nil
 }
 
-func (f *webhookFakes) RequeueWebhook(_ context.Context, shopID int64, id string) error {
+func (f *webhookFakes) RequeueWebhook(_ context.Context, shopID int64, id string, at time.Time) error {
 	if f.enqueueErr != nil {
 		return f.enqueueErr
 	}
-	f.enqueued = append(f.enqueued, fmt.Sprint("again ", shopID, "/", id))
+	// Named by the dead letter, as jobs.WebhookQueue does: once only.
+	if task := fmt.Sprint("replay ", shopID, "/", id, "@", at.UnixMicro()); !slices.Contains(f.enqueued, task) {
+		f.enqueued = append(f.enqueued, task)
+	}
 	return nil
 }
 

@@ -167,8 +167,10 @@ func NewWorker(r Redis, cfg WorkerConfig) *Worker {
 		// down, restarting) is no fault of the task: its run is retried
 		// without spending one of its tries, so an outage longer than the
 		// tries' backoff (about ten minutes) no longer archives every task
-		// it catches, or dead-letters every webhook delivery. A timeout
-		// still counts (experiment.Unreachable).
+		// it catches, or dead-letters every webhook delivery. Timeouts and
+		// resets still count (experiment.Unreachable), so a task that is
+		// itself the cause cannot loop for ever; one on its last try is
+		// archived whatever its error (asynq checks that first).
 		IsFailure:                func(err error) bool { return !experiment.Unreachable(err) },
 		RetryDelayFunc:           cfg.retryDelay(),
 		DelayedTaskCheckInterval: cfg.DueCheck,

@@ -23,7 +23,7 @@ func TestTickFailuresLogAMinute(t *testing.T) {
 		return a
 	}}))
 	var f tickFailures
-	f.note(log, t0, nil) // healthy: nothing to say
+	f.note(log, t0, nil)          // healthy: nothing to say
 	for s := 0; s <= 90; s += 2 { // 46 failed ticks, one every 2 s
 		f.note(log, t0.Add(time.Duration(s)*time.Second), down)
 	}

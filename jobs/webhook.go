@@ -73,11 +73,14 @@ func (q WebhookQueue) EnqueueWebhook(ctx context.Context, shopID int64, delivery
 	return nil
 }
 
-// RequeueWebhook queues a replayed delivery as a new task (the first may be
-// kept as done under WebhookJob's id for a day): the delivery id plus a
-// fresh suffix, so a replay is never refused as a duplicate.
-func (q WebhookQueue) RequeueWebhook(ctx context.Context, shopID int64, deliveryID string) error {
+// RequeueWebhook queues a replayed delivery as a task of its own (the first
+// may be kept as done under WebhookJob's id for a day), named by the dead
+// letter it replays: replaying the same dead letter twice queues one task.
+func (q WebhookQueue) RequeueWebhook(ctx context.Context, shopID int64, deliveryID string, deadLetteredAt time.Time) error {
 	j := WebhookJob(shopID, deliveryID)
-	j.ID += ":replay:" + experiment.NewID("")
-	return q.Jobs.Enqueue(ctx, j)
+	j.ID += fmt.Sprintf(":replay:%d", deadLetteredAt.UnixMicro())
+	if err := q.Jobs.Enqueue(ctx, j); err != nil && !errors.Is(err, ErrDuplicate) {
+		return err
+	}
+	return nil
 }

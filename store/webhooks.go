@@ -72,14 +72,26 @@ func (tx *Tx) InsertDeadLetter(ctx context.Context, l DeadLetter) error {
 	return nil
 }
 
-// TakeDeadLetter deletes the delivery's dead letter and reports whether
-// there was one (a replay).
-func (tx *Tx) TakeDeadLetter(ctx context.Context, shopID int64, id string) (bool, error) {
-	tag, err := tx.tx.Exec(ctx, `DELETE FROM webhook_dead_letters WHERE shop_id = $1 AND webhook_id = $2`, shopID, id)
+// FindDeadLetter returns the delivery's dead letter; KindNotFound
+// dead_letter_not_found when it has none.
+func (tx *Tx) FindDeadLetter(ctx context.Context, shopID int64, id string) (*DeadLetter, error) {
+	var l DeadLetter
+	err := tx.tx.QueryRow(ctx, `SELECT shop_id, webhook_id, topic, body, last_error, tries, created_at
+		FROM webhook_dead_letters WHERE shop_id = $1 AND webhook_id = $2`, shopID, id).
+		Scan(&l.ShopID, &l.DeliveryID, &l.Topic, &l.Body, &l.LastError, &l.Tries, &l.At)
 	if err != nil {
-		return false, fmt.Errorf("store.TakeDeadLetter %s: %w", id, err)
+		return nil, fmt.Errorf("store.FindDeadLetter %s: %w", id, notFound(err, "dead_letter_not_found", "delivery %s has no dead letter", id))
 	}
-	return tag.RowsAffected() > 0, nil
+	return &l, nil
+}
+
+// DeleteDeadLetter removes the delivery's dead letter, if any: it was
+// replayed and is now processed.
+func (tx *Tx) DeleteDeadLetter(ctx context.Context, shopID int64, id string) error {
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM webhook_dead_letters WHERE shop_id = $1 AND webhook_id = $2`, shopID, id); err != nil {
+		return fmt.Errorf("store.DeleteDeadLetter %s: %w", id, err)
+	}
+	return nil
 }
 
 // ReopenDelivery marks the delivery not processed, for a replay.
@@ -94,14 +106,16 @@ func (tx *Tx) ReopenDelivery(ctx context.Context, shopID int64, id string) error
 
 // FindDeadLetters returns the shop's dead-lettered deliveries, oldest first.
 func (db *DB) FindDeadLetters(ctx context.Context, shopID int64) ([]DeadLetter, error) {
-	rows, err := db.pool.Query(ctx, `SELECT shop_id, webhook_id, topic, body, last_error, tries, created_at
-		FROM webhook_dead_letters WHERE shop_id = $1 ORDER BY created_at, webhook_id`, shopID)
+	rows, err := db.pool.Query(ctx, `SELECT l.shop_id, l.webhook_id, l.topic, l.body, l.last_error, l.tries, l.created_at,
+			coalesce(d.processed_at IS NULL, false)
+		FROM webhook_dead_letters l LEFT JOIN webhook_deliveries d ON d.shop_id = l.shop_id AND d.id = l.webhook_id
+		WHERE l.shop_id = $1 ORDER BY l.created_at, l.webhook_id`, shopID)
 	if err != nil {
 		return nil, fmt.Errorf("store.FindDeadLetters %d: %w", shopID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeadLetter, error) {
 		var l DeadLetter
-		err := r.Scan(&l.ShopID, &l.DeliveryID, &l.Topic, &l.Body, &l.LastError, &l.Tries, &l.At)
+		err := r.Scan(&l.ShopID, &l.DeliveryID, &l.Topic, &l.Body, &l.LastError, &l.Tries, &l.At, &l.Reopened)
 		return l, err
 	})
 	if err != nil {

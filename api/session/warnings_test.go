@@ -16,8 +16,8 @@ import (
 // noQueue accepts every delivery; the test processes it itself.
 type noQueue struct{}
 
-func (noQueue) EnqueueWebhook(context.Context, int64, string) error { return nil }
-func (noQueue) RequeueWebhook(context.Context, int64, string) error { return nil }
+func (noQueue) EnqueueWebhook(context.Context, int64, string) error            { return nil }
+func (noQueue) RequeueWebhook(context.Context, int64, string, time.Time) error { return nil }
 
 // TestThemeWarningOnBothAPIs: a THEMES_PUBLISH that takes a live template
 // test's theme off the storefront raises a warning that GET

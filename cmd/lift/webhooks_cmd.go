@@ -22,7 +22,7 @@ func newWebhooksCmd() *cobra.Command {
 	var shop string
 	list := &cobra.Command{
 		Use:   "dead-letters --shop DOMAIN",
-		Short: "List the shop's dead-lettered deliveries, oldest first, with their tries and last error",
+		Short: "List the shop's dead-lettered deliveries, oldest first, with their state (dead, or replaying until processed), tries and last error",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
@@ -35,9 +35,13 @@ func newWebhooksCmd() *cobra.Command {
 					return err
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "DELIVERY\tTOPIC\tTRIES\tAT\tLAST ERROR")
+				fmt.Fprintln(w, "DELIVERY\tTOPIC\tSTATE\tTRIES\tAT\tLAST ERROR")
 				for _, l := range letters {
-					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", l.DeliveryID, l.Topic, l.Tries, l.At.UTC().Format("2006-01-02T15:04:05Z"), oneLine(l.LastError, 120))
+					state := "dead"
+					if l.Reopened {
+						state = "replaying" // reopened; gone once processed
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", l.DeliveryID, l.Topic, state, l.Tries, l.At.UTC().Format("2006-01-02T15:04:05Z"), oneLine(l.LastError, 120))
 				}
 				if err := w.Flush(); err != nil {
 					return err
