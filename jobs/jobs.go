@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -103,20 +104,40 @@ func (c *Client) Enqueue(ctx context.Context, j Job) error {
 // logFailure logs every failed run of a task with its error: asynq keeps
 // the error only in Redis, so an operator saw nothing but a failed count in
 // the metrics (the ops audit). A run that will be retried is a warning; the
-// last one, after which the task is archived, an error.
+// last one, after which the task is archived, an error. During an outage
+// every task's uncounted retries fail alike, so those lines are held back
+// to one a minute per task type, the next saying how many were
+// ("held_back").
 func logFailure(log *slog.Logger) asynq.ErrorHandler {
+	var mu sync.Mutex
+	outage := map[string]repeat{} // by task type
 	return asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		id, _ := asynq.GetTaskID(ctx)
 		level, msg := slog.LevelWarn, "job failed; it will be retried"
+		attrs := []any{"type", t.Type(), "task_id", id, "retry", retried, "max_retry", maxRetry, "err", err}
 		switch {
 		case retried >= maxRetry:
 			level, msg = slog.LevelError, "job failed for the last time; archived"
 		case experiment.Unreachable(err):
 			msg = "job failed: a dependency is unreachable; it will be retried without spending a try"
+			now := time.Now()
+			mu.Lock()
+			r := outage[t.Type()]
+			if !r.at.IsZero() && now.Sub(r.at) < repeatWindow {
+				r.skipped++
+				outage[t.Type()] = r
+				mu.Unlock()
+				return
+			}
+			outage[t.Type()] = repeat{at: now}
+			mu.Unlock()
+			if r.skipped > 0 {
+				attrs = append(attrs, "held_back", r.skipped)
+			}
 		}
-		log.Log(ctx, level, msg, "type", t.Type(), "task_id", id, "retry", retried, "max_retry", maxRetry, "err", err)
+		log.Log(ctx, level, msg, attrs...)
 	})
 }
 
