@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/lifttest"
 )
 
 // seenPrices records, from before the page's first byte, every text the
@@ -186,5 +190,70 @@ func (b *browserShop) themeFlicker(t *testing.T, ctx context.Context) {
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__shown') || '[]')`))
 	if err != nil || !slices.Contains(shown, "/demo/products/8101@1202") || slices.Contains(shown, "/demo/products/8101") {
 		t.Errorf("a new session's first page showed %q (%v), want it in the preview theme (@1202) only", shown, err)
+	}
+}
+
+// loads records in the tab's sessionStorage (__loads) the path and query
+// of every document the tab loads from now on.
+const loads = `(function () {
+  var v = JSON.parse(sessionStorage.getItem('__loads') || '[]');
+  v.push(location.pathname + location.search);
+  sessionStorage.setItem('__loads', JSON.stringify(v));
+})();`
+
+// templateLinks: a visitor in a product template test's variant who clicks
+// a product link lands on the product page in its view in one load: the
+// link carries ?view=alt, so the page is not loaded in the default template
+// and then moved (which happened on every product page). A control
+// visitor's link is left as it is.
+func (b *browserShop) templateLinks(t *testing.T, browser context.Context) {
+	started := time.Now().UTC().Add(-time.Minute)
+	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypeTemplate, Status: experiment.StatusActive, Name: "Alt product page",
+		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing,
+		CreatedAt: started, UpdatedAt: started, StartedAt: &started,
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
+			{Index: 1, Name: "Alt", Split: 50, Content: json.RawMessage(`{"template":"product.alt"}`)}}}
+	lifttest.PutTest(t, b.s.app.DB, tt)
+	defer func() { // the tests after this one browse product pages
+		tt.Status = experiment.StatusEnded
+		lifttest.PutTest(t, b.s.app.DB, tt)
+		time.Sleep(6 * time.Second)
+	}()
+	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
+	for _, c := range []struct {
+		group int
+		view  string
+	}{{1, "view=alt"}, {0, ""}} {
+		ctx, cancel := newVisitor(t, browser)
+		if _, err := open(ctx, b.url("/demo/")+"&lift_force="+strconv.FormatInt(tt.ID, 10)+":"+strconv.Itoa(c.group)); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: loads})
+			return err
+		}), chromedp.Click(chromedp.CSS(`a[href*="/products/"]`), chromedp.NodeVisible))
+		// The click replaces the page under the poll: poll again.
+		for try := 0; err == nil && try < 5; try++ {
+			if err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`location.pathname.indexOf('/products/') >= 0 &&
+				document.documentElement.getAttribute('data-lift-ready') === '1'`,
+				chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil && try < 4 {
+				err = nil
+				continue
+			}
+			break
+		}
+		var got []string
+		if err == nil {
+			got, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__loads') || '[]')`))
+		}
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || !strings.Contains(got[0], "/products/") || strings.Contains(got[0], "view=") != (c.view != "") ||
+			!strings.Contains(got[0], c.view) {
+			t.Errorf("group %d clicking a product link loaded %q, want one product page load with %q", c.group, got, c.view)
+		}
 	}
 }

@@ -341,6 +341,7 @@
       if (!a.preview) leaves(t, a.group, away);
       if (isLate && !a.preview) return blocks(t, 0);
       go = go || navigate(t, a.group);
+      carryView(t, a.group);
       show(t, a.group);
     });
     // The pages this visitor's redirects leave, for the anti-flicker
@@ -363,6 +364,31 @@
       (rules && rules.length ? rules : [{ path: '/', match_type: 'prefix' }]).forEach(function (x) { rule(x, 1); });
     }
   }
+
+  // A template test moves every page of its type to ?view=…: links to such
+  // pages (known by their path segment, as the platform names them) get
+  // the view when clicked, so the visitor goes there in one load instead of
+  // loading the page and being moved again on each of them.
+  var segments = { product: '/products/', collection: '/collections/', page: '/pages/', blog: '/blogs/',
+    article: '/blogs/', search: '/search', cart: '/cart' };
+  var views = [];
+  function carryView(t, g) {
+    var tp = changes(t, g, 'template'), parts = tp && tp.template ? tp.template.split('.') : [];
+    var seg = segments[parts[0]], view = parts.slice(1).join('.');
+    if (seg && view) views.push({ seg: seg, view: view });
+  }
+  if (d.addEventListener) d.addEventListener('click', function (e) {
+    var a = e.target && e.target.closest ? e.target.closest('a[href]') : null, u;
+    if (!a || !views.length) return;
+    try { u = new URL(a.href, location.href); } catch (x) { return; }
+    if (u.origin !== location.origin) return;
+    for (var i = 0; i < views.length; i++) {
+      if (u.pathname.indexOf(views[i].seg) >= 0) {
+        if (u.searchParams.get('view') !== views[i].view) { u.searchParams.set('view', views[i].view); a.href = u.href; }
+        return;
+      }
+    }
+  }, true);
 
   // The calls of session document 6.1: get-session, then observe/session,
   // observe on product pages and track/event. The config and the country
