@@ -325,8 +325,9 @@ func (s *WebhookService) uninstalled(ctx context.Context, shop *Shop) (string, t
 
 // shopUpdatePayload is the part of SHOP_UPDATE Lift reads.
 type shopUpdatePayload struct {
-	ID   platformID `json:"id"`
-	Name string     `json:"name"`
+	ID        platformID `json:"id"`
+	Name      string     `json:"name"`
+	UpdatedAt *time.Time `json:"updated_at"`
 }
 
 // shopUpdate refreshes the shop's name. Its domain is not touched: Lift keys
@@ -341,7 +342,11 @@ func (s *WebhookService) shopUpdate(shop *Shop, d *WebhookDelivery) (string, txE
 		return "", nil, err
 	}
 	return "shop refreshed", func(ctx context.Context, tx WebhookTx) error {
-		return tx.SetShopName(ctx, shop.ID, p.Name)
+		at := d.ReceivedAt // an older rename processed after a newer one is ignored
+		if p.UpdatedAt != nil {
+			at = *p.UpdatedAt
+		}
+		return tx.SetShopName(ctx, shop.ID, p.Name, at)
 	}, nil
 }
 

@@ -107,8 +107,10 @@ type WebhookTx interface {
 	DeleteDeadLetter(ctx context.Context, shopID int64, id string) error
 	// ReopenDelivery marks the delivery not processed, with no outcome.
 	ReopenDelivery(ctx context.Context, shopID int64, id string) error
-	// SetShopName refreshes the shop's name ("" keeps the stored one).
-	SetShopName(ctx context.Context, shopID int64, name string) error
+	// SetShopName refreshes the shop's name ("" keeps the stored one) as
+	// the platform set it at at; a name set earlier than the stored one is
+	// ignored.
+	SetShopName(ctx context.Context, shopID int64, name string, at time.Time) error
 	// UninstallShop marks the shop uninstalled (the first time stands).
 	UninstallShop(ctx context.Context, shopID int64) error
 	// PublishTheme records the theme (numeric id; gid when the mirror does

@@ -26,6 +26,7 @@ type webhookFakes struct {
 	live       []*experiment.Test
 	renameErr  error // what SetShopName answers
 	names      map[int64]string
+	nameAt     map[int64]time.Time
 	orders     []experiment.SignedOrder
 	signed     []experiment.OrderAttribution
 	assigned   []experiment.OrderAttribution // the visitor's groups in ClickHouse
@@ -35,7 +36,7 @@ type webhookFakes struct {
 
 func newWebhookFakes() *webhookFakes {
 	return &webhookFakes{shops: map[string]*experiment.Shop{"a.example": {ID: 1, Domain: "a.example", Currency: "EUR"}},
-		deliveries: map[string]*experiment.WebhookDelivery{}, names: map[int64]string{}}
+		deliveries: map[string]*experiment.WebhookDelivery{}, names: map[int64]string{}, nameAt: map[int64]time.Time{}}
 }
 
 func (f *webhookFakes) service() *experiment.WebhookService {
@@ -122,11 +123,14 @@ func (f *webhookFakes) ReopenDelivery(_ context.Context, shopID int64, id string
 	d.ProcessedAt, d.Outcome = nil, ""
 	return nil
 }
-func (f *webhookFakes) SetShopName(_ context.Context, shopID int64, name string) error {
+func (f *webhookFakes) SetShopName(_ context.Context, shopID int64, name string, at time.Time) error {
 	if f.renameErr != nil {
 		return f.renameErr
 	}
-	f.names[shopID] = name
+	if at.Before(f.nameAt[shopID]) {
+		return nil
+	}
+	f.names[shopID], f.nameAt[shopID] = name, at
 	return nil
 }
 func (f *webhookFakes) UninstallShop(context.Context, int64) error                        { return nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -166,9 +167,9 @@ func (tx *Tx) MarkDeliveryProcessed(ctx context.Context, shopID int64, id, outco
 
 // SetShopName refreshes a shop's name from the platform (SHOP_UPDATE); an
 // empty name keeps the stored one.
-func (tx *Tx) SetShopName(ctx context.Context, shopID int64, name string) error {
-	_, err := tx.tx.Exec(ctx, `UPDATE shops SET name = COALESCE(NULLIF($2, ''), name), updated_at = $3 WHERE id = $1`,
-		shopID, name, tx.now)
+func (tx *Tx) SetShopName(ctx context.Context, shopID int64, name string, at time.Time) error {
+	_, err := tx.tx.Exec(ctx, `UPDATE shops SET name = COALESCE(NULLIF($2, ''), name), name_at = $4, updated_at = $3
+		WHERE id = $1 AND (name_at IS NULL OR name_at <= $4)`, shopID, name, tx.now, at)
 	if err != nil {
 		return fmt.Errorf("store.SetShopName %d: %w", shopID, err)
 	}

@@ -483,6 +483,23 @@ func TestShopUpdate(t *testing.T) {
 	if got.Name != "After" || got.Domain != shop.Domain {
 		t.Fatalf("shop = %q %q, want After %q", got.Name, got.Domain, shop.Domain)
 	}
+	// Renames processed out of order (concurrent jobs, a retried delivery):
+	// the one the platform made last stands, not the one processed last.
+	// After the first rename, which had no updated_at (its receipt stands).
+	base := time.Now().UTC().Add(time.Hour)
+	rename := func(id, name string, after time.Duration) {
+		b.process(t, shop, experiment.TopicShopUpdate, id, fmt.Sprintf(`{"id":%d,"name":%q,"updated_at":%q}`, shop.ID, name,
+			base.Add(after).Format(time.RFC3339)))
+	}
+	rename("s-2", "Newer", 5*time.Second)
+	rename("s-3", "Older", time.Second)
+	if got, err := b.db.FindShopByID(context.Background(), shop.ID); err != nil || got.Name != "Newer" {
+		t.Fatalf("after an older rename processed last: %q (%v), want Newer", got.Name, err)
+	}
+	rename("s-4", "Newest", 9*time.Second)
+	if got, err := b.db.FindShopByID(context.Background(), shop.ID); err != nil || got.Name != "Newest" {
+		t.Fatalf("after a newer rename: %q (%v), want Newest", got.Name, err)
+	}
 }
 
 func TestThemesPublish(t *testing.T) {
