@@ -257,14 +257,7 @@ func TestBrowserDemoStore(t *testing.T) {
 // theme), and the next pages, which the platform renders in that theme for
 // the session (Shopify.theme.id), load once, without a second redirect.
 func (b *browserShop) previewTheme(t *testing.T, browser context.Context) {
-	started := time.Now().UTC().Add(-time.Minute)
-	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypeTheme, Status: experiment.StatusActive, Name: "Holiday theme",
-		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing,
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started,
-		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
-			{Index: 1, Name: "Holiday", Split: 50, Content: json.RawMessage(`{"theme_id":"gid://shopify/OnlineStoreTheme/1202"}`)}}}
-	lifttest.PutTest(t, b.s.app.DB, tt)
-	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
+	tt := b.startLate(t, experiment.TypeTheme, "Holiday theme", `{"theme_id":"gid://shopify/OnlineStoreTheme/1202"}`)
 	ctx, cancel := newVisitor(t, browser)
 	defer cancel()
 	search := func() string {

@@ -207,19 +207,12 @@ const loads = `(function () {
 // and then moved (which happened on every product page). A control
 // visitor's link is left as it is.
 func (b *browserShop) templateLinks(t *testing.T, browser context.Context) {
-	started := time.Now().UTC().Add(-time.Minute)
-	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypeTemplate, Status: experiment.StatusActive, Name: "Alt product page",
-		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing,
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started,
-		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
-			{Index: 1, Name: "Alt", Split: 50, Content: json.RawMessage(`{"template":"product.alt"}`)}}}
-	lifttest.PutTest(t, b.s.app.DB, tt)
+	tt := b.startLate(t, experiment.TypeTemplate, "Alt product page", `{"template":"product.alt"}`)
 	defer func() { // the tests after this one browse product pages
 		tt.Status = experiment.StatusEnded
 		lifttest.PutTest(t, b.s.app.DB, tt)
 		time.Sleep(6 * time.Second)
 	}()
-	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
 	for _, c := range []struct {
 		group int
 		view  string
@@ -256,4 +249,19 @@ func (b *browserShop) templateLinks(t *testing.T, browser context.Context) {
 			t.Errorf("group %d clicking a product link loaded %q, want one product page load with %q", c.group, got, c.view)
 		}
 	}
+}
+
+// startLate starts a 50/50 test of typ after the shop's first tests, its
+// variant showing content, and waits until the storefront config carries
+// it (rendered anew every 5 s).
+func (b *browserShop) startLate(t *testing.T, typ experiment.Type, name, content string) *experiment.Test {
+	started := time.Now().UTC().Add(-time.Minute)
+	tt := &experiment.Test{ShopID: b.shopID, Type: typ, Status: experiment.StatusActive, Name: name,
+		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing,
+		CreatedAt: started, UpdatedAt: started, StartedAt: &started,
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
+			{Index: 1, Name: "Variant", Split: 50, Content: json.RawMessage(content)}}}
+	lifttest.PutTest(t, b.s.app.DB, tt)
+	time.Sleep(6 * time.Second)
+	return tt
 }
