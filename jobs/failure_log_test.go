@@ -16,19 +16,11 @@ import (
 // only in Redis and an operator saw a failed count in the metrics.
 func TestWorkerLogsFailedRuns(t *testing.T) {
 	t.Parallel()
-	addr, db := lifttest.Redis(t)
-	r := jobs.Redis{Addr: addr, DB: db}
-	var logs lifttest.Logs
-	w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	jobs.Handle(w, "test:fail", func(context.Context, struct{}) error {
-		return errors.New("snapshot of test 7: clickhouse: connection refused")
+	c, logs := startWorker(t, jobs.WorkerConfig{Concurrency: 1}, func(w *jobs.Worker) {
+		jobs.Handle(w, "test:fail", func(context.Context, struct{}) error {
+			return errors.New("snapshot of test 7: clickhouse: connection refused")
+		})
 	})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Shutdown()
-	c := jobs.NewClient(r)
-	defer c.Close()
 	if err := c.Enqueue(context.Background(), jobs.Job{Type: "test:fail", Payload: struct{}{}, ID: "fail-1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,4 +37,24 @@ func TestWorkerLogsFailedRuns(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// startWorker runs a worker on a Redis database of the test's own, with the
+// handlers register adds and its log in the returned Logs, until the test
+// ends; the client enqueues on the same database.
+func startWorker(t *testing.T, cfg jobs.WorkerConfig, register func(*jobs.Worker)) (*jobs.Client, *lifttest.Logs) {
+	t.Helper()
+	addr, db := lifttest.Redis(t)
+	r := jobs.Redis{Addr: addr, DB: db}
+	logs := &lifttest.Logs{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	w := jobs.NewWorker(r, cfg)
+	register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Shutdown)
+	c := jobs.NewClient(r)
+	t.Cleanup(func() { c.Close() })
+	return c, logs
 }

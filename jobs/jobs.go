@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -106,11 +105,9 @@ func (c *Client) Enqueue(ctx context.Context, j Job) error {
 // the metrics (the ops audit). A run that will be retried is a warning; the
 // last one, after which the task is archived, an error. During an outage
 // every task's uncounted retries fail alike, so those lines are held back
-// to one a minute per task type, the next saying how many were
-// ("held_back").
+// per task type (holdBack).
 func logFailure(log *slog.Logger) asynq.ErrorHandler {
-	var mu sync.Mutex
-	outage := map[string]repeat{} // by task type
+	outage := newHoldBack()
 	return asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
@@ -122,19 +119,12 @@ func logFailure(log *slog.Logger) asynq.ErrorHandler {
 			level, msg = slog.LevelError, "job failed for the last time; archived"
 		case experiment.Unreachable(err):
 			msg = "job failed: a dependency is unreachable; it will be retried without spending a try"
-			now := time.Now()
-			mu.Lock()
-			r := outage[t.Type()]
-			if !r.at.IsZero() && now.Sub(r.at) < repeatWindow {
-				r.skipped++
-				outage[t.Type()] = r
-				mu.Unlock()
+			repeated, ok := outage.pass(t.Type())
+			if !ok {
 				return
 			}
-			outage[t.Type()] = repeat{at: now}
-			mu.Unlock()
-			if r.skipped > 0 {
-				attrs = append(attrs, "held_back", r.skipped)
+			if repeated > 0 {
+				attrs = append(attrs, "repeated", repeated)
 			}
 		}
 		log.Log(ctx, level, msg, attrs...)

@@ -11,15 +11,21 @@ import (
 // asynqLogger sends asynq's lines through the process's logger. While Redis
 // is down asynq repeats the same few errors every second or two ("Dequeue
 // error", "Failed to forward scheduled tasks": about 70 lines a minute from
-// an idle worker), so a line already written in the last repeatWindow is
-// held back and counted; the next one written says how many were
-// ("repeated").
+// an idle worker), so they are held back by level and text (holdBack).
 type asynqLogger struct {
-	l   *slog.Logger
+	l    *slog.Logger
+	held *holdBack
+}
+
+// holdBack keeps a line that repeats to one a repeatWindow: a line already
+// written in the window is held back and counted, and the next one written
+// says how many were ("repeated"). Lines are keyed by what makes them the
+// same line for their writer.
+type holdBack struct {
 	now func() time.Time
 
 	mu   sync.Mutex
-	seen map[string]repeat // by level and text
+	seen map[string]repeat
 }
 
 type repeat struct {
@@ -34,8 +40,29 @@ const (
 	maxSeen = 1000
 )
 
+func newHoldBack() *holdBack { return &holdBack{now: time.Now, seen: map[string]repeat{}} }
+
+// pass reports whether the line keyed key is written now, and how many of
+// it were held back since it last was.
+func (h *holdBack) pass(key string) (repeated int, ok bool) {
+	now := h.now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, seen := h.seen[key]
+	if seen && now.Sub(r.at) < repeatWindow {
+		r.skipped++
+		h.seen[key] = r
+		return 0, false
+	}
+	if len(h.seen) >= maxSeen {
+		clear(h.seen)
+	}
+	h.seen[key] = repeat{at: now}
+	return r.skipped, true
+}
+
 func newAsynqLogger(l *slog.Logger) *asynqLogger {
-	return &asynqLogger{l: l, now: time.Now, seen: map[string]repeat{}}
+	return &asynqLogger{l: l, held: newHoldBack()}
 }
 
 func (a *asynqLogger) Debug(args ...any) { a.log(slog.LevelDebug, args) }
@@ -46,24 +73,12 @@ func (a *asynqLogger) Fatal(args ...any) { a.log(slog.LevelError, args) }
 
 func (a *asynqLogger) log(level slog.Level, args []any) {
 	msg := fmt.Sprint(args...)
-	key := level.String() + " " + msg
-	now := a.now()
-	a.mu.Lock()
-	r, ok := a.seen[key]
-	if ok && now.Sub(r.at) < repeatWindow {
-		r.skipped++
-		a.seen[key] = r
-		a.mu.Unlock()
-		return
+	repeated, ok := a.held.pass(level.String() + " " + msg)
+	switch {
+	case !ok:
+	case repeated > 0:
+		a.l.Log(context.Background(), level, msg, "repeated", repeated)
+	default:
+		a.l.Log(context.Background(), level, msg)
 	}
-	if len(a.seen) >= maxSeen {
-		clear(a.seen)
-	}
-	a.seen[key] = repeat{at: now}
-	a.mu.Unlock()
-	if r.skipped > 0 {
-		a.l.Log(context.Background(), level, msg, "repeated", r.skipped)
-		return
-	}
-	a.l.Log(context.Background(), level, msg)
 }

@@ -16,7 +16,7 @@ func TestAsynqLoggerHoldsBackRepeats(t *testing.T) {
 	var buf bytes.Buffer
 	a := newAsynqLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	a.now = func() time.Time { return now }
+	a.held.now = func() time.Time { return now }
 	for range 30 {
 		a.Error("Dequeue error: ", "dial tcp: connection refused")
 		now = now.Add(time.Second)

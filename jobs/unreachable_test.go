@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/liftab/lift/jobs"
-	"github.com/liftab/lift/lifttest"
 )
 
 // A run that fails because a dependency refuses connections does not spend
@@ -22,8 +20,6 @@ import (
 // retries still runs once the dependency is back. Any other failure counts.
 func TestUnreachableDependencySpendsNoTry(t *testing.T) {
 	t.Parallel()
-	addr, db := lifttest.Redis(t)
-	r := jobs.Redis{Addr: addr, DB: db}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -34,32 +30,26 @@ func TestUnreachableDependencySpendsNoTry(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string][]int{} // task id → the retry count of each run
 	done := make(chan string, 2)
-	var logs lifttest.Logs
-	w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 2, Logger: slog.New(slog.NewTextHandler(&logs, nil)), RetryDelay: func(int) time.Duration { return 10 * time.Millisecond },
-		DueCheck: 50 * time.Millisecond})
-	jobs.Handle(w, "test:outage", func(ctx context.Context, p struct{ Fail int }) error {
-		id, _ := asynq.GetTaskID(ctx)
-		n, _ := asynq.GetRetryCount(ctx)
-		mu.Lock()
-		seen[id] = append(seen[id], n)
-		runs := len(seen[id])
-		mu.Unlock()
-		switch {
-		case id == "down" && runs <= p.Fail:
-			_, err := net.Dial("tcp", closed) // Postgres or ClickHouse down
-			return fmt.Errorf("store.FindShop 1: %w", err)
-		case id == "bug" && runs <= p.Fail:
-			return errors.New("a fault of the task")
-		}
-		done <- id
-		return nil
+	c, logs := startWorker(t, jobs.WorkerConfig{Concurrency: 2, RetryDelay: func(int) time.Duration { return 10 * time.Millisecond },
+		DueCheck: 50 * time.Millisecond}, func(w *jobs.Worker) {
+		jobs.Handle(w, "test:outage", func(ctx context.Context, p struct{ Fail int }) error {
+			id, _ := asynq.GetTaskID(ctx)
+			n, _ := asynq.GetRetryCount(ctx)
+			mu.Lock()
+			seen[id] = append(seen[id], n)
+			runs := len(seen[id])
+			mu.Unlock()
+			switch {
+			case id == "down" && runs <= p.Fail:
+				_, err := net.Dial("tcp", closed) // Postgres or ClickHouse down
+				return fmt.Errorf("store.FindShop 1: %w", err)
+			case id == "bug" && runs <= p.Fail:
+				return errors.New("a fault of the task")
+			}
+			done <- id
+			return nil
+		})
 	})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Shutdown()
-	c := jobs.NewClient(r)
-	defer c.Close()
 	// Eight refused runs: more than the five retries a task has.
 	for _, j := range []jobs.Job{{Type: "test:outage", ID: "down", Payload: struct{ Fail int }{8}},
 		{Type: "test:outage", ID: "bug", Payload: struct{ Fail int }{2}}} {
