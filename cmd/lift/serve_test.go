@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -192,5 +193,46 @@ func TestServeLogsWhyItStopped(t *testing.T) {
 				t.Fatalf("last line %+v, want the reason it stopped (%s)", last, c.why)
 			}
 		})
+	}
+}
+
+// A launch for a shop whose stored platform token this node cannot open
+// answers the contract's 422 launch_blocked (validation_error, no param),
+// naming the fix, and leaves the test a draft: before, it was a 500.
+func TestLaunchWithAnotherShopsKeyIsBlocked(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	shop, _, write := s.shop(true)
+	ctx := context.Background()
+	sealer, err := experiment.NewAESSealer(bytes.Repeat([]byte{7}, 32)) // not this node's key
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := sealer.Seal([]byte("shpat_elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, s.cfg.Postgres.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE shops SET access_token_sealed = $1 WHERE id = $2`, sealed, shop.ID); err != nil {
+		t.Fatal(err)
+	}
+	created := s.do("POST", "/v1/experiments", write, `{"type":"url_redirect","name":"Sale landing","shared":{"url_redirect":{"source_path":"/collections/sale"}},`+
+		`"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"New landing","split":50,"content":{"destination":"/pages/sale-2"}}]}`)
+	if created.status != 201 {
+		t.Fatalf("create = %d %s", created.status, created.raw)
+	}
+	e := fmt.Sprintf("/v1/experiments/%v", created.body["id"])
+	r := s.do("POST", e+"/start", write, "")
+	errBody, _ := r.body["error"].(map[string]any)
+	if r.status != 422 || errBody["type"] != "validation_error" || errBody["code"] != "launch_blocked" || errBody["param"] != nil ||
+		!strings.Contains(fmt.Sprint(errBody["message"]), "reinstall the app") || errBody["request_id"] != nil {
+		t.Fatalf("start = %d %s, want 422 launch_blocked naming the reinstall", r.status, r.raw)
+	}
+	if got := s.do("GET", e, write, ""); got.body["status"] != "draft" {
+		t.Fatalf("after the blocked launch the test is %v", got.body["status"])
 	}
 }
