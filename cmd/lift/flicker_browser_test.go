@@ -249,6 +249,45 @@ func (b *browserShop) templateLinks(t *testing.T, browser context.Context) {
 			t.Errorf("group %d clicking a product link loaded %q, want one product page load with %q", c.group, got, c.view)
 		}
 	}
+	b.templateLanding(t, browser, tt.ID)
+}
+
+// seenViews is seenPages with each page's template view (?view=) in place
+// of its theme: "/demo/products/8103?view=alt", "/demo/products/8103?view=".
+const seenViews = `new MutationObserver(function () {
+  if (!document.querySelector('h1') || getComputedStyle(document.documentElement).opacity === '0') return;
+  var p = location.pathname + '?view=' + (new URLSearchParams(location.search).get('view') || '');
+  var v = JSON.parse(sessionStorage.getItem('__shown') || '[]');
+  if (v.indexOf(p) < 0) { v.push(p); sessionStorage.setItem('__shown', JSON.stringify(v)); }
+}).observe(document, {subtree: true, childList: true, attributes: true});`
+
+// templateLanding: a variant visitor of template test id who opens a
+// product page without the view (from a search result, say) never sees it
+// in the default template, though the config that moves it to ?view=alt
+// arrives 1.5 s late: the snippet hides the whole page until lift.js has
+// moved it. A control visitor sees the page at once, as served.
+func (b *browserShop) templateLanding(t *testing.T, browser context.Context, id int64) {
+	for _, c := range []struct {
+		group     int
+		want, not string
+	}{{1, "/demo/products/8103?view=alt", "/demo/products/8103?view="}, {0, "/demo/products/8103?view=", "/demo/products/8103?view=alt"}} {
+		ctx, cancel := newVisitor(t, browser)
+		// The first page (home) tells lift.js the visitor's groups.
+		if _, err := open(ctx, b.url("/demo/")+"&lift_force="+strconv.FormatInt(id, 10)+":"+strconv.Itoa(c.group)); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		holdConfig(t, ctx, 1500*time.Millisecond, seenViews)
+		if _, err := open(ctx, b.url("/demo/products/8103")); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__shown') || '[]')`))
+		cancel()
+		if err != nil || !slices.Contains(shown, c.want) || slices.Contains(shown, c.not) {
+			t.Errorf("group %d opening a product page without the view saw %q (%v), want %s and never %s", c.group, shown, err, c.want, c.not)
+		}
+	}
 }
 
 // startLate starts a 50/50 test of typ after the shop's first tests, its

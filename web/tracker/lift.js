@@ -352,17 +352,22 @@
     return go;
   }
   // leaves adds to away the pages group g of test t sends its visitors
-  // away from (p a path, m 1 for a prefix): a URL redirect's source, and a
+  // away from (p a path, m 1 for a prefix): a URL redirect's source; a
   // theme's pages, which move to the preview theme on a session's first
-  // page only (s 1: the platform keeps it for the session).
+  // page only (s 1: the platform keeps it for the session); and a template's
+  // pages (m 2: p is their path segment) opened without its view (v, as
+  // the query carries it), as from a search result or a typed address.
   function leaves(t, g, away) {
     var scope = t.scope || {}, r = changes(t, g, 'url_redirect'), th = changes(t, g, 'theme');
+    var tp = changes(t, g, 'template'), parts = tp && tp.template ? tp.template.split('.') : [];
     var rule = function (x, s) { away.push({ p: x.path || x.source_path, m: x.match_type === 'prefix' ? 1 : 0, s: s }); };
     if (r && r.destination && scope.url_redirect) rule(scope.url_redirect, 0);
     if (th && th.theme_id) {
       var rules = scope.theme && scope.theme.path_rules;
       (rules && rules.length ? rules : [{ path: '/', match_type: 'prefix' }]).forEach(function (x) { rule(x, 1); });
     }
+    var seg = segments[parts[0]], view = parts.slice(1).join('.');
+    if (seg && view) away.push({ p: seg, m: 2, v: encodeURIComponent(view) });
   }
 
   // A template test moves every page of its type to ?view=…: links to such
