@@ -181,6 +181,10 @@ func (in *Ingester) Start() error {
 		return fmt.Errorf("ingest.Start: %w", err)
 	}
 	in.lock, in.wal = lock, w
+	if err := w.accepting(); errors.Is(err, syscall.ENOSPC) {
+		in.log.Warn("ingest: the disk is full: tracking answers 503 and the node is not ready until a WAL segment fits; "+
+			"the WAL's acknowledged rows still drain to ClickHouse", "dir", in.cfg.Dir, "error", err)
+	}
 	in.reader = newWALReader(w)
 	in.closing = make(chan struct{})
 	in.flushed = make(chan struct{})

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -68,6 +69,9 @@ type walConfig struct {
 	commitInterval time.Duration
 	concurrency    int                                 // fsyncs in flight at once
 	committed      func(rows int, fsync time.Duration) // told of every group on disk; may be nil
+	// create makes a zero-filled segment file; nil is createSegment (tests
+	// give one that meets a full disk).
+	create func(dir string, seq uint64, size int64) (*os.File, error)
 }
 
 // commitGen is one group commit: everyone who appended into it waits on done.
@@ -89,6 +93,9 @@ type wal struct {
 	committedSeq  uint64
 	committedSize int64
 	sizes         map[uint64]int64 // on-disk size of every live segment
+	// noSegment is why appends have no segment to go to (the disk was full
+	// when one was needed at start), nil once one is open.
+	noSegment error
 
 	kick     chan struct{} // an append is waiting for the committer
 	readable chan struct{} // a commit made new frames readable
@@ -122,6 +129,9 @@ func openWAL(cfg walConfig) (*wal, error) {
 			os.Remove(t) // a preparation cut short by a crash
 		}
 	}
+	if cfg.create == nil {
+		cfg.create = createSegment
+	}
 	w := &wal{
 		cfg:      cfg,
 		gen:      &commitGen{done: make(chan struct{})},
@@ -147,7 +157,14 @@ func openWAL(cfg walConfig) (*wal, error) {
 		w.diskBytes += end
 	}
 	if err := w.openSegment(next); err != nil {
-		return nil, fmt.Errorf("ingest.openWAL: %w", err)
+		if !errors.Is(err, syscall.ENOSPC) {
+			return nil, fmt.Errorf("ingest.openWAL: %w", err)
+		}
+		// A full disk must not keep the node down: its segments hold
+		// acknowledged rows only the flusher can move out (and free the
+		// space). Appends are refused as the disk's (503) until a commit
+		// finds room for the segment (commit).
+		w.seq, w.committedSeq, w.noSegment = next, next, fmt.Errorf("ingest: no WAL segment: %w", err)
 	}
 	go w.commitLoop()
 	return w, nil
@@ -170,7 +187,7 @@ func (w *wal) openSegment(seq uint64) error {
 	}
 	if f == nil {
 		var err error
-		if f, err = createSegment(w.cfg.dir, seq, w.cfg.segmentBytes); err != nil {
+		if f, err = w.cfg.create(w.cfg.dir, seq, w.cfg.segmentBytes); err != nil {
 			return err
 		}
 	}
@@ -181,10 +198,11 @@ func (w *wal) openSegment(seq uint64) error {
 	w.mu.Lock()
 	w.sizes[seq] = 0
 	w.committedSeq, w.committedSize = seq, 0
+	w.noSegment = nil
 	w.mu.Unlock()
 	w.next = make(chan preparedSegment, 1)
 	go func(next chan<- preparedSegment) {
-		f, err := createSegment(w.cfg.dir, seq+1, w.cfg.segmentBytes)
+		f, err := w.cfg.create(w.cfg.dir, seq+1, w.cfg.segmentBytes)
 		next <- preparedSegment{seq: seq + 1, f: f, err: err}
 	}(w.next)
 	return nil
@@ -198,6 +216,8 @@ func (w *wal) accepting() error {
 	switch {
 	case w.closed:
 		return ErrClosed
+	case w.noSegment != nil:
+		return w.noSegment
 	case w.diskBytes+frameHeader+1 > w.cfg.diskBudget:
 		return ErrWALFull
 	}
@@ -310,8 +330,10 @@ func (w *wal) commitLoop() {
 // openWAL). The flusher may still be reading the current segment; it reads
 // no further than the committed end, which the cut keeps.
 func (w *wal) closeSegments() {
-	w.f.Truncate(w.size) // should it fail, the next openWAL trims the segment
-	w.f.Close()
+	if w.f != nil {
+		w.f.Truncate(w.size) // should it fail, the next openWAL trims the segment
+		w.f.Close()
+	}
 	if w.next != nil {
 		if p := <-w.next; p.f != nil {
 			p.f.Close()
@@ -325,15 +347,15 @@ func (w *wal) closeSegments() {
 // the segment when full, or after a failed write (the file may hold part of
 // buf, and good frames must never follow a torn one in the same segment).
 func (w *wal) commit(buf []byte, gen *commitGen) {
+	if w.f == nil { // started on a full disk
+		if err := w.openSegment(w.seq); err != nil {
+			w.fail(buf, gen, fmt.Errorf("ingest: WAL segment: %w", err))
+			return
+		}
+	}
 	f, seq := w.f, w.seq
 	if _, err := f.WriteAt(buf, w.size); err != nil {
-		gen.err = fmt.Errorf("ingest: WAL write: %w", err)
-		w.mu.Lock()
-		w.diskBytes -= int64(len(buf))
-		w.mu.Unlock()
-		close(gen.done)
-		w.giveBuffer(buf)
-		<-w.slots
+		w.fail(buf, gen, fmt.Errorf("ingest: WAL write: %w", err))
 		w.rotate()
 		return
 	}
@@ -375,6 +397,18 @@ func (w *wal) commit(buf []byte, gen *commitGen) {
 	if w.size >= w.cfg.segmentBytes {
 		w.rotate()
 	}
+}
+
+// fail ends a group that never reached the disk: its requests get err,
+// nothing of it was acknowledged.
+func (w *wal) fail(buf []byte, gen *commitGen, err error) {
+	gen.err = err
+	w.mu.Lock()
+	w.diskBytes -= int64(len(buf))
+	w.mu.Unlock()
+	close(gen.done)
+	w.giveBuffer(buf)
+	<-w.slots
 }
 
 // rotate waits for the fsyncs in flight (they use the old file) and moves to

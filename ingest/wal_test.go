@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -313,5 +314,65 @@ func TestRefusal(t *testing.T) {
 	}
 	if _, ok := experiment.AsError(refusal(errors.New("bad sector"))); ok {
 		t.Error("an unknown failure was answered as a refusal, not a 500")
+	}
+}
+
+// A node restarted on a full disk starts, though it cannot create the
+// segment appends go to: its WAL holds acknowledged rows only the flusher
+// can move out, which is what frees the space. Until a segment fits, it is
+// not ready and refuses appends as the disk's 503 (it used to exit, and
+// crash-loop with the rows held hostage: ops audit F4). The disk is full
+// for real: segment files are written to /dev/full until space "frees".
+func TestWALStartsOnAFullDisk(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := testWAL(t, dir, 4096, 1<<20)
+	for _, s := range []string{"a", "b", "c"} {
+		if err := w.append(rec(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.close()
+
+	var full atomic.Bool
+	full.Store(true)
+	w, err := openWAL(walConfig{dir: dir, segmentBytes: 4096, diskBudget: 1 << 20, concurrency: 4,
+		create: func(dir string, seq uint64, size int64) (*os.File, error) {
+			if !full.Load() {
+				return createSegment(dir, seq, size)
+			}
+			f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+			if err == nil {
+				_, err = f.Write(make([]byte, size))
+				f.Close()
+			}
+			return nil, err
+		}})
+	if err != nil {
+		t.Fatalf("openWAL on a full disk: %v, want a node that starts and drains", err)
+	}
+	defer w.close()
+	if err := w.accepting(); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("accepting on a full disk = %v, want ENOSPC (not ready)", err)
+	}
+	err = w.append(rec("refused"))
+	if e, ok := experiment.AsError(refusal(err)); !errors.Is(err, syscall.ENOSPC) || !ok || e.Kind != experiment.KindUnavailable {
+		t.Errorf("append on a full disk = %v (%v), want ENOSPC answered as unavailable", err, refusal(err))
+	}
+	r := newWALReader(w)
+	defer r.close()
+	if got := readAll(t, r); !cmp.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("the flusher read %q from a full disk's WAL, want the acknowledged a b c", got)
+	}
+
+	full.Store(false) // the flusher's releases, or an operator, made room
+	if err := w.append(rec("d")); err != nil {
+		t.Fatalf("append once the disk has room: %v", err)
+	}
+	if err := w.accepting(); err != nil {
+		t.Errorf("accepting once a segment is open = %v", err)
+	}
+	if got := readAll(t, r); !cmp.Equal(got, []string{"d"}) {
+		t.Errorf("the flusher then read %q, want d (and never the refused record)", got)
 	}
 }
