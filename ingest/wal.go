@@ -107,10 +107,11 @@ type wal struct {
 	inflight                         sync.WaitGroup
 
 	// owned by the committer goroutine
-	next chan preparedSegment // the segment being prepared, nil before the first
-	f    *os.File
-	seq  uint64
-	size int64
+	next         chan preparedSegment // the segment being prepared, nil before the first
+	f            *os.File             // nil while noSegment
+	seq          uint64
+	size         int64
+	segmentTried time.Time // the last try at a segment while noSegment
 }
 
 // openWAL opens (creating) the log directory, trims what is left from a
@@ -348,6 +349,16 @@ func (w *wal) closeSegments() {
 // buf, and good frames must never follow a torn one in the same segment).
 func (w *wal) commit(buf []byte, gen *commitGen) {
 	if w.f == nil { // started on a full disk
+		// Each try may write megabytes before the disk refuses them: once
+		// a second, the groups between are refused at once.
+		if time.Since(w.segmentTried) < time.Second {
+			w.mu.Lock()
+			err := w.noSegment
+			w.mu.Unlock()
+			w.fail(buf, gen, err)
+			return
+		}
+		w.segmentTried = time.Now()
 		if err := w.openSegment(w.seq); err != nil {
 			w.fail(buf, gen, fmt.Errorf("ingest: WAL segment: %w", err))
 			return
