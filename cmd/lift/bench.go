@@ -24,9 +24,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
-	"github.com/liftab/lift/warehouse"
 )
 
 func init() { rootCmd.AddCommand(newBenchCmd()) }
@@ -54,6 +53,7 @@ of issue 14 (ratio ≥ 0.70, no non-2xx answer, p99 < 20 ms at half rate) with o
 	ing.Flags().IntSliceVar(&o.workers, "workers", []int{64, 256, 512}, "concurrent connections of the closed-loop load, one phase pair per value")
 	ing.Flags().Int64Var(&o.maxEvents, "max-events", 5_000_000, "stop a phase after this many requests")
 	ing.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the ingest closed-loop phase to this file")
+	config.BindFlags(ing.Flags())
 	cmd.AddCommand(ing)
 	for _, sub := range benchSubcommands {
 		cmd.AddCommand(sub())
@@ -86,101 +86,72 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 	}
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
-	cfg, err := localConfig(cmd, false)
+	rig, err := newIngestRig(cmd)
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, store.Config{URL: cfg.Postgres.URL})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
-	if _, err := db.FindShopByDomain(ctx, benchShopDomain); err != nil {
-		if _, err := db.CreateShop(experiment.WithActor(ctx, experiment.Actor{Name: "bench"}), experiment.Shop{
-			Domain: benchShopDomain, Name: "Bench", Timezone: "UTC", Currency: "USD"}); err != nil {
-			return err
-		}
-	}
-	// A fresh ClickHouse database, dropped at the end, so the count check
-	// sees only this run.
-	chDB := "lift_bench_" + randomHex(4)
-	admin, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr, ReadTimeout: warehouse.MigrateReadTimeout})
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
-	if err := warehouse.Migrate(ctx, admin.Conn(), chDB, ""); err != nil {
-		return err
-	}
-	defer admin.Conn().Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+chDB)
-	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: cfg.ClickHouse.Addr, Database: chDB})
-	if err != nil {
-		return err
-	}
-	defer wh.Close()
-
-	dataDir, err := os.MkdirTemp("", "lift-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dataDir)
-	cfg.DataDir = dataDir
-	app := &App{Config: cfg, DB: db, Warehouse: wh, Now: func() time.Time { return time.Now().UTC() },
-		Log: slog.New(benchLogHandler{slog.NewTextHandler(out, nil)})}
-	engine, stopIngest, err := app.router("ingest")
-	if err != nil {
-		return err
-	}
-	real, err := serveLoopback(engine)
-	if err != nil {
-		return err
-	}
-	defer real.Close()
-	bare, err := serveLoopback(http.HandlerFunc(bareAccept))
-	if err != nil {
-		return err
-	}
-	defer bare.Close()
-
-	bodies := benchBodies(1000)
-	realURL := "http://" + real.Addr + "/api/track/event?shop=" + benchShopDomain
-	bareURL := "http://" + bare.Addr + "/api/track/event?shop=" + benchShopDomain
+	defer rig.close(ctx)
 	fmt.Fprintf(out, "lift bench ingest: %d CPUs, GOMAXPROCS %d, %s per phase, single events per request, WAL fsync on, load average %s\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), o.duration, loadAverage())
 
 	// Warm both up so connection setup and first allocations are not measured.
-	closedLoop(nil, bareURL, bodies, o.workers[0], time.Second, o.maxEvents)
-	warm := closedLoop(nil, realURL, bodies, o.workers[0], time.Second, o.maxEvents)
-	acked := warm.ok
+	closedLoop(nil, rig.bareURL, rig.bodies, o.workers[0], time.Second, o.maxEvents)
+	warm := closedLoop(nil, rig.realURL, rig.bodies, o.workers[0], time.Second, o.maxEvents)
+	runs := []loadResult{warm}
 
-	// The same closed-loop load on both, at each concurrency: storefront
-	// traffic is many independent browsers, and the WAL's group commit turns
-	// concurrency into throughput, so one level alone would say little.
+	peak, peakRatio, err := o.peaks(out, rig, &runs)
+	if err != nil {
+		return err
+	}
+	half := peak.rate() / 2
+	if half < 1 {
+		return fmt.Errorf("bench: the ingest server accepted nothing")
+	}
+	openRes := o.halfRate(out, rig, half)
+	runs = append(runs, openRes)
+	if err := rig.drain(ctx, out, runs); err != nil {
+		return err
+	}
+	var failed int64
+	for _, r := range runs {
+		failed += r.failed
+	}
+	slices.Sort(openRes.lat)
+	p99 := time.Duration(pct(openRes.lat, 0.99) * float64(time.Millisecond))
+	fmt.Fprintf(out, "targets: ratio %.2f ≥ %.2f %s; non-2xx or failed %d %s; p99 @50%% %s < %s %s; loss 0 ok (load average %s)\n",
+		peakRatio, targetRatio, verdict(peakRatio >= targetRatio), failed, verdict(failed == 0),
+		p99.Round(10*time.Microsecond), targetP99, verdict(p99 < targetP99), loadAverage())
+	return nil
+}
+
+// peaks runs the same closed-loop load on both servers at each
+// concurrency, prints each pair and the ratio of the best rates, and
+// returns the ingest server's best run (its runs are added to runs).
+// Storefront traffic is many independent browsers, and the WAL's group
+// commit turns concurrency into throughput, so one level alone would say
+// little.
+func (o *ingestBench) peaks(out io.Writer, rig *ingestRig, runs *[]loadResult) (loadResult, float64, error) {
 	var bestBare, bestReal loadResult
-	var realRuns []loadResult
 	for _, workers := range o.workers {
 		// The bare handler runs half its time before the ingest phase and
 		// half after, so load from other processes that rises or falls
 		// during the run weighs on both sides alike (back to back, the
 		// ratio swung from 0.4 to 1.1 on a shared box).
-		bareRes := closedLoop(out, bareURL, bodies, workers, o.duration/2, o.maxEvents/2)
+		bareRes := closedLoop(out, rig.bareURL, rig.bodies, workers, o.duration/2, o.maxEvents/2)
 		if o.cpuProfile != "" && workers == o.workers[len(o.workers)-1] {
 			f, err := os.Create(o.cpuProfile)
 			if err != nil {
-				return err
+				return loadResult{}, 0, err
 			}
+			defer f.Close()
 			pprof.StartCPUProfile(f)
 		}
-		fs := readWALFsyncs(app.Metrics)
-		realRes := closedLoop(out, realURL, bodies, workers, o.duration, o.maxEvents)
+		fs := readWALFsyncs(rig.app.Metrics)
+		realRes := closedLoop(out, rig.realURL, rig.bodies, workers, o.duration, o.maxEvents)
 		pprof.StopCPUProfile()
-		walLine := readWALFsyncs(app.Metrics).since(fs, realRes.ok)
-		acked += realRes.ok
-		realRuns = append(realRuns, realRes)
-		bareRes = bareRes.add(closedLoop(out, bareURL, bodies, workers, o.duration-o.duration/2, o.maxEvents-o.maxEvents/2))
+		walLine := readWALFsyncs(rig.app.Metrics).since(fs, realRes.ok)
+		*runs = append(*runs, realRes)
+		bareRes = bareRes.add(closedLoop(out, rig.bareURL, rig.bodies, workers, o.duration-o.duration/2, o.maxEvents-o.maxEvents/2))
 		fmt.Fprintf(out, "%4d conns  bare 202 handler  %s\n", workers, bareRes)
 		fmt.Fprintf(out, "%4d conns  lift ingest       %s  ratio %.2f\n", workers, realRes, realRes.rate()/bareRes.rate())
 		fmt.Fprintf(out, "            %s\n", walLine)
@@ -191,61 +162,34 @@ func (o *ingestBench) run(cmd *cobra.Command) error {
 			bestReal = realRes
 		}
 	}
-	peakRatio := bestReal.rate() / bestBare.rate()
+	ratio := bestReal.rate() / bestBare.rate()
 	fmt.Fprintf(out, "peak: bare %.0f events/s, lift ingest %.0f events/s, ratio %.2f (target ≥ %.2f); load average %s\n",
-		bestBare.rate(), bestReal.rate(), peakRatio, targetRatio, loadAverage())
-	realRes := bestReal
-	half := realRes.rate() / 2
-	if half < 1 {
-		return fmt.Errorf("bench: the ingest server accepted nothing")
-	}
-	fmt.Fprintf(out, "half-rate phase: %.0f events/s open loop for %s (memory sampled every second)\n", half, o.sustain)
-	fs := readWALFsyncs(app.Metrics)
-	openRes, samples := openLoop(out, realURL, bodies, half, o.sustain, o.maxEvents)
-	walLine := readWALFsyncs(app.Metrics).since(fs, openRes.ok)
+		bestBare.rate(), bestReal.rate(), ratio, targetRatio, loadAverage())
+	return bestReal, ratio, nil
+}
+
+// halfRate holds the ingest server at rate (open loop) for --sustain and
+// prints its latency and memory every second, then sends the bare handler
+// the same rate for a few seconds: the p99 the machine itself gives (a
+// busy box's scheduling shows there too).
+func (o *ingestBench) halfRate(out io.Writer, rig *ingestRig, rate float64) loadResult {
+	fmt.Fprintf(out, "half-rate phase: %.0f events/s open loop for %s (memory sampled every second)\n", rate, o.sustain)
+	fs := readWALFsyncs(rig.app.Metrics)
+	res, samples := openLoop(out, rig.realURL, rig.bodies, rate, o.sustain, o.maxEvents)
+	walLine := readWALFsyncs(rig.app.Metrics).since(fs, res.ok)
 	for _, s := range samples {
 		fmt.Fprintf(out, "  t=%3.0fs  rss %6.1f MiB  live heap %6.1f MiB  goroutines %d\n", s.at.Seconds(), s.rssMiB, s.heapMiB, s.goroutines)
 	}
-	fmt.Fprintf(out, "lift ingest @50%%   %s (target p99 < %s)\n", openRes, targetP99)
+	fmt.Fprintf(out, "lift ingest @50%%   %s (target p99 < %s)\n", res, targetP99)
 	fmt.Fprintf(out, "                   %s\n", walLine)
-	// The same open-loop rate on the bare handler: the p99 the machine
-	// itself gives (a busy box's scheduling shows here too).
-	bareOpen, _ := openLoop(nil, bareURL, bodies, half, min(o.sustain, 5*time.Second), o.maxEvents)
+	bareOpen, _ := openLoop(nil, rig.bareURL, rig.bodies, rate, min(o.sustain, 5*time.Second), o.maxEvents)
 	fmt.Fprintf(out, "bare 202 @same rate %s\n", bareOpen)
 	if len(samples) >= 4 {
 		first, last := samples[1], samples[len(samples)-1]
 		fmt.Fprintf(out, "memory: live heap %.1f → %.1f MiB, rss %.1f → %.1f MiB from t=%.0fs to t=%.0fs (load generator included)\n",
 			first.heapMiB, last.heapMiB, first.rssMiB, last.rssMiB, first.at.Seconds(), last.at.Seconds())
 	}
-
-	// Drain and check: every acknowledged event is in ClickHouse once.
-	real.Close()
-	drainCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	start := time.Now()
-	if err := stopIngest(drainCtx); err != nil {
-		return err
-	}
-	var landed uint64
-	if err := wh.Conn().QueryRow(ctx, "SELECT uniqExact(event_id) FROM "+chDB+".events").Scan(&landed); err != nil {
-		return err
-	}
-	acked += openRes.ok
-	fmt.Fprintf(out, "drained in %s: %d events acknowledged, %d distinct event ids in ClickHouse\n",
-		time.Since(start).Round(time.Millisecond), acked, landed)
-	if landed != uint64(acked) {
-		return fmt.Errorf("bench: %d acknowledged but %d landed", acked, landed)
-	}
-	failed := openRes.failed + warm.failed
-	for _, r := range realRuns {
-		failed += r.failed
-	}
-	slices.Sort(openRes.lat)
-	p99 := time.Duration(pct(openRes.lat, 0.99) * float64(time.Millisecond))
-	fmt.Fprintf(out, "targets: ratio %.2f ≥ %.2f %s; non-2xx or failed %d %s; p99 @50%% %s < %s %s; loss 0 ok (load average %s)\n",
-		peakRatio, targetRatio, verdict(peakRatio >= targetRatio), failed, verdict(failed == 0),
-		p99.Round(10*time.Microsecond), targetP99, verdict(p99 < targetP99), loadAverage())
-	return nil
+	return res
 }
 
 // The targets of issue 14: ingest at 0.7× or more of a bare 202 handler's
