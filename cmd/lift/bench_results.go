@@ -106,44 +106,10 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	}
 	defer wh.Close()
 
-	start := time.Now().UTC().Add(-14 * 24 * time.Hour).Truncate(time.Hour)
-	var events uint64
-	if err := wh.Conn().QueryRow(ctx, "SELECT count() FROM events").Scan(&events); err != nil {
+	start, err := o.prepare(ctx, out, wh, chDB)
+	if err != nil {
 		return err
 	}
-	if events == 0 {
-		fmt.Fprintf(out, "loading %d visitors, %d events into %s …\n", o.visitors, o.visitors*o.eventsPer, chDB)
-		t0 := time.Now()
-		rows, err := o.load(ctx, wh, start)
-		if err != nil {
-			return err
-		}
-		d := time.Since(t0)
-		fmt.Fprintf(out, "loaded %d rows in %s (%.0f rows/s)\n", rows, d.Round(time.Millisecond), float64(rows)/d.Seconds())
-	} else {
-		// The test started when its first visitor was assigned, not 14 days
-		// before this run: a window from a later start would leave visitors
-		// out (and the rollup would rightly decline it).
-		var first time.Time
-		if err := wh.Conn().QueryRow(ctx, "SELECT min(assigned_at) FROM assignments").Scan(&first); err != nil {
-			return err
-		}
-		start = first.UTC().Truncate(time.Hour)
-		fmt.Fprintf(out, "reusing %s (%d events, test started %s)\n", chDB, events, start.Format(time.RFC3339))
-	}
-	// Merge now so the timings measure the queries on a test's rows as
-	// ClickHouse keeps them once merged (most of a long test's rows are),
-	// not background merges of the freshly loaded parts. A running test's
-	// latest rows sit in newer parts beside the base: liveSnapshot times
-	// that case at the end.
-	t0 := time.Now()
-	for _, table := range benchTables {
-		if err := wh.Conn().Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
-			return fmt.Errorf("optimize %s: %w", table, err)
-		}
-	}
-	fmt.Fprintf(out, "merged parts in %s\n", time.Since(t0).Round(time.Millisecond))
-
 	if err := o.report(ctx, out, wh, chDB); err != nil {
 		return err
 	}
@@ -181,32 +147,9 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 	if err := o.firstSnapshot(ctx, out, wh, snapshot); err != nil {
 		return err
 	}
-	medians := map[string]time.Duration{}
-	for _, c := range []struct {
-		name   string
-		target time.Duration
-		fn     func() error
-	}{
-		{"snapshot", 2 * time.Second, snapshot},
-		{"breakdown device×country", 3 * time.Second, breakdown},
-		{"bare GROUP BY event_type", 0, bare},
-	} {
-		times, err := timeRounds(o.rounds, c.fn)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
-		}
-		medians[c.name] = times[len(times)/2]
-		verdict := ""
-		if c.target > 0 {
-			verdict = fmt.Sprintf("  (target < %s: %s)", c.target, metOrMissed(times[len(times)/2] < c.target))
-		}
-		fmt.Fprintf(out, "%-26s min %8s  median %8s%s\n", c.name, times[0].Round(time.Millisecond),
-			times[len(times)/2].Round(time.Millisecond), verdict)
-	}
-	scan := medians["bare GROUP BY event_type"]
-	for _, name := range []string{"snapshot", "breakdown device×country"} {
-		ratio := float64(medians[name]) / float64(scan)
-		fmt.Fprintf(out, "%-26s %6.1f× the bare scan (medians; target ≤ 3×: %s)\n", name, ratio, metOrMissed(ratio <= 3))
+	scan, err := o.timeTargets(out, snapshot, breakdown, bare)
+	if err != nil {
+		return err
 	}
 	if err := o.reportMemory(ctx, out, wh, chDB, snapshotIn); err != nil {
 		return err
@@ -222,6 +165,84 @@ func (o *resultsBench) run(cmd *cobra.Command) error {
 		fmt.Fprintf(out, "kept database %s (reuse with --database %s)\n", chDB, chDB)
 	}
 	return nil
+}
+
+// prepare loads the bench test into chDB, or reuses what a kept run left
+// there, and merges its parts; it returns when the test started.
+func (o *resultsBench) prepare(ctx context.Context, out io.Writer, wh *warehouse.Warehouse, chDB string) (time.Time, error) {
+	start := time.Now().UTC().Add(-14 * 24 * time.Hour).Truncate(time.Hour)
+	var events uint64
+	if err := wh.Conn().QueryRow(ctx, "SELECT count() FROM events").Scan(&events); err != nil {
+		return time.Time{}, err
+	}
+	if events == 0 {
+		fmt.Fprintf(out, "loading %d visitors, %d events into %s …\n", o.visitors, o.visitors*o.eventsPer, chDB)
+		t0 := time.Now()
+		rows, err := o.load(ctx, wh, start)
+		if err != nil {
+			return time.Time{}, err
+		}
+		d := time.Since(t0)
+		fmt.Fprintf(out, "loaded %d rows in %s (%.0f rows/s)\n", rows, d.Round(time.Millisecond), float64(rows)/d.Seconds())
+	} else {
+		// The test started when its first visitor was assigned, not 14 days
+		// before this run: a window from a later start would leave visitors
+		// out (and the rollup would rightly decline it).
+		var first time.Time
+		if err := wh.Conn().QueryRow(ctx, "SELECT min(assigned_at) FROM assignments").Scan(&first); err != nil {
+			return time.Time{}, err
+		}
+		start = first.UTC().Truncate(time.Hour)
+		fmt.Fprintf(out, "reusing %s (%d events, test started %s)\n", chDB, events, start.Format(time.RFC3339))
+	}
+	// Merge now so the timings measure the queries on a test's rows as
+	// ClickHouse keeps them once merged (most of a long test's rows are),
+	// not background merges of the freshly loaded parts. A running test's
+	// latest rows sit in newer parts beside the base: liveSnapshot times
+	// that case at the end.
+	t0 := time.Now()
+	for _, table := range benchTables {
+		if err := wh.Conn().Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
+			return time.Time{}, fmt.Errorf("optimize %s: %w", table, err)
+		}
+	}
+	fmt.Fprintf(out, "merged parts in %s\n", time.Since(t0).Round(time.Millisecond))
+
+	return start, nil
+}
+
+// timeTargets times rounds of the snapshot, the breakdown and the bare
+// scan, prints each against its target and the ratios, and returns the
+// bare scan's median.
+func (o *resultsBench) timeTargets(out io.Writer, snapshot, breakdown, bare func() error) (time.Duration, error) {
+	medians := map[string]time.Duration{}
+	for _, c := range []struct {
+		name   string
+		target time.Duration
+		fn     func() error
+	}{
+		{"snapshot", 2 * time.Second, snapshot},
+		{"breakdown device×country", 3 * time.Second, breakdown},
+		{"bare GROUP BY event_type", 0, bare},
+	} {
+		times, err := timeRounds(o.rounds, c.fn)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", c.name, err)
+		}
+		medians[c.name] = times[len(times)/2]
+		verdict := ""
+		if c.target > 0 {
+			verdict = fmt.Sprintf("  (target < %s: %s)", c.target, metOrMissed(times[len(times)/2] < c.target))
+		}
+		fmt.Fprintf(out, "%-26s min %8s  median %8s%s\n", c.name, times[0].Round(time.Millisecond),
+			times[len(times)/2].Round(time.Millisecond), verdict)
+	}
+	scan := medians["bare GROUP BY event_type"]
+	for _, name := range []string{"snapshot", "breakdown device×country"} {
+		ratio := float64(medians[name]) / float64(scan)
+		fmt.Fprintf(out, "%-26s %6.1f× the bare scan (medians; target ≤ 3×: %s)\n", name, ratio, metOrMissed(ratio <= 3))
+	}
+	return scan, nil
 }
 
 var benchTables = []string{"assignments", "events", "sessions", "page_views", "orders",

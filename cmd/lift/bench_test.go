@@ -32,3 +32,26 @@ func TestBenchIngestRuns(t *testing.T) {
 		t.Errorf("a request failed or was lost:\n%s", out)
 	}
 }
+
+// TestBenchResultsRuns: `lift bench results` on a small test loads it,
+// times every target and prints each verdict, the memory and analytics
+// lines and the live-test line, then drops its database. As above, no
+// figure is asserted.
+func TestBenchResultsRuns(t *testing.T) {
+	t.Parallel()
+	s := roleServer(t, "api")
+	out, stderr, err := s.command(newBenchCmd(), "results", "--visitors", "1000", "--rounds", "1")
+	if err != nil {
+		t.Fatalf("lift bench results: %v\n%s\n%s", err, out, stderr)
+	}
+	for _, want := range []string{"loading 1000 visitors", "first snapshot", "snapshot                   min",
+		"breakdown device×country   min", "bare GROUP BY event_type   min", "× the bare scan (medians; target ≤ 3×: ",
+		"snapshot peak memory:", "session analytics: slowest cold", "snapshot (live)", "load after timing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output has no %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "kept database") {
+		t.Errorf("a run without --keep kept its database:\n%s", out)
+	}
+}
