@@ -201,17 +201,15 @@ const crawlerUA = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.co
 // reproducible visitor by visitor.
 func (o *loadgen) visit(n int, res *loadgenResult) {
 	rng := rand.New(rand.NewPCG(o.seed, uint64(n)))
-	visitor := fmt.Sprintf("lg-%s-%d", o.run_, n)
-	group := o.groupOf(visitor)
-	g := res.groups[group]
+	v := &lgVisit{o: o, res: res, rng: rng, n: n, visitor: fmt.Sprintf("lg-%s-%d", o.run_, n)}
+	v.group = o.groupOf(v.visitor)
+	g := res.groups[v.group]
 	g.visitors.Add(1)
-	bot := rng.Float64() < o.botShare
-	if bot {
+	v.bot = rng.Float64() < o.botShare
+	v.ua = browserUA
+	if v.bot {
 		g.bots.Add(1)
-	}
-	ua := browserUA
-	if bot {
-		ua = crawlerUA
+		v.ua = crawlerUA
 	}
 	device := devicesW[rng.IntN(len(devicesW))]
 	country := countriesW[rng.IntN(len(countriesW))]
@@ -224,27 +222,52 @@ func (o *loadgen) visit(n int, res *loadgenResult) {
 	var sess struct {
 		SessionID string `json:"sessionId"`
 	}
-	if !o.get(res, ua, "/api/get-session", &sess) || sess.SessionID == "" {
+	if !o.get(res, v.ua, "/api/get-session", &sess) || sess.SessionID == "" {
 		return
 	}
-	o.get(res, ua, "/api/public/get-country-code", nil)
-	o.post(res, ua, "/api/track/assignment?shop="+url.QueryEscape(o.shop), map[string]any{
-		"sessionId": sess.SessionID, "visitorId": visitor, "experimentId": o.experiment, "testGroup": group,
+	v.session = sess.SessionID
+	o.get(res, v.ua, "/api/public/get-country-code", nil)
+	o.post(res, v.ua, "/api/track/assignment?shop="+url.QueryEscape(o.shop), map[string]any{
+		"sessionId": v.session, "visitorId": v.visitor, "experimentId": o.experiment, "testGroup": v.group,
 		"createdAt": time.Now().UnixMilli(), "assignmentReason": "random_split", "country": country,
 		"device": device, "visitorType": visitorType, "utmSource": utm, "utmMedium": utmMedium(utm),
 	}, nil)
-
-	event := func(eventType, path string, payload map[string]any) {
-		o.post(res, ua, "/api/track/event?shop="+url.QueryEscape(o.shop), map[string]any{
-			"sessionId": sess.SessionID, "visitorId": visitor, "eventType": eventType, "source": "webpixel",
-			"createdAt": time.Now().UnixMilli(), "experimentIds": []string{o.experiment}, "pagePath": path,
-			"payload": payload,
-		}, nil)
+	item := v.browse(url.Values{"shop": {o.shop}, "sessionId": {v.session}, "experimentId": {o.experiment},
+		"visitorId": {v.visitor}, "device": {device}, "country": {country}, "visitorType": {visitorType}, "utmSource": {utm}})
+	// Crawlers browse and leave: a bot's order would be a purchase Lift
+	// rightly leaves out with its visitor (is_bot), and the table below
+	// would then count one order more than the results show.
+	if !v.bot {
+		v.buy(item)
 	}
+}
+
+// lgVisit is one simulated visitor's session.
+type lgVisit struct {
+	o                    *loadgen
+	res                  *loadgenResult
+	rng                  *rand.Rand
+	n, group             int
+	visitor, session, ua string
+	bot                  bool
+}
+
+// event sends one tracking event of the visit.
+func (v *lgVisit) event(eventType, path string, payload map[string]any) {
+	v.o.post(v.res, v.ua, "/api/track/event?shop="+url.QueryEscape(v.o.shop), map[string]any{
+		"sessionId": v.session, "visitorId": v.visitor, "eventType": eventType, "source": "webpixel",
+		"createdAt": time.Now().UnixMilli(), "experimentIds": []string{v.o.experiment}, "pagePath": path,
+		"payload": payload,
+	}, nil)
+}
+
+// browse views the session's pages, observing each as the tracker does
+// (q: the session's observe parameters), and returns the last item seen.
+func (v *lgVisit) browse(q url.Values) lgVariant {
+	o, rng := v.o, v.rng
 	landing := pages[rng.IntN(len(pages))]
-	views := pagesInSession(rng)
 	var item lgVariant
-	for i := range views {
+	for i := range pagesInSession(rng) {
 		if i > 0 {
 			o.pause(rng)
 		}
@@ -258,51 +281,51 @@ func (o *loadgen) visit(n int, res *loadgenResult) {
 		if isProduct {
 			path = "/products/item-" + product
 		}
-		q := url.Values{"shop": {o.shop}, "sessionId": {sess.SessionID}, "experimentId": {o.experiment},
-			"visitorId": {visitor}, "pagePath": {path}, "device": {device}, "country": {country},
-			"visitorType": {visitorType}, "utmSource": {utm}}
-		o.get(res, ua, "/api/observe/session?"+q.Encode(), nil)
-		event("page_viewed", path, map[string]any{"pageType": "page"})
+		q.Set("pagePath", path)
+		o.get(v.res, v.ua, "/api/observe/session?"+q.Encode(), nil)
+		v.event("page_viewed", path, map[string]any{"pageType": "page"})
 		if isProduct {
 			pq := url.Values{"shop": {o.shop}, "productId": {product}, "experimentId": {o.experiment},
-				"sessionId": {sess.SessionID}, "visitorId": {visitor}}
-			o.get(res, ua, "/api/observe?"+pq.Encode(), nil)
-			event("product_viewed", path, map[string]any{"pageType": "product",
+				"sessionId": {v.session}, "visitorId": {v.visitor}}
+			o.get(v.res, v.ua, "/api/observe?"+pq.Encode(), nil)
+			v.event("product_viewed", path, map[string]any{"pageType": "product",
 				"productIds": []string{product}, "variantIds": []string{item.variant}})
 		}
 	}
-	// Crawlers browse and leave: a bot's order would be a purchase Lift
-	// rightly leaves out with its visitor (is_bot), and the table below
-	// would then count one order more than the results show.
-	if bot {
-		return
-	}
+	return item
+}
+
+// buy adds item to the cart and, with the group's odds, checks out: the
+// order arrives as a signed webhook (or, without a webhook secret, as the
+// legacy order call), and is counted in the table.
+func (v *lgVisit) buy(item lgVariant) {
+	o, rng, g := v.o, v.rng, v.res.groups[v.group]
 	// Purchase needs an add-to-cart: P(atc) = addToCart, P(buy | atc) =
 	// conversion / addToCart, so P(buy) is the configured conversion.
-	pATC := max(o.addToCart[group], o.conversion[group])
+	pATC := max(o.addToCart[v.group], o.conversion[v.group])
 	if rng.Float64() >= pATC {
 		return
 	}
 	g.addToCarts.Add(1)
 	qty := 1 + rng.IntN(2)
-	event("product_added_to_cart", "/products/item-"+item.product, map[string]any{
+	v.event("product_added_to_cart", "/products/item-"+item.product, map[string]any{
 		"productIds": []string{item.product}, "variantIds": []string{item.variant}, "quantity": qty})
-	if rng.Float64() >= o.conversion[group]/pATC {
+	if rng.Float64() >= o.conversion[v.group]/pATC {
 		return
 	}
 	o.pause(rng) // from the cart to the checkout
-	token := fmt.Sprintf("ck-%s-%d", o.run_, n)
-	orderID := strconv.Itoa(5_000_000 + n)
-	event("checkout_started", "/checkouts/"+token, map[string]any{"checkoutToken": token,
+	token := fmt.Sprintf("ck-%s-%d", o.run_, v.n)
+	orderID := strconv.Itoa(5_000_000 + v.n)
+	v.event("checkout_started", "/checkouts/"+token, map[string]any{"checkoutToken": token,
 		"productIds": []string{item.product}, "variantIds": []string{item.variant}})
 	o.pause(rng) // filling in the checkout
-	event("checkout_completed", "/checkouts/"+token+"/thank_you", map[string]any{"checkoutToken": token, "orderId": orderID})
+	v.event("checkout_completed", "/checkouts/"+token+"/thank_you", map[string]any{"checkoutToken": token, "orderId": orderID})
 	// Order value: log-normal with the group's mean and a 50% spread.
 	sigma := 0.5
-	target := o.aov[group] * math.Exp(sigma*rng.NormFloat64()-sigma*sigma/2)
+	target := o.aov[v.group] * math.Exp(sigma*rng.NormFloat64()-sigma*sigma/2)
 	if o.webhookSecret != "" {
 		lines := basket(rng, o.catalog, item, target)
-		if o.sendOrderWebhook(res, n, orderID, visitor, sess.SessionID, group, lines) {
+		if o.sendOrderWebhook(v.res, v.n, orderID, v.visitor, v.session, v.group, lines) {
 			g.orders.Add(1)
 			g.revenueCents.Add(total(lines, false))
 			g.costCents.Add(total(lines, true))
@@ -312,8 +335,8 @@ func (o *loadgen) visit(n int, res *loadgenResult) {
 	revenue := math.Round(target*100) / 100
 	g.orders.Add(1)
 	g.revenueCents.Add(int64(math.Round(revenue * 100)))
-	o.post(res, ua, "/api/analytics/order", map[string]any{"shop": o.shop, "experimentId": o.experiment,
-		"orderId": orderID, "testGroup": group, "revenue": revenue, "visitorId": visitor}, nil)
+	o.post(v.res, v.ua, "/api/analytics/order", map[string]any{"shop": o.shop, "experimentId": o.experiment,
+		"orderId": orderID, "testGroup": v.group, "revenue": revenue, "visitorId": v.visitor}, nil)
 }
 
 func utmMedium(source string) string {
