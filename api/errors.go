@@ -52,18 +52,19 @@ var kinds = map[experiment.Kind]struct {
 	status int
 	typ    string
 }{
-	experiment.KindInvalidRequest:  {http.StatusBadRequest, "invalid_request_error"},
-	experiment.KindTooLarge:        {http.StatusRequestEntityTooLarge, "invalid_request_error"},
-	experiment.KindUnauthenticated: {http.StatusUnauthorized, "authentication_error"},
-	experiment.KindForbidden:       {http.StatusForbidden, "permission_error"},
-	experiment.KindNotFound:        {http.StatusNotFound, "not_found_error"},
-	experiment.KindConflict:        {http.StatusConflict, "conflict_error"},
-	experiment.KindValidation:      {http.StatusUnprocessableEntity, "validation_error"},
-	experiment.KindRateLimited:     {http.StatusTooManyRequests, "rate_limit_error"},
-	experiment.KindNotImplemented:  {http.StatusNotImplemented, "api_error"},
-	experiment.KindUnavailable:     {http.StatusServiceUnavailable, "api_error"},
-	experiment.KindTimeout:         {http.StatusGatewayTimeout, "api_error"},
-	experiment.KindInternal:        {http.StatusInternalServerError, "api_error"},
+	experiment.KindInvalidRequest:   {http.StatusBadRequest, "invalid_request_error"},
+	experiment.KindTooLarge:         {http.StatusRequestEntityTooLarge, "invalid_request_error"},
+	experiment.KindUnauthenticated:  {http.StatusUnauthorized, "authentication_error"},
+	experiment.KindForbidden:        {http.StatusForbidden, "permission_error"},
+	experiment.KindNotFound:         {http.StatusNotFound, "not_found_error"},
+	experiment.KindConflict:         {http.StatusConflict, "conflict_error"},
+	experiment.KindValidation:       {http.StatusUnprocessableEntity, "validation_error"},
+	experiment.KindRateLimited:      {http.StatusTooManyRequests, "rate_limit_error"},
+	experiment.KindNotImplemented:   {http.StatusNotImplemented, "api_error"},
+	experiment.KindUnavailable:      {http.StatusServiceUnavailable, "api_error"},
+	experiment.KindTimeout:          {http.StatusGatewayTimeout, "api_error"},
+	experiment.KindInternal:         {http.StatusInternalServerError, "api_error"},
+	experiment.KindMethodNotAllowed: {http.StatusMethodNotAllowed, "invalid_request_error"},
 }
 
 // StatusOf is the HTTP status an error is answered with.
@@ -87,7 +88,7 @@ var quiet = map[string]bool{"not_implemented": true, "ingest_backlog_full": true
 // more, so a storefront client may retry.
 func sessionStatus(k experiment.Kind) int {
 	switch k {
-	case experiment.KindInvalidRequest, experiment.KindValidation, experiment.KindTooLarge:
+	case experiment.KindInvalidRequest, experiment.KindValidation, experiment.KindTooLarge, experiment.KindMethodNotAllowed:
 		return http.StatusBadRequest
 	case experiment.KindUnauthenticated:
 		return http.StatusUnauthorized

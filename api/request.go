@@ -66,6 +66,10 @@ func LimitBody(max int64) gin.HandlerFunc {
 	}
 }
 
+// TooLarge is the 413 for a body a handler found over the route's limit
+// while reading it.
+func TooLarge(c *gin.Context) *experiment.Error { return tooLarge(c.GetInt64(maxBodyKey)) }
+
 func tooLarge(max int64) *experiment.Error {
 	return experiment.Errorf(experiment.KindTooLarge, "request_too_large", "The request body is over the %d MB limit.", max>>20)
 }

@@ -12,18 +12,19 @@ import (
 type Kind int
 
 const (
-	KindInternal        Kind = iota // a fault of ours; details are never shown
-	KindInvalidRequest              // the request itself is unusable (400)
-	KindTooLarge                    // the body is over the limit (413)
-	KindUnauthenticated             // no usable credential (401)
-	KindForbidden                   // credential fine, action not allowed (403)
-	KindNotFound                    // nothing of that id for this shop (404)
-	KindConflict                    // the current state forbids it (409)
-	KindValidation                  // the content is refused, with findings (422)
-	KindRateLimited                 // over budget (429)
-	KindNotImplemented              // a thing this API does not do (501)
-	KindUnavailable                 // a dependency is down; nothing changed (503)
-	KindTimeout                     // too slow, rolled back; nothing changed (504)
+	KindInternal         Kind = iota // a fault of ours; details are never shown
+	KindInvalidRequest               // the request itself is unusable (400)
+	KindTooLarge                     // the body is over the limit (413)
+	KindUnauthenticated              // no usable credential (401)
+	KindForbidden                    // credential fine, action not allowed (403)
+	KindNotFound                     // nothing of that id for this shop (404)
+	KindConflict                     // the current state forbids it (409)
+	KindValidation                   // the content is refused, with findings (422)
+	KindRateLimited                  // over budget (429)
+	KindNotImplemented               // a thing this API does not do (501)
+	KindUnavailable                  // a dependency is down; nothing changed (503)
+	KindTimeout                      // too slow, rolled back; nothing changed (504)
+	KindMethodNotAllowed             // the resource has no such operation (405)
 )
 
 // Error is the one error type of Lift. Every layer returns it (or wraps it)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/liftab/lift/api"
 	v1 "github.com/liftab/lift/api/v1"
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/mcpserver"
 )
 
@@ -62,13 +65,78 @@ func mountMCP(r *gin.Engine, v *v1.API) {
 	server := mcpserver.New(client, version())
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: v.MaxBodyBytes})
-	// The methods streamable HTTP defines (POST messages, GET the stream,
-	// DELETE a session); any other falls through to the 404 every unknown
-	// route answers, as the API document says.
 	chain := []gin.HandlerFunc{api.UseSurface(api.SurfaceV1), api.LimitBody(v.MaxBodyBytes), api.LimitUnauthenticated(v.Limiter),
-		api.Authenticate(v.Tokens), gin.WrapH(h)}
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		r.Handle(m, "/mcp", chain...)
+		api.Authenticate(v.Tokens)}
+	r.POST("/mcp", append(chain, envelopeErrors(h))...)
+	// Streamable HTTP also defines GET (a server-sent stream) and DELETE
+	// (end a session). A stateless server has neither, and the transport
+	// says to answer GET 405 then; any other method falls through to the
+	// 404 every unknown route answers, as the API document says.
+	noStream := api.Handle(func(c *gin.Context) error {
+		c.Header("Allow", http.MethodPost)
+		return experiment.Errorf(experiment.KindMethodNotAllowed, "method_not_allowed",
+			"/mcp is stateless: POST each JSON-RPC message; there is no stream to GET and no session to DELETE.")
+	})
+	r.GET("/mcp", append(chain, noStream)...)
+	r.DELETE("/mcp", append(chain, noStream)...)
+}
+
+// envelopeErrors serves h, the MCP SDK's handler, but answers the plain-text
+// errors its transport writes (a body that is not a JSON-RPC message, the
+// wrong Content-Type, a body over the limit) in v1's envelope, as every
+// other refusal of /mcp is answered (fuzz audit Z7). JSON-RPC answers,
+// errors included, pass through.
+func envelopeErrors(h http.Handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		w := &plainErrorCatcher{ResponseWriter: c.Writer}
+		h.ServeHTTP(w, c.Request)
+		if w.status == 0 {
+			return
+		}
+		c.Writer.Header().Del("Content-Type") // the SDK's text/plain, or the envelope would keep it
+		msg := strings.TrimSpace(w.body.String())
+		switch w.status {
+		case http.StatusRequestEntityTooLarge:
+			api.WriteError(c, api.TooLarge(c))
+		case http.StatusBadRequest:
+			if strings.HasPrefix(msg, "malformed payload") {
+				api.WriteError(c, api.Invalid("malformed_json", "", "The body is not a JSON-RPC message: %s.", msg))
+				return
+			}
+			fallthrough
+		default: // a method the server has not, a Content-Type that is not JSON, …
+			api.WriteError(c, api.Invalid("invalid_request", "", "%s.", strings.TrimSuffix(msg, ".")))
+		}
+	}
+}
+
+// plainErrorCatcher passes a response through unless it is an error the
+// transport wrote as text/plain (http.Error); that one it keeps for
+// envelopeErrors.
+type plainErrorCatcher struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *plainErrorCatcher) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *plainErrorCatcher) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		return w.body.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *plainErrorCatcher) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
+		f.Flush()
 	}
 }
 

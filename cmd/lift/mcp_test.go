@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -193,4 +194,58 @@ func TestMCPServerLayout(t *testing.T) {
 	for _, edge := range r.violations(listPackages(t)) {
 		t.Errorf("forbidden edge %s", edge)
 	}
+}
+
+// TestMCPTransportErrors: what the MCP transport refuses before any tool
+// runs is answered in v1's envelope, as JSON, like every other refusal of
+// /mcp (the SDK wrote them as text/plain: fuzz audit Z7); GET and DELETE,
+// which a stateless server does not offer, answer 405 as the transport
+// specifies, and a JSON-RPC error stays a JSON-RPC answer.
+func TestMCPTransportErrors(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	_, read, _ := s.shop(true)
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, c := range []struct {
+		name, method, contentType, body string
+		status                          int
+		code                            string
+	}{
+		{"not JSON", "POST", "application/json", "{", 400, "malformed_json"},
+		{"not a JSON-RPC message", "POST", "application/json", `[1,2]`, 400, "malformed_json"},
+		{"form content type", "POST", "text/plain", list, 400, "invalid_request"},
+		{"no such JSON-RPC method", "POST", "application/json", `{"jsonrpc":"2.0","id":7,"method":"no/such"}`, 400, "invalid_request"},
+		{"GET has no stream", "GET", "", "", 405, "method_not_allowed"},
+		{"DELETE has no session", "DELETE", "", "", 405, "method_not_allowed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.do(c.method, "/mcp", read, c.body, "Content-Type", c.contentType, "Accept", "application/json, text/event-stream")
+			wantError(t, r, c.status, "invalid_request_error", c.code, nil)
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q, want JSON", ct)
+			}
+			if c.status == 405 && r.header.Get("Allow") != "POST" {
+				t.Errorf("Allow %q, want POST", r.header.Get("Allow"))
+			}
+		})
+	}
+	t.Run("body over the limit without a length", func(t *testing.T) {
+		big := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"`),
+			strings.NewReader(strings.Repeat("x", 11<<20)), strings.NewReader(`"}}`))
+		req, err := http.NewRequest("POST", s.url+"/mcp", big) // unknown length: sent chunked
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+read)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		wantError(t, s.roundTrip(req), 413, "invalid_request_error", "request_too_large", nil)
+	})
+	t.Run("unknown tool stays JSON-RPC", func(t *testing.T) {
+		r := s.do("POST", "/mcp", read, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+			"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+		if e, _ := r.body["error"].(map[string]any); r.status != 200 || r.body["id"] != float64(7) || e["code"] == nil {
+			t.Errorf("got %d %s, want 200 with a JSON-RPC error for id 7", r.status, r.raw)
+		}
+	})
 }
