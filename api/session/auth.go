@@ -34,6 +34,7 @@ func (a *API) authenticate() gin.HandlerFunc {
 			return
 		}
 		c.Set(shopKey, shop)
+		api.NoteShop(c, shop) // the access log's shop, as on v1
 		ctx := experiment.WithActor(c.Request.Context(), experiment.Actor{
 			Name: "session", RequestID: api.RequestID(c), Method: c.Request.Method, Path: c.Request.URL.Path,
 		})

@@ -85,8 +85,8 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// TestAccessLog: a v1 request with a bearer token logs one line with its
-// route, status, request id and shop, and never the token or the query
+// TestAccessLog: a v1 request with a bearer token, and a session request,
+// log one line with its route, status, request id and shop, and never the token or the query
 // string; an accepted tracking call logs at debug level only (an ingest node
 // takes tens of thousands a second), a refused one at info with its shop.
 func TestAccessLog(t *testing.T) {
@@ -99,6 +99,7 @@ func TestAccessLog(t *testing.T) {
 	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
 	cfg.ClickHouse.Addr, cfg.ClickHouse.Database = lifttest.ClickHouse(t)
 	cfg.DataDir = t.TempDir()
+	cfg.Platform.APIKey, cfg.Platform.APISecret = "key", "secret" // what sessionToken signs with
 	app, err := openApp(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +136,13 @@ func TestAccessLog(t *testing.T) {
 		if !strings.Contains(v1Line, want) {
 			t.Errorf("access-log line lacks %s: %s", want, v1Line)
 		}
+	}
+	// The admin panel's session requests name their shop too (docs audit D11).
+	if res := s.do("GET", "/api/experiments", sessionToken(t, shop.Domain), ""); res.status != 200 {
+		t.Fatalf("GET /api/experiments = %d %s", res.status, res.raw)
+	}
+	if l := line("/api/experiments"); !strings.Contains(l, `"shop":"`+shop.Domain+`"`) {
+		t.Errorf("session access-log line lacks its shop: %s", l)
 	}
 	// Every call lift.js makes on a page, and the script itself, come as
 	// often as page views: accepted, they log at debug.
