@@ -3,7 +3,9 @@ package results_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -132,6 +134,37 @@ func TestQueryBreakdownSRMPerSegment(t *testing.T) {
 			}
 			if doc.Analysis.RelativeMethod != "fieller" || doc.Analysis.Winsorization != nil {
 				t.Errorf("analysis of a test without orders = %+v", doc.Analysis)
+			}
+		})
+	}
+}
+
+// TestQueryBreakdownRowPerGroup: every cell has a row for every group, a
+// group without units there included, with zeros: a client indexing a
+// cell's rows by group finds each (docs audit D16).
+func TestQueryBreakdownRowPerGroup(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			b := be.setup(t)
+			b.clock.Set(start.Add(time.Hour))
+			tt := b.test(t, experiment.StatusActive)
+			var units []plantedUnit
+			for i, u := range []struct {
+				device string
+				group  int
+			}{{"desktop", 0}, {"desktop", 1}, {"tablet", 1}} {
+				units = append(units, plantedUnit{group: u.group, device: u.device, at: start.Add(time.Duration(i) * time.Second)})
+			}
+			b.plant(t, tt, units)
+			doc := b.query(t, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
+			var got []string
+			for _, r := range doc.Breakdown.Rows {
+				got = append(got, fmt.Sprintf("%v/%v/%v", r["dimension_value"], r["test_group_index"], r["sample_size"]))
+			}
+			if want := []string{"desktop/0/1", "desktop/1/1", "tablet/0/0", "tablet/1/1"}; !slices.Equal(got, want) {
+				t.Errorf("rows (cell/group/units) = %v, want %v", got, want)
 			}
 		})
 	}

@@ -237,18 +237,21 @@ func queryDoc(spec QuerySpec, rows []GroupRow, custom []CustomEventRow, t *exper
 		doc.Analysis = set.analysis(currency, nil, cells)
 		doc.Breakdown = &QueryBreakdown{Dimensions: spec.Breakdown, Rows: []map[string]any{}}
 		srm := cellSRM(t, rows)
-		for _, row := range rows {
-			if row.TestGroup < 0 || row.TestGroup >= groups {
-				continue
+		// One row per cell and group, a group without units in a cell
+		// included (zeros), so a client indexing a cell's rows by group
+		// never mistakes a missing row for a missing group.
+		keys, byCell := byKey(rows)
+		for _, k := range keys {
+			for i, s := range sumsByGroup(byCell[k], groups) {
+				total[i].Add(s)
+				m, err := pick(groupMetrics(i, s, currency), spec.MetricSet)
+				if err != nil {
+					return doc, err
+				}
+				m["dimension_value"] = k
+				m["srm_status"] = srm[k]
+				doc.Breakdown.Rows = append(doc.Breakdown.Rows, m)
 			}
-			total[row.TestGroup].Add(row.Sums)
-			m, err := pick(groupMetrics(row.TestGroup, row.Sums, currency), spec.MetricSet)
-			if err != nil {
-				return doc, err
-			}
-			m["dimension_value"] = row.Key
-			m["srm_status"] = srm[row.Key]
-			doc.Breakdown.Rows = append(doc.Breakdown.Rows, m)
 		}
 	}
 	doc.CustomEvents = customEvents(custom, total)
