@@ -157,7 +157,7 @@ var keys = []key{
 	{"ratelimit.unauthenticated", 60, "v1 requests per client address per window that authentication refuses (401, 403 api_access_disabled); above it the address gets 429 until the window resets"},
 	{"platform.url", "", "base URL of the commerce platform's admin API; empty runs the built-in fake platform (dev and demos)"},
 	{"platform.token", "", "access token for the platform's admin API"},
-	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401"},
+	{"platform.webhook_secret", "", "secret of the platform's webhook signatures (base64 HMAC-SHA256 of the body in X-Platform-Hmac-Sha256); empty refuses every delivery to /api/webhooks with 401; lift dev with its fake platform generates one once into <data_dir>/webhook-secret"},
 	{"platform.api_key", "", "the app's API key (OAuth client id) on the platform: /api/auth names it, and it is the audience (aud) every admin-panel session token must name"},
 	{"platform.api_secret", "", "the app's API secret (OAuth client secret): the install's code exchange, the hex HMAC-SHA256 of the platform's redirects to /api/auth/callback, and the HS256 signature of admin-panel session tokens; empty refuses every callback and session request"},
 	{"admin.api_key", "", "key of the internal admin tools (/api/get-order, /api/enable-script), sent as x-api-key; empty turns them off (404)"},

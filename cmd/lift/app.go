@@ -145,7 +145,7 @@ func (a *App) experiments() *experiment.Service {
 // for this process, which is enough for the commands that mint no lasting
 // link (migrate, tokens, tools); serve and worker refuse to start without a
 // configured one (requireSigningSecret), and lift dev keeps one in its data
-// directory (devSigningSecret).
+// directory (devSecret).
 func signingSecret(configured string) ([]byte, error) {
 	if configured != "" {
 		return []byte(configured), nil
@@ -166,17 +166,19 @@ func (a *App) requireSigningSecret() error {
 	return nil
 }
 
-// devSigningSecret is lift dev's secret: generated once and kept in
-// dataDir, so links survive restarts of the dev server.
-func devSigningSecret(dataDir string) (string, error) {
-	path := filepath.Join(dataDir, "signing-secret")
+// devSecret is one of lift dev's secrets (name: signing-secret,
+// webhook-secret): generated once and kept in dataDir, so links survive
+// restarts of the dev server and a developer can sign what the fake
+// platform signs.
+func devSecret(dataDir, name string) (string, error) {
+	path := filepath.Join(dataDir, name)
 	if b, err := os.ReadFile(path); err == nil {
 		if secret := string(bytes.TrimSpace(b)); secret != "" {
 			return secret, nil
 		}
-		return "", fmt.Errorf("signing secret: %s is empty; delete it to generate a new one", path)
+		return "", fmt.Errorf("%s: %s is empty; delete it to generate a new one", name, path)
 	} else if !os.IsNotExist(err) {
-		return "", fmt.Errorf("signing secret: %w", err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
@@ -184,14 +186,14 @@ func devSigningSecret(dataDir string) (string, error) {
 	}
 	secret := hex.EncodeToString(b)
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return "", fmt.Errorf("signing secret: %w", err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	// Written aside and linked into place: the file is never seen half
 	// written, and when two dev processes start at once the second keeps
 	// the first's secret (the link fails) instead of replacing it.
-	tmp, err := os.CreateTemp(dataDir, "signing-secret.*.tmp")
+	tmp, err := os.CreateTemp(dataDir, name+".*.tmp")
 	if err != nil {
-		return "", fmt.Errorf("signing secret: %w", err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.WriteString(secret + "\n")
@@ -202,10 +204,10 @@ func devSigningSecret(dataDir string) (string, error) {
 		err = os.Link(tmp.Name(), path)
 	}
 	if os.IsExist(err) {
-		return devSigningSecret(dataDir)
+		return devSecret(dataDir, name)
 	}
 	if err != nil {
-		return "", fmt.Errorf("signing secret: %w", err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return secret, nil
 }

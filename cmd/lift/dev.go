@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,18 +57,17 @@ func runDev(cmd *cobra.Command, _ []string) error {
 		cfg.Log.Format = "text" // a person reads dev's logs; servers log JSON for machines
 	}
 	if cfg.SigningSecret == "" {
-		if cfg.SigningSecret, err = devSigningSecret(cfg.DataDir); err != nil {
+		if cfg.SigningSecret, err = devSecret(cfg.DataDir, "signing-secret"); err != nil {
 			return err
 		}
 	}
 	if cfg.Platform.WebhookSecret == "" && cfg.Platform.URL == "" {
 		// The demo's orders arrive as webhooks of the built-in fake
-		// platform, signed with a secret of this process.
-		secret, err := signingSecret("")
-		if err != nil {
+		// platform, signed with this secret; kept in the data directory so
+		// a developer can sign deliveries of their own.
+		if cfg.Platform.WebhookSecret, err = devSecret(cfg.DataDir, "webhook-secret"); err != nil {
 			return err
 		}
-		cfg.Platform.WebhookSecret = hex.EncodeToString(secret)
 	}
 	app, err := openApp(ctx, cfg)
 	if err != nil {

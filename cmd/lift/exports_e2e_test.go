@@ -95,11 +95,11 @@ func TestSigningSecret(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "data")
-	first, err := devSigningSecret(dir)
+	first, err := devSecret(dir, "signing-secret")
 	if err != nil || len(first) < 32 {
-		t.Fatalf("devSigningSecret = %q, %v", first, err)
+		t.Fatalf("devSecret = %q, %v", first, err)
 	}
-	again, err := devSigningSecret(dir)
+	again, err := devSecret(dir, "signing-secret")
 	if err != nil || again != first {
 		t.Fatalf("a restart got %q, want the kept %q (%v)", again, first, err)
 	}
@@ -107,7 +107,7 @@ func TestSigningSecret(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("signing-secret file: %v %v, want mode 0600", st, err)
 	}
-	if other, _ := devSigningSecret(t.TempDir()); other == first {
+	if other, _ := devSecret(t.TempDir(), "signing-secret"); other == first {
 		t.Fatal("two data directories share a generated secret")
 	}
 }
