@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -85,6 +86,14 @@ func newShopsCmd() *cobra.Command {
 		Short: "Install a shop through the install lifecycle minus OAuth (webhooks subscribed, catalog synced with the configured platform token)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A zone Go cannot load would have the shop's dates read as
+			// UTC without a word.
+			if _, err := time.LoadLocation(tz); err != nil || tz == "" || strings.EqualFold(tz, "local") {
+				return fmt.Errorf("--timezone %q is not an IANA time zone (e.g. Europe/Berlin)", tz)
+			}
+			if currency = strings.ToUpper(currency); len(currency) != 3 || strings.Trim(currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+				return fmt.Errorf("--currency %q is not an ISO 4217 code (e.g. EUR)", currency)
+			}
 			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				// The install's own path, minus OAuth: the configured app
 				// token stands in for the one a merchant's approval grants.

@@ -272,3 +272,26 @@ func TestUnauthenticatedBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestShopsCreateRefusesBadZoneOrCurrency: `lift shops create` refuses a
+// time zone Go cannot load (the shop's dates would be read as UTC without a
+// word) and a currency that is not three letters, and installs nothing.
+func TestShopsCreateRefusesBadZoneOrCurrency(t *testing.T) {
+	t.Parallel()
+	s := roleServer(t, "all")
+	for _, c := range []struct{ flag, value, want string }{
+		{"--timezone", "Mars/Base", `--timezone "Mars/Base" is not an IANA time zone`},
+		{"--timezone", "Local", `--timezone "Local" is not an IANA time zone`},
+		{"--currency", "EURO", `--currency "EURO" is not an ISO 4217 code`},
+		{"--currency", "U$D", `--currency "U$D" is not an ISO 4217 code`},
+	} {
+		domain := lifttest.Name("cli-") + ".myshopify.com"
+		_, _, err := s.command(newShopsCmd(), "create", domain, c.flag, c.value, "--data-dir", t.TempDir())
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("shops create %s %s = %v, want %q", c.flag, c.value, err, c.want)
+		}
+		if n := s.countWhere("SELECT count(*) FROM shops WHERE domain = $1", domain); n != 0 {
+			t.Errorf("%s %s installed the shop anyway", c.flag, c.value)
+		}
+	}
+}
