@@ -72,7 +72,8 @@ func guardrails(t *experiment.Test, sums []Sums, cmp comparison, sequential bool
 }
 
 // evaluate sets r from the comparisons of its metric and returns the
-// breach's reason, or "".
+// breach's reason, or "". It stays insufficient_data only when no variant
+// can be compared.
 func (r *GuardrailResult) evaluate(t *experiment.Test, cmp comparison, lowerBetter bool) string {
 	a := cmp.analyses[r.Metric]
 	if a == nil {
@@ -80,8 +81,11 @@ func (r *GuardrailResult) evaluate(t *experiment.Test, cmp comparison, lowerBett
 	}
 	worst := -1.0
 	for _, c := range a.Comparisons {
+		// A variant that cannot be compared (no orders for an order
+		// value) says nothing; the others are still watched, or a variant
+		// that broke checkout would hide the harm of every other.
 		if !c.Computable || c.Frequentist == nil || c.Lift == nil {
-			return ""
+			continue
 		}
 		ci := c.Frequentist.ConfidenceInterval
 		// harm is how far the interval's most favourable end lies past the

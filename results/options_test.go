@@ -195,3 +195,60 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestGuardrailWatchesEveryVariant: a variant that cannot be compared (its
+// checkout broke: no orders, so no order value) does not hide another
+// variant's harm: the cheap variant's order value, 80% below the control's,
+// breaches the guardrail and pauses the test (stats audit S1).
+func TestGuardrailWatchesEveryVariant(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			b := be.setup(t)
+			p := &pauser{}
+			cfg := b.cfg
+			cfg.Pauser = p
+			svc := results.New(cfg)
+			b.clock.Set(start.Add(3 * time.Hour))
+			s := start
+			tt := &experiment.Test{ShopID: b.shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "t",
+				TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
+				Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 34}, {Index: 1, Name: "Broken", Split: 33},
+					{Index: 2, Name: "Cheap", Split: 33}},
+				CreatedAt: start.Add(-time.Hour), UpdatedAt: start, StartedAt: &s,
+				Analysis:   experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone},
+				Guardrails: []experiment.Guardrail{{Metric: "average_order_value", MaxHarm: 0.05}}}
+			b.create(t, tt)
+			var units []plantedUnit
+			for g, value := range []float64{50, 0, 10} {
+				for i := 0; i < 150; i++ {
+					u := plantedUnit{group: g, device: "desktop", at: start.Add(time.Duration(i) * time.Second)}
+					if value > 0 && i%5 < 2 {
+						u.orders, u.revenue = 1, value+float64(i%7)
+					}
+					units = append(units, u)
+				}
+			}
+			b.plant(t, tt, units)
+			if err := svc.TakeSnapshot(context.Background(), b.shop.ID, tt.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			latest, err := svc.LatestSnapshot(context.Background(), b.shop, tt.ID)
+			if err != nil || latest.Snapshot == nil {
+				t.Fatalf("latest = %+v, %v", latest, err)
+			}
+			var doc results.SnapshotDoc
+			if err := json.Unmarshal(latest.Snapshot.Body, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Guardrails) != 1 || doc.Guardrails[0].Status != results.GuardrailBreached ||
+				doc.Guardrails[0].TestGroupIndex == nil || *doc.Guardrails[0].TestGroupIndex != 2 {
+				t.Fatalf("guardrails %s, want group 2 breached", mustJSON(doc.Guardrails))
+			}
+			if len(p.reasons) != 1 || !strings.HasPrefix(p.reasons[0], "Guardrail average_order_value breached: test group 2 (Cheap)") {
+				t.Fatalf("pauses %q, want one for group 2", p.reasons)
+			}
+		})
+	}
+}
