@@ -72,7 +72,7 @@ func (s settings) capOf(m metric) float64 {
 // request is the stats request of metric m over sums, with the options the
 // settings apply to it.
 func (s settings) request(m metric, sums []Sums) stats.AnalysisRequest {
-	req := stats.AnalysisRequest{MetricKind: m.kind, LowerIsBetter: m.lowerIsBetter, Options: s.statsOptions()}
+	req := stats.AnalysisRequest{MetricKind: m.kind, LowerIsBetter: m.lowerIsBetter, NonNegative: m.nonNegative, Options: s.statsOptions()}
 	limit := s.capOf(m)
 	if limit > 0 {
 		req.Options.Winsorization = &stats.Winsorization{Percentile: s.caps.Percentile, Cap: limit}

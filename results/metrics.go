@@ -77,6 +77,7 @@ type metric struct {
 	kind          stats.MetricKind
 	money         bool
 	lowerIsBetter bool
+	nonNegative   bool // its values cannot be negative: its lift stays above −100 %
 	stats         func(s Sums) stats.GroupStats
 	// capped are the winsorized sums of a money metric.
 	capped func(s Sums) *stats.CappedSums
@@ -89,12 +90,12 @@ func proportion(count func(s Sums) int64) func(s Sums) stats.GroupStats {
 // compared are the nine metrics of vs_control, in the contract's order.
 var compared = []metric{
 	{name: "conversion_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.Converted })},
-	{name: "revenue_per_visitor", kind: stats.KindMean, money: true, stats: func(s Sums) stats.GroupStats {
+	{name: "revenue_per_visitor", kind: stats.KindMean, money: true, nonNegative: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq}
 	}, capped: func(s Sums) *stats.CappedSums {
 		return &stats.CappedSums{Sum: s.RevenueCapped, SumSquares: s.RevenueCappedSq}
 	}},
-	{name: "average_order_value", kind: stats.KindRatio, money: true, stats: func(s Sums) stats.GroupStats {
+	{name: "average_order_value", kind: stats.KindRatio, money: true, nonNegative: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Revenue, SumSquares: s.RevenueSq, DenominatorSum: s.Orders,
 			DenominatorSumSquares: s.OrdersSq, CrossSum: s.RevenueOrders}
 	}, capped: func(s Sums) *stats.CappedSums {
@@ -109,7 +110,7 @@ var compared = []metric{
 	{name: "reached_checkout_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.ReachedCheckout })},
 	{name: "click_through_rate", kind: stats.KindProportion, stats: proportion(func(s Sums) int64 { return s.ClickedThrough })},
 	{name: "bounce_rate", kind: stats.KindProportion, lowerIsBetter: true, stats: proportion(func(s Sums) int64 { return s.Bounced })},
-	{name: "avg_staying_time", kind: stats.KindMean, stats: func(s Sums) stats.GroupStats {
+	{name: "avg_staying_time", kind: stats.KindMean, nonNegative: true, stats: func(s Sums) stats.GroupStats {
 		return stats.GroupStats{N: s.N, Sum: s.Staying, SumSquares: s.StayingSq}
 	}},
 }

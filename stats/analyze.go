@@ -120,6 +120,7 @@ func compareAll(req AnalysisRequest, summaries []summary, problems []*notComputa
 		sequential:    req.Options.Sequential,
 		prior:         req.Options.Prior,
 		kind:          req.MetricKind,
+		nonNegative:   req.NonNegative,
 		method:        req.Options.RelativeMethod,
 	}
 	ctl := req.ControlIndex

@@ -79,6 +79,7 @@ type settings struct {
 	sequential    *Sequential
 	prior         *Prior
 	kind          MetricKind
+	nonNegative   bool // the metric's values cannot be negative (AnalysisRequest.NonNegative)
 	method        RelativeMethod
 }
 

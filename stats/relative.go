@@ -29,8 +29,8 @@ func compareFieller(ctl, trt summary, set settings) (Comparison, *notComputable)
 	if nc := fiellerDegenerate(ctl, trt); nc != nil {
 		return Comparison{}, nc
 	}
-	vA := safeVariance(ctl, set.kind) / ctl.n
-	vB := safeVariance(trt, set.kind) / trt.n
+	vA := safeVariance(ctl, trt, set.kind) / ctl.n
+	vB := safeVariance(trt, ctl, set.kind) / trt.n
 	abs := effect{trt.mean - ctl.mean, vA + vB}
 	lift := trt.mean/ctl.mean - 1
 	f, crit := differenceTest(abs, ctl, trt, vA, vB, set)
@@ -46,11 +46,14 @@ func compareFieller(ctl, trt summary, set settings) (Comparison, *notComputable)
 			"the control mean is not distinguishable from 0 at the credible level, so the relative lift's interval is unbounded"}
 	}
 	c := Comparison{Computable: true, Lift: &lift, Difference: &abs.estimate, Frequentist: f, Bayesian: b}
-	if set.kind == KindProportion {
-		// A rate cannot fall below 0, so neither can the lift below −100 %;
-		// Fieller's normal approximation does not know that near 0.
+	if set.kind == KindProportion || set.nonNegative {
+		// A rate (or revenue, an order value) cannot fall below 0, so
+		// neither can the lift below −100 %; Fieller's normal
+		// approximation does not know that near 0.
 		f.ConfidenceInterval = atLeastMinusOne(f.ConfidenceInterval)
 		b.CredibleInterval = atLeastMinusOne(b.CredibleInterval)
+	}
+	if set.kind == KindProportion {
 		c.RelativeRisk = relativeRisk(ctl, trt, crit)
 	}
 	if !c.finite() {
@@ -80,16 +83,24 @@ func atLeastMinusOne(in Interval) Interval {
 	return Interval{math.Max(-1, in.Lower), math.Max(-1, in.Upper)}
 }
 
-// safeVariance is a group's per-unit variance, except that a proportion at 0
-// or 100 % has observed variance 0, which would claim the group's rate is
-// known exactly; it gets the variance of the Agresti–Caffo adjusted rate
-// (x+1)/(n+2) instead, so 0 of 5,000 still allows a few in 5,000.
-func safeVariance(s summary, kind MetricKind) float64 {
-	if kind != KindProportion || s.variance > 0 {
+// safeVariance is a group's per-unit variance, except where an observed
+// variance of 0 would claim the group's mean is known exactly: a
+// proportion at 0 or 100 % gets the variance of the Agresti–Caffo adjusted
+// rate (x+1)/(n+2), so 0 of 5,000 still allows a few in 5,000; a mean
+// whose units are all alike (300 visitors, none of whom bought: revenue 0
+// each) gets the other group's variance, as a pooled test would, so its
+// lift is not a point at −100 %.
+func safeVariance(s, other summary, kind MetricKind) float64 {
+	switch {
+	case s.variance > 0:
 		return s.variance
+	case kind == KindProportion:
+		p := (s.mean*s.n + 1) / (s.n + 2)
+		return p * (1 - p)
+	case kind == KindMean:
+		return other.variance
 	}
-	p := (s.mean*s.n + 1) / (s.n + 2)
-	return p * (1 - p)
+	return s.variance
 }
 
 // differenceTest is the test of B − A = 0 (Welch, or the always-valid test)

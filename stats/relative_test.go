@@ -139,6 +139,11 @@ func TestOneGroupWithoutSpreadIsCompared(t *testing.T) {
 			if f.DifferenceInterval.Upper-f.DifferenceInterval.Lower <= 0 || f.PValue <= 0 {
 				t.Errorf("fake certainty: %+v", f)
 			}
+			// Nor a lift known to the point: 300 visitors without an order
+			// do not prove the variant's revenue is exactly 0 (stats audit S2).
+			if ci, cr := f.ConfidenceInterval, c.Bayesian.CredibleInterval; !(ci.Upper > ci.Lower) || !(cr.Upper > cr.Lower) {
+				t.Errorf("lift intervals %+v and %+v: fake certainty", ci, cr)
+			}
 			legacy := mustAnalyze(t, AnalysisRequest{MetricKind: tt.kind, Groups: tt.groups,
 				Options: Options{RelativeMethod: RelativeDelta}}).Comparisons[0]
 			if tt.groups[1].Sum == 0 && legacy.Reason != ReasonZeroVariance {
@@ -161,6 +166,25 @@ func TestOneGroupWithoutSpreadIsCompared(t *testing.T) {
 	}
 	if ci := c.Frequentist.ConfidenceInterval; ci.Lower != -1 || !(ci.Upper > -1 && ci.Upper < 0) {
 		t.Errorf("lift interval %+v, want [−1, u < 0]: a rate cannot fall below 0", ci)
+	}
+}
+
+// TestNonNegativeLiftStaysAboveMinusOne: revenue cannot fall below 0, so
+// neither can its lift below −100 %; one $1,000,000 order made Fieller's
+// interval reach −137,803 % (stats audit S3). Profit, which can be
+// negative, keeps the unclamped interval.
+func TestNonNegativeLiftStaysAboveMinusOne(t *testing.T) {
+	t.Parallel()
+	whale := []GroupStats{{N: 300, Sum: 750, SumSquares: 37500}, {N: 300, Sum: 1000750, SumSquares: 1000000037500}}
+	for _, nonNegative := range []bool{true, false} {
+		c := mustAnalyze(t, AnalysisRequest{MetricKind: KindMean, NonNegative: nonNegative, Groups: whale}).Comparisons[0]
+		ci, cr := c.Frequentist.ConfidenceInterval, c.Bayesian.CredibleInterval
+		if clamped := ci.Lower == -1 && cr.Lower == -1; clamped != nonNegative || !(ci.Upper > 0) {
+			t.Errorf("non_negative %v: intervals %+v, %+v; want the lower ends at −1 exactly when non-negative", nonNegative, ci, cr)
+		}
+		if c.Frequentist.PValue < 0.2 {
+			t.Errorf("p = %v: one order should not decide", c.Frequentist.PValue)
+		}
 	}
 }
 

@@ -181,6 +181,10 @@ type AnalysisRequest struct {
 	MetricKind MetricKind `json:"metric_kind"`
 	// LowerIsBetter flips prob_beat_control and risk (bounce rate).
 	LowerIsBetter bool `json:"lower_is_better,omitempty"`
+	// NonNegative says the metric's values cannot fall below 0 (revenue,
+	// an order value; not profit), so neither can its relative lift below
+	// −100 %: its intervals are clamped there, as a proportion's are.
+	NonNegative bool `json:"non_negative,omitempty"`
 	// Groups are indexed by test group index; ControlIndex names the control.
 	Groups       []GroupStats `json:"groups"`
 	ControlIndex int          `json:"control_index,omitempty"`
