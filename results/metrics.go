@@ -45,12 +45,21 @@ type Interval struct {
 // others as numbers. When the comparison is not computable the numbers are
 // null and Reason/Message say why.
 type VsControl struct {
-	Lift        *float64     `json:"lift"`
-	Difference  any          `json:"difference"`
-	Bayesian    *BayesianVs  `json:"bayesian"`
-	Frequentist *FrequentVs  `json:"frequentist"`
-	Reason      stats.Reason `json:"reason,omitempty"`
-	Message     string       `json:"message,omitempty"`
+	Lift        *float64    `json:"lift"`
+	Difference  any         `json:"difference"`
+	Bayesian    *BayesianVs `json:"bayesian"`
+	Frequentist *FrequentVs `json:"frequentist"`
+	// RelativeRisk is the ratio of a proportion to the control's, with its
+	// Katz interval (a rate metric only).
+	RelativeRisk *RelativeRiskVs `json:"relative_risk,omitempty"`
+	Reason       stats.Reason    `json:"reason,omitempty"`
+	Message      string          `json:"message,omitempty"`
+}
+
+// RelativeRiskVs is pB/pA with its confidence interval.
+type RelativeRiskVs struct {
+	Ratio              float64  `json:"ratio"`
+	ConfidenceInterval Interval `json:"confidence_interval"`
 }
 
 // BayesianVs is the Bayesian part of a VsControl entry.
@@ -221,9 +230,14 @@ func (c comparison) vsControl(index int, currency string) map[string]*VsControl 
 			return x
 		}
 		f, b := cmp.Frequentist, cmp.Bayesian
+		var rr *RelativeRiskVs
+		if r := cmp.RelativeRisk; r != nil {
+			rr = &RelativeRiskVs{Ratio: r.Ratio, ConfidenceInterval: Interval(r.ConfidenceInterval)}
+		}
 		out[m.name] = &VsControl{
-			Lift:       cmp.Lift,
-			Difference: amount(*cmp.Difference),
+			RelativeRisk: rr,
+			Lift:         cmp.Lift,
+			Difference:   amount(*cmp.Difference),
 			Bayesian: &BayesianVs{CredibleInterval: Interval(b.CredibleInterval), ProbBeatControl: b.ProbBeatControl,
 				Risk: amount(b.Risk)},
 			Frequentist: &FrequentVs{PValue: f.PValue, ConfidenceInterval: Interval(f.ConfidenceInterval),

@@ -3,6 +3,7 @@ package results_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -248,6 +249,45 @@ func TestGuardrailWatchesEveryVariant(t *testing.T) {
 			}
 			if len(p.reasons) != 1 || !strings.HasPrefix(p.reasons[0], "Guardrail average_order_value breached: test group 2 (Cheap)") {
 				t.Fatalf("pauses %q, want one for group 2", p.reasons)
+			}
+		})
+	}
+}
+
+// TestRelativeRiskShown: a rate's comparison carries its relative risk
+// (pB/pA, Katz interval), a money metric's does not (stats audit S5).
+func TestRelativeRiskShown(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			b := be.setup(t)
+			b.clock.Set(start.Add(3 * time.Hour))
+			tt := b.test(t, experiment.StatusActive)
+			b.plant(t, tt, converting(600, [2]int{3, 10})) // 200 vs 60 of 600
+			if err := b.svc.TakeSnapshot(context.Background(), b.shop.ID, tt.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			latest, err := b.svc.LatestSnapshot(context.Background(), b.shop, tt.ID)
+			if err != nil || latest.Snapshot == nil {
+				t.Fatalf("latest = %+v, %v", latest, err)
+			}
+			var doc struct {
+				TestGroups []struct {
+					VsControl map[string]map[string]any `json:"vs_control"`
+				} `json:"test_groups"`
+			}
+			if err := json.Unmarshal(latest.Snapshot.Body, &doc); err != nil {
+				t.Fatal(err)
+			}
+			vs := doc.TestGroups[1].VsControl
+			rr, _ := vs["conversion_rate"]["relative_risk"].(map[string]any)
+			ci, _ := rr["confidence_interval"].(map[string]any)
+			if rr == nil || math.Abs(rr["ratio"].(float64)-0.3) > 1e-9 || !(ci["lower"].(float64) < 0.3 && ci["upper"].(float64) > 0.3) {
+				t.Errorf("conversion_rate relative_risk = %v, want ratio 60/200 = 0.3 inside its interval", rr)
+			}
+			if _, has := vs["revenue_per_visitor"]["relative_risk"]; has {
+				t.Errorf("revenue_per_visitor carries a relative risk: %v", vs["revenue_per_visitor"])
 			}
 		})
 	}
