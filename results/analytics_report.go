@@ -141,7 +141,7 @@ func (a *Analytics) build(ctx context.Context, t *experiment.Test, view View, s 
 		}
 		return nil, err
 	}
-	sig, byGroup := significance(sums)
+	sig, byGroup := significance(sums, t.Analysis)
 	switch view {
 	case ViewProduct:
 		return productReport(sums, len(s.q.ProductIDs) > 0, sig, byGroup, s.currency), nil
@@ -286,14 +286,17 @@ func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significan
 }
 
 // significance compares every variant's conversion rate with the
-// control's through stats (the first variant's is part 2.4's object).
-func significance(sums []Sums) (*Significance, []*Significance) {
+// control's through stats (the first variant's is part 2.4's object), as
+// the test's analysis options say: always-valid under sequential (a panel
+// read daily is peeked at daily), adjusted across variants under a
+// correction, as the snapshot's conversion_rate.
+func significance(sums []Sums, opts experiment.AnalysisOptions) (*Significance, []*Significance) {
 	byGroup := make([]*Significance, len(sums))
 	if len(sums) < 2 {
 		return nil, byGroup
 	}
 	m := comparedMetric("conversion_rate")
-	req := stats.AnalysisRequest{MetricKind: m.kind}
+	req := stats.AnalysisRequest{MetricKind: m.kind, Options: settings{opts: opts}.statsOptions()}
 	for _, g := range sums {
 		req.Groups = append(req.Groups, m.stats(g))
 	}
@@ -319,6 +322,9 @@ func significanceOf(c stats.Comparison, groups []stats.GroupSummary) *Significan
 	}
 	f := c.Frequentist
 	p := f.DifferencePValue
+	if f.AdjustedDifferencePValue != nil {
+		p = *f.AdjustedDifferencePValue
+	}
 	out := &Significance{PValue: &p, ConfidenceInterval: []float64{f.DifferenceInterval.Lower, f.DifferenceInterval.Upper}}
 	ctl, trt := groups[0], groups[c.TestGroupIndex]
 	if ctl.Variance != nil && trt.Variance != nil && ctl.N > 0 && trt.N > 0 {

@@ -351,6 +351,51 @@ func TestSignificanceIsStatsWelch(t *testing.T) {
 	}
 }
 
+// TestSignificanceFollowsTheTestsOptions: a sequential test's admin-panel
+// significance is the always-valid one, as its snapshot's is: the panel and
+// its daily timeseries are read every day, the peeking the option guards
+// against (stats audit S4). Same data, so the p-value and the interval grow
+// and the timeseries' confidence falls.
+func TestSignificanceFollowsTheTestsOptions(t *testing.T) {
+	t.Parallel()
+	read := func(opts experiment.AnalysisOptions) (*Significance, float64) {
+		a, w, shop, tt := analyticsFixture() // its own cache
+		tt.Analysis = opts
+		for i := range w.cells { // ten times the visitors: a control rate sequential can bound
+			c := &w.cells[i].sums
+			c.N, c.Converted, c.Orders, c.Revenue = 10*c.N, 10*c.Converted, 10*c.Orders, 10*c.Revenue
+		}
+		body, err := a.Report(context.Background(), shop, tt.ID, ViewV1, AnalyticsRequest{DateStart: "2026-06-01", DateFinish: "2026-06-02"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got VisitorReport
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		ts, err := a.Timeseries(context.Background(), shop, tt.ID,
+			TimeseriesRequest{DateStart: "2026-06-01", DateFinish: "2026-06-02", TotalViews: []int64{1500, 1500}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var series TimeseriesReport
+		if err := json.Unmarshal(ts, &series); err != nil {
+			t.Fatal(err)
+		}
+		return got.Significance, series.OverallSignificance
+	}
+	fixed, fixedConf := read(experiment.DefaultAnalysis())
+	seq, seqConf := read(experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone})
+	if fixed == nil || seq == nil || fixed.PValue == nil || seq.PValue == nil {
+		t.Fatalf("significance fixed %+v, sequential %+v", fixed, seq)
+	}
+	wide := func(s *Significance) float64 { return s.ConfidenceInterval[1] - s.ConfidenceInterval[0] }
+	if !(*seq.PValue > *fixed.PValue) || !(wide(seq) > wide(fixed)) || !(seqConf < fixedConf) {
+		t.Errorf("sequential p %v, width %v, confidence %v; fixed p %v, width %v, confidence %v: want the sequential ones more cautious",
+			*seq.PValue, wide(seq), seqConf, *fixed.PValue, wide(fixed), fixedConf)
+	}
+}
+
 // TestEnrolledProductsPerType: the productIds filter and the product view
 // scope to the products a test names, whichever part names them; a test
 // naming none leaves the filter open.

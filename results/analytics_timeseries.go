@@ -136,15 +136,17 @@ func (a *Analytics) timeseries(ctx context.Context, t *experiment.Test, q Metric
 		for g, s := range byDate[d] {
 			running[g].Add(s)
 		}
-		out.TimeSeriesData = append(out.TimeSeriesData, TimeseriesPoint{Date: d, Significance: confidence(running, sales)})
+		out.TimeSeriesData = append(out.TimeSeriesData, TimeseriesPoint{Date: d, Significance: confidence(running, sales, t.Analysis)})
 	}
-	out.OverallSignificance = confidence(running, sales)
+	out.OverallSignificance = confidence(running, sales, t.Analysis)
 	return out, nil
 }
 
 // confidence is 1 − p of the first variant against the control, by stats:
 // conversion rate, or revenue per visitor for sales; 0 when not computable.
-func confidence(sums []Sums, sales bool) float64 {
+// A sequential test's p is the always-valid one: a day-by-day series is
+// exactly the peeking it guards against.
+func confidence(sums []Sums, sales bool, opts experiment.AnalysisOptions) float64 {
 	if len(sums) < 2 {
 		return 0
 	}
@@ -152,7 +154,8 @@ func confidence(sums []Sums, sales bool) float64 {
 	if sales {
 		m = comparedMetric("revenue_per_visitor")
 	}
-	req := stats.AnalysisRequest{MetricKind: m.kind}
+	o := settings{opts: opts}.statsOptions()
+	req := stats.AnalysisRequest{MetricKind: m.kind, Options: stats.Options{Sequential: o.Sequential}}
 	for _, g := range sums {
 		req.Groups = append(req.Groups, m.stats(g))
 	}
