@@ -166,7 +166,12 @@ func parallelRuns[T any](runs, workers int, one func(run int) (T, error)) ([]T, 
 		})
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // every worker meets the same bad configuration: one is enough
+		}
+	}
+	return out, nil
 }
 
 func (cfg *SimulationConfig) validate() error {
@@ -211,14 +216,16 @@ func (cfg SimulationConfig) request(rng *rand.Rand) (AnalysisRequest, error) {
 	for _, b := range buyers {
 		req.Groups = append(req.Groups, sums(cfg.Kind, cfg.Visitors, b, math.Inf(1)))
 	}
-	if cfg.Kind == KindProportion || cfg.Winsorize == 0 {
-		return req, nil
-	}
 	var pooled []float64
 	for _, group := range buyers {
 		for _, b := range group {
 			pooled = append(pooled, b.revenue)
 		}
+	}
+	// Nobody bought (tiny tests): nothing to cap, and the analysis says
+	// the test cannot be compared, a run counted as not computable.
+	if cfg.Kind == KindProportion || cfg.Winsorize == 0 || len(pooled) == 0 {
+		return req, nil
 	}
 	limit, err := ConverterCap(pooled, cfg.Winsorize)
 	if err != nil {

@@ -146,6 +146,14 @@ flags only. Details: stats/README.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.cmdSetRho = cmd.Flags().Changed("cuped-rho")
+			// The library reads a level of 0 as "the default"; a person
+			// who typed it meant something else.
+			if cmd.Flags().Changed("level") && !(f.cfg.Level > 0 && f.cfg.Level < 1) {
+				return fmt.Errorf("stats simulate: --level %v is not strictly between 0 and 1", f.cfg.Level)
+			}
+			if f.cmdSetRho && f.kind != "" && f.kind != string(stats.KindMean) && f.kind != "all" {
+				return fmt.Errorf("stats simulate: --cuped-rho is simulated on revenue: use it with --kind mean (or all), not %s", f.kind)
+			}
 			return runSimulate(cmd.OutOrStdout(), f)
 		},
 	}

@@ -128,6 +128,32 @@ func TestStatsSimulate(t *testing.T) {
 	}
 }
 
+// TestStatsSimulateFlags: flags that would be silently ignored or read as
+// something else are refused, an error is said once, and a tiny test in
+// which nobody buys counts as not computable instead of failing the run
+// (stats audit S12).
+func TestStatsSimulateFlags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--kind", "mean", "--level", "0"}, "--level 0 is not strictly between 0 and 1"},
+		{[]string{"--kind", "proportion", "--cuped-rho", "0.5"}, "--cuped-rho is simulated on revenue"},
+		{[]string{"--kind", "mean", "--method", "foo", "--workers", "4"}, `relative_method "foo" is not fieller or delta`},
+	} {
+		_, err := execStatsArgs(t, append([]string{"simulate", "--runs", "8", "--visitors", "100"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: err = %q, want one line with %q", c.args, err, c.want)
+		}
+	}
+	out, err := execStatsArgs(t, "simulate", "--kind", "ratio", "--runs", "20", "--visitors", "2", "--json")
+	var got []stats.SimulationResult
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || len(got) != 1 || got[0].NotComputable != 20 {
+		t.Errorf("20 tests of 2 visitors: %v\n%s, want all 20 not computable", err, out)
+	}
+}
+
 func TestStatsSimulateSuite(t *testing.T) {
 	t.Parallel()
 	args := []string{"simulate", "--runs", "30", "--visitors", "1000", "--conversion", "0.1", "--days", "5", "--seed", "3"}
