@@ -86,7 +86,10 @@ func TestAnalysisOptions(t *testing.T) {
 			{"Correction", `"analysis":{"correction":"bonferroni"}`, "analysis.correction",
 				`analysis.correction is one of holm, benjamini_hochberg, none; got "bonferroni".`},
 			{"PriorStdDev", `"analysis":{"prior":{"mean":0,"stddev":-1}}`, "analysis.prior.stddev",
-				"analysis.prior.stddev is greater than 0 and at most 10; got -1."},
+				"analysis.prior.stddev is between 0.001 and 10; got -1."},
+			// So sure a prior that its arithmetic overflowed every comparison.
+			{"PriorStdDevTiny", `"analysis":{"prior":{"mean":-10,"stddev":1e-300}}`, "analysis.prior.stddev",
+				"analysis.prior.stddev is between 0.001 and 10; got 1e-300."},
 			{"GuardrailMetric", `"guardrails":[{"metric":"revenue","max_harm":0.1}]`, "guardrails[0].metric",
 				`guardrails[0].metric is one of conversion_rate, revenue_per_visitor, average_order_value, profit_per_visitor, add_to_cart_rate, reached_checkout_rate, click_through_rate, bounce_rate, avg_staying_time; got "revenue".`},
 			{"GuardrailHarm", `"guardrails":[{"metric":"conversion_rate","max_harm":1}]`, "guardrails[0].max_harm",
