@@ -112,8 +112,25 @@ func (s settings) analysis(currency string, c *comparison, cells []CUPEDCell) An
 	a := Analysis{CredibleIntervalLevel: stats.DefaultLevel, ConfidenceLevel: stats.DefaultLevel,
 		RelativeMethod: string(stats.RelativeFieller), Correction: string(s.opts.Correction),
 		Sequential: o.Sequential != nil, Prior: o.Prior, Requested: s.opts, Applied: []string{}, NotApplied: []NotApplied{}}
+	// The options that shape comparisons shaped nothing where none was
+	// made: a breakdown query reports values only, and a test without
+	// data compares nothing yet. applied must not claim them then.
+	comparing := ""
+	switch {
+	case c == nil:
+		comparing = "A breakdown reports each cell's values without comparisons; the option shapes the comparisons of the whole test."
+	case !c.anyComputable():
+		comparing = "No comparison could be computed yet (each metric's vs_control says why)."
+	}
+	shapes := func(option string) {
+		if comparing == "" {
+			a.Applied = append(a.Applied, option)
+		} else {
+			a.NotApplied = append(a.NotApplied, NotApplied{Option: option, Reason: comparing})
+		}
+	}
 	if a.Sequential {
-		a.Applied = append(a.Applied, "sequential")
+		shapes("sequential")
 	}
 	caps := map[string]experiment.Money{}
 	for _, m := range compared {
@@ -130,10 +147,10 @@ func (s settings) analysis(currency string, c *comparison, cells []CUPEDCell) An
 			Reason: "No visitor has revenue or profit yet, so there is nothing to cap."})
 	}
 	if o.Correction != "" {
-		a.Applied = append(a.Applied, "correction")
+		shapes("correction")
 	}
 	if o.Prior != nil {
-		a.Applied = append(a.Applied, "prior")
+		shapes("prior")
 	}
 	a.noteCUPED(s, c, cells)
 	return a

@@ -171,6 +171,18 @@ type comparison struct {
 	cuped map[string]CUPEDMetric
 }
 
+// anyComputable reports whether some metric compared some variant.
+func (c *comparison) anyComputable() bool {
+	for _, a := range c.analyses {
+		for _, cmp := range a.Comparisons {
+			if cmp.Computable {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // compare runs the stats engine on every compared metric with the options
 // of set. sums is indexed by test group index, control first.
 func compare(sums []Sums, set settings) comparison {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -187,6 +188,34 @@ func TestOptionsApplied(t *testing.T) {
 			}
 			if _, ok := vs["bounce_rate"]; ok {
 				t.Errorf("vs_control of the core set has an engagement metric: %s", mustJSON(vs))
+			}
+
+			// A breakdown compares nothing: sequential, correction and prior
+			// shaped none of its figures, and say so (stats audit S7).
+			bdoc := b.query(t, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
+			var notApplied []string
+			for _, n := range bdoc.Analysis.NotApplied {
+				notApplied = append(notApplied, n.Option)
+			}
+			if diff := cmp.Diff([]string{"winsorize"}, bdoc.Analysis.Applied); diff != "" ||
+				!slices.Contains(notApplied, "sequential") || !slices.Contains(notApplied, "correction") || !slices.Contains(notApplied, "prior") {
+				t.Errorf("breakdown applied %v, not applied %v", bdoc.Analysis.Applied, notApplied)
+			}
+
+			// Nor does a test without visitors.
+			empty := b.test(t, experiment.StatusActive)
+			empty.Analysis = tt.Analysis
+			b.save(t, empty)
+			esnap, err := b.svc.ComputeSnapshot(ctx, b.shop, empty, b.clock.Now(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var edoc results.SnapshotDoc
+			if err := json.Unmarshal(esnap.Body, &edoc); err != nil {
+				t.Fatal(err)
+			}
+			if len(edoc.Analysis.Applied) != 0 {
+				t.Errorf("a test without visitors lists %v as applied", edoc.Analysis.Applied)
 			}
 		})
 	}
