@@ -261,6 +261,12 @@ func analyzeMetric(m metric, sums []Sums, set settings) (a stats.Analysis, adjus
 	if perr != nil || a.CUPEDTheta == nil {
 		return a, nil, "", nil
 	}
+	if *a.CUPEDTheta == 0 {
+		// The covariate predicted nothing (no visitor of the test had any,
+		// or it did not vary): the figures are the unadjusted ones, and
+		// the report must not call them adjusted.
+		return plain, nil, "", nil
+	}
 	return a, &CUPEDMetric{Covariate: cupedCovariates[m.name], Theta: *a.CUPEDTheta, IntervalWidthRatio: widthRatios(a, plain)}, "", nil
 }
 

@@ -1,5 +1,7 @@
 package results
 
+import "maps"
+
 // CUPEDApplied is how CUPED shaped the figures: the lookback, how many
 // units had pre-exposure activity, each adjusted metric's covariate and θ
 // (stats' cuped_theta), the metrics left unadjusted and why, and for a
@@ -66,6 +68,21 @@ func (s settings) cupedCell(key string, c comparison) CUPEDCell {
 
 // noteCUPED records in a whether CUPED shaped the comparisons of c (the
 // whole test) or of cells (a breakdown's), with each adjusted metric's θ.
+// notAdjusted is why each compared metric CUPED left alone was: the
+// browsing metrics always, and a metric it could adjust whose covariate
+// predicted nothing in these units (θ 0) or that the engine could not
+// adjust (the warnings say why).
+func notAdjusted(adjusted map[string]CUPEDMetric) map[string]string {
+	out := maps.Clone(cupedNotAdjusted)
+	for name, covariate := range cupedCovariates {
+		if _, ok := adjusted[name]; !ok {
+			out[name] = "Its covariate (" + covariate + ") predicted nothing in these units (θ 0: no visitor had it, or it did not vary), " +
+				"or the comparison could not be computed; it is compared unadjusted."
+		}
+	}
+	return out
+}
+
 func (a *Analysis) noteCUPED(set settings, c *comparison, cells []CUPEDCell) {
 	if !set.opts.CUPED {
 		return
@@ -81,6 +98,7 @@ func (a *Analysis) noteCUPED(set settings, c *comparison, cells []CUPEDCell) {
 		if c != nil {
 			applied.Metrics = c.cuped
 			adjusted = len(c.cuped)
+			applied.NotAdjusted = notAdjusted(c.cuped)
 		}
 		for _, cell := range cells {
 			adjusted += len(cell.Metrics)
