@@ -45,8 +45,13 @@ func SnapshotSource(find func(ctx context.Context, now time.Time, limit int) ([]
 // SnapshotJob is the job computing the snapshot d asks for at now.
 func SnapshotJob(d results.SnapshotDue, now time.Time) Job {
 	id := fmt.Sprintf("snapshot:%d:%d", d.TestID, now.Unix()/int64(slot/time.Second))
-	if d.Final {
+	switch {
+	case d.Final:
 		id = fmt.Sprintf("snapshot:%d:final", d.TestID)
+	case d.ChangedAt != nil:
+		// One per change: the slot's id may be taken by the snapshot the
+		// change made stale.
+		id = fmt.Sprintf("snapshot:%d:changed:%d", d.TestID, d.ChangedAt.UnixMicro())
 	}
 	return Job{Type: TypeSnapshot, Payload: SnapshotTask{ShopID: d.ShopID, TestID: d.TestID, Final: d.Final},
 		ID: id, Queue: QueueDefault, Timeout: 5 * time.Minute}

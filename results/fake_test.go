@@ -79,6 +79,9 @@ func (m *memory) FindSnapshotsDue(ctx context.Context, now time.Time, p results.
 			start = *t.StartedAt
 		}
 		switch {
+		case t.Status == experiment.StatusActive && last != nil && last.ComputedAt.Before(t.UpdatedAt):
+			changed := t.UpdatedAt
+			out = append(out, results.SnapshotDue{ShopID: t.ShopID, TestID: t.ID, ChangedAt: &changed})
 		case t.Status == experiment.StatusActive && last == nil && !start.After(now.Add(-p.FirstAfter)),
 			t.Status == experiment.StatusActive && last != nil && !last.ComputedAt.After(now.Add(-p.Every)):
 			out = append(out, results.SnapshotDue{ShopID: t.ShopID, TestID: t.ID})

@@ -465,3 +465,52 @@ func TestServiceExports(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotDueAfterAChange: a running test changed after its latest
+// snapshot (here its analysis options and a guardrail) is due again at
+// once, named by the change, not 6 hours later; the fresh snapshot uses the
+// new options, and then nothing is due (stats audit S9).
+func TestSnapshotDueAfterAChange(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := be.setup(t)
+			tt := b.test(t, experiment.StatusActive)
+			b.plant(t, tt, visitors(120))
+			at := start.Add(15 * time.Minute)
+			b.clock.Set(at)
+			if err := b.svc.TakeSnapshot(ctx, b.shop.ID, tt.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			changed := at.Add(time.Hour)
+			tt.Analysis = experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone}
+			tt.UpdatedAt = changed
+			tt.Guardrails = []experiment.Guardrail{{Metric: "conversion_rate", MaxHarm: 0.1}}
+			b.save(t, tt)
+			d, err := b.svc.SnapshotsDue(ctx, changed.Add(time.Minute), 10)
+			if err != nil || len(d) != 1 || d[0].TestID != tt.ID || d[0].Final || d[0].ChangedAt == nil || !d[0].ChangedAt.Equal(changed) {
+				t.Fatalf("due after the change: %+v, %v", d, err)
+			}
+			b.clock.Set(changed.Add(time.Minute))
+			if err := b.svc.TakeSnapshot(ctx, b.shop.ID, tt.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			l, err := b.svc.LatestSnapshot(ctx, b.shop, tt.ID)
+			if err != nil || l.Snapshot == nil {
+				t.Fatalf("latest = %+v, %v", l, err)
+			}
+			var doc results.SnapshotDoc
+			if err := json.Unmarshal(l.Snapshot.Body, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if !doc.Analysis.Sequential || len(doc.Guardrails) != 1 {
+				t.Errorf("the fresh snapshot's analysis %s, guardrails %s: want the new options", mustJSON(doc.Analysis), mustJSON(doc.Guardrails))
+			}
+			if d, err := b.svc.SnapshotsDue(ctx, changed.Add(2*time.Minute), 10); err != nil || len(d) != 0 {
+				t.Fatalf("due again right after the fresh snapshot: %+v, %v", d, err)
+			}
+		})
+	}
+}

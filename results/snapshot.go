@@ -46,6 +46,10 @@ type SnapshotDue struct {
 	ShopID int64
 	TestID int64
 	Final  bool // the test has ended; this is its last snapshot
+	// ChangedAt is set when a running test changed after its latest
+	// snapshot (analysis options, guardrails, splits): the snapshot must
+	// not wait up to 6 hours to use them, nor a new guardrail to be watched.
+	ChangedAt *time.Time
 }
 
 // SnapshotsDue lists up to limit tests due a snapshot at now: running tests

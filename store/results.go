@@ -56,19 +56,23 @@ func (db *DB) LatestSnapshot(ctx context.Context, shopID, testID int64) (*result
 }
 
 // FindSnapshotsDue lists running tests whose latest snapshot is p.Every
-// old, or that have none and started p.FirstAfter ago, and ended tests whose
+// old or older than the test's last change (ChangedAt: its analysis
+// options, guardrails or splits may differ from what the snapshot used),
+// or that have none and started p.FirstAfter ago, and ended tests whose
 // latest snapshot predates the end and is not final yet. A test that ended
 // before any snapshot was computed is not listed: it keeps answering 202
 // (contract §4.4). Paused tests are never listed, so they keep the numbers
 // they had.
 func (db *DB) FindSnapshotsDue(ctx context.Context, now time.Time, p results.SnapshotPolicy, limit int) ([]results.SnapshotDue, error) {
 	rows, err := db.pool.Query(ctx, `
-		SELECT e.shop_id, e.id, e.status <> 'active'
+		SELECT e.shop_id, e.id, e.status <> 'active',
+			CASE WHEN e.status = 'active' AND s.computed_at < e.updated_at THEN e.updated_at END
 		FROM experiments e
 		LEFT JOIN LATERAL (
 			SELECT computed_at, final FROM results_snapshots s
 			WHERE s.experiment_id = e.id ORDER BY computed_at DESC, id DESC LIMIT 1) s ON true
-		WHERE (e.status = 'active' AND (s.computed_at <= $1 OR (s.computed_at IS NULL AND COALESCE(e.started_at, e.created_at) <= $3)))
+		WHERE (e.status = 'active' AND (s.computed_at <= $1 OR s.computed_at < e.updated_at
+				OR (s.computed_at IS NULL AND COALESCE(e.started_at, e.created_at) <= $3)))
 		   OR (e.status IN ('ended', 'archived') AND e.ended_at IS NOT NULL AND s.computed_at IS NOT NULL AND NOT s.final)
 		ORDER BY s.computed_at NULLS FIRST
 		LIMIT $2`, now.Add(-p.Every), limit, now.Add(-p.FirstAfter))
@@ -77,7 +81,7 @@ func (db *DB) FindSnapshotsDue(ctx context.Context, now time.Time, p results.Sna
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (results.SnapshotDue, error) {
 		var d results.SnapshotDue
-		err := r.Scan(&d.ShopID, &d.TestID, &d.Final)
+		err := r.Scan(&d.ShopID, &d.TestID, &d.Final, &d.ChangedAt)
 		return d, err
 	})
 	if err != nil {
