@@ -189,8 +189,16 @@ func parseGuardrails(raw json.RawMessage) ([]Guardrail, error) {
 			Metric  *string  `json:"metric"`
 			MaxHarm *float64 `json:"max_harm"`
 		}
-		if strictUnmarshal(e, &g) != nil || g.Metric == nil {
+		if err := strictUnmarshal(e, &g); err != nil {
+			// Name the field at fault (guardrails[0].max_harm), as the
+			// analysis object's errors do.
+			if rel, msg := jsonErrorParam(err); rel != "" {
+				return nil, Refuse("invalid_request", joinParam(p, rel), "%s", strings.Replace(msg, rel, joinParam(p, rel), 1))
+			}
 			return nil, Refuse("invalid_request", p, "%s is an object {metric, max_harm}.", p)
+		}
+		if g.Metric == nil {
+			return nil, Refuse("invalid_request", p+".metric", "%s.metric is required: one of %s.", p, strings.Join(GuardrailMetrics, ", "))
 		}
 		if !knownGuardrail(*g.Metric) {
 			return nil, Refuse("invalid_request", p+".metric", "%s.metric is one of %s; got %q.", p,

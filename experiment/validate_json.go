@@ -162,6 +162,10 @@ func mistyped(raw json.RawMessage, t reflect.Type, path string) *fieldError {
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
 		want = "a whole number"
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+			// A number JSON allows but a float64 cannot hold (1e400).
+			return &fieldError{param: path, what: fmt.Sprintf("must be a number a computer can hold; %s is out of range.", raw)}
+		}
 		want = "a number"
 	case t.Kind() == reflect.String:
 		want = "a string"
