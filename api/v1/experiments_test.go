@@ -36,6 +36,18 @@ func TestCreate(t *testing.T) {
 			t.Fatalf("GET differs from the create response (-create +get):\n%s", diff)
 		}
 	})
+	t.Run("NullOptionIsAbsent", func(t *testing.T) {
+		t.Parallel()
+		// "markets": null means no markets; echoed, it broke the schema's
+		// array (docs audit D8).
+		body := fmt.Sprintf(`{"type":"price","name":"Null markets","shared":{"price":{"product_ids":[%q],"markets":null}},"test_groups":`+twoGroups+`}`,
+			tee, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":{"amount":"19.00","currency":"USD"}}]}`, teeS))
+		got := s.create(t, body)
+		price := got["shared"].(map[string]any)["price"].(map[string]any)
+		if _, has := price["markets"]; has || price["product_ids"] == nil {
+			t.Fatalf("shared.price = %v, want product_ids and no markets", price)
+		}
+	})
 	t.Run("WarningsRideAlong", func(t *testing.T) {
 		t.Parallel()
 		body := fmt.Sprintf(`{"type":"price","name":"Below cost","shared":{"price":{"product_ids":[%q]}},"test_groups":`+twoGroups+`}`,
