@@ -102,11 +102,30 @@ func sessionError(err error) error {
 			// surface says part 2.1's (STOPPED, DRAFT).
 			msg = strings.Replace(msg, "status is "+cur+".", "status is "+statusOf(experiment.Status(cur))+".", 1)
 		}
-		return experiment.Errorf(experiment.KindInvalidRequest, e.Code, "%s", msg).WithParam(e.Param)
+		param := e.Param
+		if e.Code == "locked_field" {
+			// The domain names v1's fields (schedule.start_at); the admin
+			// panel sent its own (settings.startDate).
+			param = sessionField(e.Param)
+			msg = param + " cannot change after launch; only name, settings.endDate, settings.analysis and settings.guardrails " +
+				"(and, through the public API, the groups' names and splits) can. Duplicate the test to change anything else."
+		}
+		return experiment.Errorf(experiment.KindInvalidRequest, e.Code, "%s", msg).WithParam(param)
 	case experiment.KindNotImplemented:
 		return experiment.Errorf(experiment.KindNotFound, e.Code, "%s", e.Message).WithParam(e.Param)
 	}
 	return err
+}
+
+// sessionField is the session surface's name of a v1 field path.
+func sessionField(v1 string) string {
+	for prefix, field := range map[string]string{"schedule.start_at": "settings.startDate", "schedule.end_at": "settings.endDate",
+		"audience": "settings.targetingRules", "test_groups": "testGroups", "analysis": "settings.analysis", "guardrails": "settings.guardrails"} {
+		if rest, ok := strings.CutPrefix(v1, prefix); ok {
+			return field + rest
+		}
+	}
+	return v1
 }
 
 // success answers an action: the JSON string "success".
