@@ -113,17 +113,7 @@ func TestGuardrails(t *testing.T) {
 				tt.Analysis, tt.Guardrails = c.opts, []experiment.Guardrail{{Metric: "conversion_rate", MaxHarm: c.maxHarm}}
 				b.save(t, tt)
 				b.plant(t, tt, converting(c.n, c.every))
-				if err := svc.TakeSnapshot(context.Background(), b.shop.ID, tt.ID, false); err != nil {
-					t.Fatal(err)
-				}
-				latest, err := svc.LatestSnapshot(context.Background(), b.shop, tt.ID)
-				if err != nil || latest.Snapshot == nil {
-					t.Fatalf("latest = %+v, %v", latest, err)
-				}
-				var doc results.SnapshotDoc
-				if err := json.Unmarshal(latest.Snapshot.Body, &doc); err != nil {
-					t.Fatal(err)
-				}
+				doc := takeSnapshot(t, svc, b, tt)
 				if len(doc.Guardrails) != 1 || doc.Guardrails[0].Status != c.status {
 					t.Fatalf("guardrails %s, want status %s", mustJSON(doc.Guardrails), c.status)
 				}
@@ -226,6 +216,24 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
+// takeSnapshot takes tt's snapshot with svc, as the worker does, and
+// decodes the latest one stored.
+func takeSnapshot(t *testing.T, svc *results.Service, b *bundle, tt *experiment.Test) results.SnapshotDoc {
+	t.Helper()
+	if err := svc.TakeSnapshot(context.Background(), b.shop.ID, tt.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	latest, err := svc.LatestSnapshot(context.Background(), b.shop, tt.ID)
+	if err != nil || latest.Snapshot == nil {
+		t.Fatalf("latest = %+v, %v", latest, err)
+	}
+	var doc results.SnapshotDoc
+	if err := json.Unmarshal(latest.Snapshot.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
 // TestGuardrailWatchesEveryVariant: a variant that cannot be compared (its
 // checkout broke: no orders, so no order value) does not hide another
 // variant's harm: the cheap variant's order value, 80% below the control's,
@@ -261,17 +269,7 @@ func TestGuardrailWatchesEveryVariant(t *testing.T) {
 				}
 			}
 			b.plant(t, tt, units)
-			if err := svc.TakeSnapshot(context.Background(), b.shop.ID, tt.ID, false); err != nil {
-				t.Fatal(err)
-			}
-			latest, err := svc.LatestSnapshot(context.Background(), b.shop, tt.ID)
-			if err != nil || latest.Snapshot == nil {
-				t.Fatalf("latest = %+v, %v", latest, err)
-			}
-			var doc results.SnapshotDoc
-			if err := json.Unmarshal(latest.Snapshot.Body, &doc); err != nil {
-				t.Fatal(err)
-			}
+			doc := takeSnapshot(t, svc, b, tt)
 			if len(doc.Guardrails) != 1 || doc.Guardrails[0].Status != results.GuardrailBreached ||
 				doc.Guardrails[0].TestGroupIndex == nil || *doc.Guardrails[0].TestGroupIndex != 2 {
 				t.Fatalf("guardrails %s, want group 2 breached", mustJSON(doc.Guardrails))
@@ -294,29 +292,13 @@ func TestRelativeRiskShown(t *testing.T) {
 			b.clock.Set(start.Add(3 * time.Hour))
 			tt := b.test(t, experiment.StatusActive)
 			b.plant(t, tt, converting(600, [2]int{3, 10})) // 200 vs 60 of 600
-			if err := b.svc.TakeSnapshot(context.Background(), b.shop.ID, tt.ID, false); err != nil {
-				t.Fatal(err)
+			vs := takeSnapshot(t, b.svc, b, tt).TestGroups[1].VsControl
+			rr := vs["conversion_rate"].RelativeRisk
+			if rr == nil || math.Abs(rr.Ratio-0.3) > 1e-9 || !(rr.ConfidenceInterval.Lower < 0.3 && rr.ConfidenceInterval.Upper > 0.3) {
+				t.Errorf("conversion_rate relative_risk = %+v, want ratio 60/200 = 0.3 inside its interval", rr)
 			}
-			latest, err := b.svc.LatestSnapshot(context.Background(), b.shop, tt.ID)
-			if err != nil || latest.Snapshot == nil {
-				t.Fatalf("latest = %+v, %v", latest, err)
-			}
-			var doc struct {
-				TestGroups []struct {
-					VsControl map[string]map[string]any `json:"vs_control"`
-				} `json:"test_groups"`
-			}
-			if err := json.Unmarshal(latest.Snapshot.Body, &doc); err != nil {
-				t.Fatal(err)
-			}
-			vs := doc.TestGroups[1].VsControl
-			rr, _ := vs["conversion_rate"]["relative_risk"].(map[string]any)
-			ci, _ := rr["confidence_interval"].(map[string]any)
-			if rr == nil || math.Abs(rr["ratio"].(float64)-0.3) > 1e-9 || !(ci["lower"].(float64) < 0.3 && ci["upper"].(float64) > 0.3) {
-				t.Errorf("conversion_rate relative_risk = %v, want ratio 60/200 = 0.3 inside its interval", rr)
-			}
-			if _, has := vs["revenue_per_visitor"]["relative_risk"]; has {
-				t.Errorf("revenue_per_visitor carries a relative risk: %v", vs["revenue_per_visitor"])
+			if vs["revenue_per_visitor"].RelativeRisk != nil {
+				t.Errorf("revenue_per_visitor carries a relative risk: %+v", vs["revenue_per_visitor"])
 			}
 		})
 	}
