@@ -100,7 +100,13 @@ func (u unitParts) orderRowsSQL() string {
 func (u unitParts) scopedOrdersSQL() string {
 	orderRevenue, orderCost, orderFilter := "o_all_revenue", "o_all_cost", ""
 	if u.scoped {
-		orderRevenue = "arraySum(arrayMap((p, n, price) -> if(has(@products, p), price * n, 0), o_lp, o_lq, o_lpr))"
+		// The lines of the group, scaled down when the order brought less
+		// than all its lines (a refund of money only, an order discount),
+		// so a product's revenue never exceeds its order's (truth audit
+		// F4); shipping and taxes above the lines are not the product's.
+		lines := "arraySum(arrayMap((n, price) -> price * n, o_lq, o_lpr))"
+		orderRevenue = "arraySum(arrayMap((p, n, price) -> if(has(@products, p), price * n, 0), o_lp, o_lq, o_lpr))" +
+			" * if(" + lines + " > o_all_revenue AND " + lines + " > 0, o_all_revenue / " + lines + ", 1)"
 		orderFilter = " WHERE hasAny(o_lp, @products)"
 		// A scoped order's cost follows its share of the revenue.
 		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"

@@ -2,6 +2,7 @@ package warehouse_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -233,5 +234,48 @@ func TestGroupMetricsRefusesBadQueries(t *testing.T) {
 				t.Fatal("no error")
 			}
 		})
+	}
+}
+
+// TestScopedRevenueNeverExceedsTheOrder: a product's revenue is its lines'
+// value, scaled down when the order brought less than all its lines: an
+// order of 2 × 28 refunded 50 of money (no line returned) adds 6, not 56,
+// to the product's revenue, and of an order of two products whose discount
+// took it from 100 of lines to 80, the product of 40 counts 32. Shipping
+// above the lines stays out (truth audit F4).
+func TestScopedRevenueNeverExceedsTheOrder(t *testing.T) {
+	t.Parallel()
+	w := openTestWarehouse(t)
+	const shop, exp = 1, "11"
+	order := func(id, visitor string, revenue float64, lines map[string][2]float64) warehouse.Order {
+		o := warehouse.Order{ShopID: shop, ExperimentID: exp, OrderID: id, Version: 2, VisitorID: visitor, Revenue: revenue,
+			Currency: "USD", CreatedAt: at("2026-06-01 12:10:00")}
+		for p, l := range lines {
+			o.LineProductIDs, o.LineVariantIDs = append(o.LineProductIDs, p), append(o.LineVariantIDs, p+"0")
+			o.LineQuantities, o.LinePrices = append(o.LineQuantities, uint32(l[0])), append(o.LinePrices, l[1])
+		}
+		return o
+	}
+	b := &warehouse.Batch{Orders: []warehouse.Order{
+		order("refunded", "v1", 6, map[string][2]float64{"8101": {2, 28}}),
+		order("discounted", "v2", 80, map[string][2]float64{"8101": {1, 40}, "8102": {1, 60}}),
+		order("shipped", "v3", 60, map[string][2]float64{"8101": {1, 50}}),
+	}}
+	for _, v := range []string{"v1", "v2", "v3"} { // each viewed the product: the scoped population
+		b.Assignments = append(b.Assignments, warehouse.Assignment{ShopID: shop, ExperimentID: exp, VisitorID: v, AssignmentID: "a-" + v,
+			SessionID: "s-" + v, Device: "desktop", AssignedAt: at("2026-06-01 12:00:00"), ReceivedAt: at("2026-06-01 12:00:00")})
+		b.PageViews = append(b.PageViews, warehouse.PageView{ShopID: shop, ExperimentID: exp, ProductID: "8101", ViewID: "p-" + v,
+			SessionID: "s-" + v, VisitorID: v, ViewedAt: at("2026-06-01 12:01:00")})
+	}
+	if err := w.Insert(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := w.GroupMetrics(context.Background(), warehouse.MetricsQuery{ShopID: shop, ExperimentID: exp, Timezone: "UTC",
+		From: "2026-06-01", To: "2026-06-01", Basis: warehouse.BasisVisitors, ProductIDs: []string{"8101"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Sums.Orders != 3 || math.Abs(rows[0].Sums.Revenue-(6+32+50)) > 1e-6 {
+		t.Fatalf("scoped rows %+v, want 3 orders and revenue 6 + 32 + 50", rows)
 	}
 }
