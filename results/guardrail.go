@@ -99,8 +99,11 @@ func (r *GuardrailResult) evaluate(t *experiment.Test, cmp comparison, lowerBett
 			r.TestGroupIndex, r.Lift, r.ConfidenceInterval, worst = &idx, &lift, &Interval{Lower: ci.Lower, Upper: ci.Upper}, harm
 		}
 	}
+	if r.TestGroupIndex == nil {
+		return "" // no variant could be compared: insufficient_data stands
+	}
 	r.Status = GuardrailOK
-	if r.TestGroupIndex == nil || worst <= 0 {
+	if worst <= 0 {
 		return ""
 	}
 	r.Status = GuardrailBreached

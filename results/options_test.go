@@ -98,6 +98,9 @@ func TestGuardrails(t *testing.T) {
 		{"Improved", seq, 600, [2]int{10, 3}, 0, results.GuardrailOK, false},
 		{"NotSequential", fixed, 600, [2]int{3, 10}, 0.02, results.GuardrailNotMonitored, false},
 		{"TooFewVisitors", seq, 60, [2]int{3, 10}, 0.02, results.GuardrailInsufficientData, false},
+		// No conversion in the control: no variant can be compared, so
+		// nothing was checked (review-2 #1: it said ok).
+		{"NothingComparable", seq, 600, [2]int{601, 10}, 0.02, results.GuardrailInsufficientData, false},
 	}
 	for _, be := range backends {
 		for _, c := range cases {
