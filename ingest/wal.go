@@ -163,12 +163,56 @@ func openWAL(cfg walConfig) (*wal, error) {
 		}
 		// A full disk must not keep the node down: its segments hold
 		// acknowledged rows only the flusher can move out (and free the
-		// space). Appends are refused as the disk's (503) until a commit
-		// finds room for the segment (commit).
+		// space). Appends are refused as the disk's (503) until the
+		// segment fits (trySegment, every second). The segment is listed,
+		// empty, before its file exists, so the reader moves past the old
+		// ones and the flusher's release deletes them all.
 		w.seq, w.committedSeq, w.noSegment = next, next, fmt.Errorf("ingest: no WAL segment: %w", err)
+		w.sizes[next] = 0
+		go w.retrySegment()
 	}
 	go w.commitLoop()
 	return w, nil
+}
+
+// retrySegment wakes the committer every second while appends have no
+// segment, so it tries one (trySegment) even when no request arrives: a
+// node that is not ready gets none behind a load balancer.
+func (w *wal) retrySegment() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for range t.C {
+		w.mu.Lock()
+		done := w.noSegment == nil || w.closed
+		w.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// trySegment opens the segment appends go to when there is none (a start
+// on a full disk), at most once a second: each try may write megabytes
+// before the disk refuses them. Committer only.
+func (w *wal) trySegment() error {
+	if time.Since(w.segmentTried) < time.Second {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.noSegment
+	}
+	w.segmentTried = time.Now()
+	if err := w.openSegment(w.seq); err != nil {
+		err = fmt.Errorf("ingest: no WAL segment: %w", err)
+		w.mu.Lock()
+		w.noSegment = err
+		w.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // openSegment makes seq the segment appends go to, taking the file the
@@ -306,6 +350,9 @@ func (w *wal) commitLoop() {
 		w.mu.Unlock()
 
 		if len(buf) == 0 {
+			if w.f == nil && !closing {
+				w.trySegment() // retrySegment's wake-up: its error stays in noSegment
+			}
 			close(gen.done)
 			w.giveBuffer(buf)
 			<-w.slots
@@ -349,18 +396,8 @@ func (w *wal) closeSegments() {
 // buf, and good frames must never follow a torn one in the same segment).
 func (w *wal) commit(buf []byte, gen *commitGen) {
 	if w.f == nil { // started on a full disk
-		// Each try may write megabytes before the disk refuses them: once
-		// a second, the groups between are refused at once.
-		if time.Since(w.segmentTried) < time.Second {
-			w.mu.Lock()
-			err := w.noSegment
-			w.mu.Unlock()
+		if err := w.trySegment(); err != nil {
 			w.fail(buf, gen, err)
-			return
-		}
-		w.segmentTried = time.Now()
-		if err := w.openSegment(w.seq); err != nil {
-			w.fail(buf, gen, fmt.Errorf("ingest: WAL segment: %w", err))
 			return
 		}
 	}
