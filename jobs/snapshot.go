@@ -49,9 +49,10 @@ func SnapshotJob(d results.SnapshotDue, now time.Time) Job {
 	case d.Final:
 		id = fmt.Sprintf("snapshot:%d:final", d.TestID)
 	case d.ChangedAt != nil:
-		// One per change: the slot's id may be taken by the snapshot the
-		// change made stale.
-		id = fmt.Sprintf("snapshot:%d:changed:%d", d.TestID, d.ChangedAt.UnixMicro())
+		// One per change and slot: the slot's own id may be taken by the
+		// snapshot the change made stale, and a change's job that failed
+		// for good (its id kept archived) must not stop the next slots'.
+		id += fmt.Sprintf(":changed:%d", d.ChangedAt.UnixMicro())
 	}
 	return Job{Type: TypeSnapshot, Payload: SnapshotTask{ShopID: d.ShopID, TestID: d.TestID, Final: d.Final},
 		ID: id, Queue: QueueDefault, Timeout: 5 * time.Minute}

@@ -198,9 +198,10 @@ func TestSnapshotSchedule(t *testing.T) {
 }
 
 // TestSnapshotJobIDs: a running test's job is named by its 6-hour slot, an
-// ended test's by "final", and one due because the test changed by that
-// change, so the slot's id, already taken by the snapshot the change made
-// stale, does not refuse it.
+// ended test's by "final", and one due because the test changed by its slot
+// and that change, so the slot's id, already taken by the snapshot the
+// change made stale, does not refuse it, and a change's job that failed for
+// good blocks no later slot.
 func TestSnapshotJobIDs(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 6, 1, 7, 30, 0, 0, time.UTC)
@@ -211,7 +212,8 @@ func TestSnapshotJobIDs(t *testing.T) {
 	}{
 		{results.SnapshotDue{TestID: 9}, fmt.Sprintf("snapshot:9:%d", now.Unix()/int64(6*time.Hour/time.Second))},
 		{results.SnapshotDue{TestID: 9, Final: true}, "snapshot:9:final"},
-		{results.SnapshotDue{TestID: 9, ChangedAt: &changed}, fmt.Sprintf("snapshot:9:changed:%d", changed.UnixMicro())},
+		{results.SnapshotDue{TestID: 9, ChangedAt: &changed},
+			fmt.Sprintf("snapshot:9:%d:changed:%d", now.Unix()/int64(6*time.Hour/time.Second), changed.UnixMicro())},
 	} {
 		if got := jobs.SnapshotJob(c.due, now).ID; got != c.want {
 			t.Errorf("%+v: id %q, want %q", c.due, got, c.want)
