@@ -139,8 +139,11 @@ func (a AnalysisOptions) validate(param string) error {
 	return nil
 }
 
-// minPriorStdDev is the surest prior accepted on a relative lift.
-const minPriorStdDev = 0.001
+// MinPriorStdDev is the surest prior the results apply on a relative
+// lift: below it (a lift known to ±0.1 % before any data) the posterior is
+// the prior alone and its arithmetic overflows, taking every comparison of
+// the test with it, frequentist figures included (stats audit S8).
+const MinPriorStdDev = 0.001
 
 func parsePrior(raw json.RawMessage, param string) (*Prior, error) {
 	if isNull(raw) {
@@ -158,12 +161,12 @@ func parsePrior(raw json.RawMessage, param string) (*Prior, error) {
 		return nil, Refuse("invalid_request", param+".mean",
 			"%s.mean is the expected relative lift, between -10 and 10; got %v.", param, *p.Mean)
 	}
-	// Below 0.001 (a lift known to ±0.1 % before any data) the posterior
-	// is the prior alone and its arithmetic overflows, taking every
-	// comparison with it (stats audit S8).
-	if !(*p.StdDev >= minPriorStdDev && *p.StdDev <= 10) {
+	// Not refused below MinPriorStdDev: tests saved with one would refuse
+	// every later PATCH (the merged test is validated whole); the results
+	// apply it as MinPriorStdDev instead.
+	if !(*p.StdDev > 0 && *p.StdDev <= 10) {
 		return nil, Refuse("invalid_request", param+".stddev",
-			"%s.stddev is between 0.001 and 10; got %v.", param, *p.StdDev)
+			"%s.stddev is greater than 0 and at most 10; got %v.", param, *p.StdDev)
 	}
 	return &Prior{Mean: *p.Mean, StdDev: *p.StdDev}, nil
 }

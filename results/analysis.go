@@ -96,7 +96,7 @@ func (s settings) statsOptions() stats.Options {
 		o.Sequential = &stats.Sequential{TuningParameter: stats.DefaultTuningParameter}
 	}
 	if p := s.opts.Prior; p != nil {
-		o.Prior = &stats.Prior{Mean: p.Mean, StdDev: p.StdDev}
+		o.Prior = &stats.Prior{Mean: p.Mean, StdDev: max(p.StdDev, experiment.MinPriorStdDev)}
 	}
 	if s.opts.Correction != experiment.CorrectionNone {
 		o.Correction = stats.Correction(s.opts.Correction)

@@ -306,3 +306,31 @@ func TestRelativeRiskShown(t *testing.T) {
 		})
 	}
 }
+
+// TestTinyPriorIsApplied: a prior surer than ±0.1 % (stored before the
+// floor existed, or sent as such) is applied as stddev 0.001: every
+// comparison is still computed, and analysis.prior says which prior was
+// applied (stats audit S8; review-2 #4: refusing it made such tests
+// unpatchable).
+func TestTinyPriorIsApplied(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			b := be.setup(t)
+			b.clock.Set(start.Add(3 * time.Hour))
+			tt := b.test(t, experiment.StatusActive)
+			tt.Analysis = experiment.AnalysisOptions{Winsorize: 0.99, Correction: experiment.CorrectionNone,
+				Prior: &experiment.Prior{Mean: -10, StdDev: 1e-300}}
+			b.save(t, tt)
+			b.plant(t, tt, converting(600, [2]int{3, 10}))
+			doc := takeSnapshot(t, b.svc, b, tt)
+			if p := doc.Analysis.Prior; p == nil || p.StdDev != experiment.MinPriorStdDev {
+				t.Errorf("analysis.prior = %+v, want the applied stddev %v", p, experiment.MinPriorStdDev)
+			}
+			if v := doc.TestGroups[1].VsControl["conversion_rate"]; v == nil || v.Frequentist == nil || v.Reason != "" {
+				t.Errorf("conversion_rate vs_control = %+v: the prior took the comparison with it", v)
+			}
+		})
+	}
+}
