@@ -355,7 +355,7 @@
   // away from (p a path, m 1 for a prefix): a URL redirect's source; a
   // theme's pages, which move to the preview theme on a session's first
   // page only (s 1: the platform keeps it for the session); and a template's
-  // pages (m 2: p is their path segment) opened without its view (v, as
+  // pages (m 2: p is the pattern of their paths) opened without its view (v, as
   // the query carries it), as from a search result or a typed address.
   function leaves(t, g, away) {
     var scope = t.scope || {}, r = changes(t, g, 'url_redirect'), th = changes(t, g, 'theme');
@@ -366,21 +366,22 @@
       var rules = scope.theme && scope.theme.path_rules;
       (rules && rules.length ? rules : [{ path: '/', match_type: 'prefix' }]).forEach(function (x) { rule(x, 1); });
     }
-    var seg = segments[parts[0]], view = parts.slice(1).join('.');
-    if (seg && view) away.push({ p: seg, m: 2, v: encodeURIComponent(view) });
+    var path = pagePaths[parts[0]], view = parts.slice(1).join('.');
+    if (path && view) away.push({ p: path, m: 2, v: encodeURIComponent(view) });
   }
 
   // A template test moves every page of its type to ?view=…: links to such
-  // pages (known by their path segment, as the platform names them) get
-  // the view when clicked, so the visitor goes there in one load instead of
-  // loading the page and being moved again on each of them.
-  var segments = { product: '/products/', collection: '/collections/', page: '/pages/', blog: '/blogs/',
-    article: '/blogs/', search: '/search', cart: '/cart' };
+  // pages (known by their paths, as the platform names them, whatever comes
+  // before: a locale, a collection before a product) get the view when
+  // clicked, so the visitor goes there in one load instead of loading the
+  // page and being moved again on each of them.
+  var pagePaths = { product: '/products/[^/]+/?$', collection: '/collections/[^/]+/?$', page: '/pages/[^/]+/?$',
+    blog: '/blogs/[^/]+/?$', article: '/blogs/[^/]+/[^/]+/?$', search: '/search/?$', cart: '/cart/?$' };
   var views = [];
   function carryView(t, g) {
     var tp = changes(t, g, 'template'), parts = tp && tp.template ? tp.template.split('.') : [];
-    var seg = segments[parts[0]], view = parts.slice(1).join('.');
-    if (seg && view) views.push({ seg: seg, view: view });
+    var path = pagePaths[parts[0]], view = parts.slice(1).join('.');
+    if (path && view) views.push({ re: new RegExp(path), view: view });
   }
   if (d.addEventListener) d.addEventListener('click', function (e) {
     var a = e.target && e.target.closest ? e.target.closest('a[href]') : null, u;
@@ -388,7 +389,7 @@
     try { u = new URL(a.href, location.href); } catch (x) { return; }
     if (u.origin !== location.origin) return;
     for (var i = 0; i < views.length; i++) {
-      if (u.pathname.indexOf(views[i].seg) >= 0) {
+      if (views[i].re.test(u.pathname)) {
         if (u.searchParams.get('view') !== views[i].view) { u.searchParams.set('view', views[i].view); a.href = u.href; }
         return;
       }

@@ -93,17 +93,17 @@ const DefaultTimeout = 2 * time.Second
 // later pages stay). lift.js keeps those pages in localStorage (_lift_nav:
 // p the path, m 1 for a prefix), and there the snippet hides the whole page
 // (opacity) until lift.js has sent the visitor on, so the page left never
-// shows. So does a page of a template test's type (m 2: p is the type's
-// path segment, /products/) opened without the group's view (v), as from a
-// search result: lift.js moves it to ?view=. A visitor's very first page
-// has no such list yet.
+// shows. So does a page of a template test's type (m 2: p is the pattern
+// of its paths, /products/[^/]+/?$) opened without the group's view (v), as
+// from a search result: lift.js moves it to ?view=. A visitor's very first
+// page has no such list yet.
 func AntiFlicker(timeout time.Duration) string {
 	ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
 	return `<style>html.lift-hide [data-lift-price],html.lift-hide [data-lift-compare-at-price],` +
 		`html.lift-hide [data-lift-test]{visibility:hidden!important}html.lift-hide-page{opacity:0!important}</style>` + "\n" +
 		`<script>(function(h,t){var c=h.classList,p=location.pathname;c.add('lift-hide');` +
 		`try{JSON.parse(localStorage.getItem('_lift_nav')||'[]').forEach(function(r){` +
-		`if((r.m==2?p.indexOf(r.p)>=0&&(location.search.match(/[?&]view=([^&#]*)/)||[])[1]!==r.v:r.m?p.indexOf(r.p)===0:p===r.p)` +
+		`if((r.m==2?new RegExp(r.p).test(p)&&(location.search.match(/[?&]view=([^&#]*)/)||[])[1]!==r.v:r.m?p.indexOf(r.p)===0:p===r.p)` +
 		`&&!(r.s&&/(^|; )_lift_sid=/.test(document.cookie)))c.add('lift-hide-page')})}catch(e){}` +
 		`h.setAttribute('data-lift-timeout',t);` +
 		`setTimeout(function(){c.remove('lift-hide');c.remove('lift-hide-page')},t)})(document.documentElement,` + ms + `)</script>`
