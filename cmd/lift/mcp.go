@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -95,10 +96,16 @@ func envelopeErrors(h http.Handler) gin.HandlerFunc {
 		}
 		c.Writer.Header().Del("Content-Type") // the SDK's text/plain, or the envelope would keep it
 		msg := strings.TrimSpace(w.body.String())
-		switch w.status {
-		case http.StatusRequestEntityTooLarge:
+		switch {
+		case w.status >= 500:
+			// A fault of the server, not the client's: the generic 500,
+			// logged with the SDK's words, that a client may retry.
+			api.WriteError(c, fmt.Errorf("mcp transport: %d %s", w.status, msg))
+		case w.status == http.StatusNotFound:
+			api.WriteError(c, experiment.Errorf(experiment.KindNotFound, "not_found", "%s.", strings.TrimSuffix(msg, ".")))
+		case w.status == http.StatusRequestEntityTooLarge:
 			api.WriteError(c, api.TooLarge(c))
-		case http.StatusBadRequest:
+		case w.status == http.StatusBadRequest:
 			if strings.HasPrefix(msg, "malformed payload") {
 				api.WriteError(c, api.Invalid("malformed_json", "", "The body is not a JSON-RPC message: %s.", msg))
 				return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -248,4 +250,44 @@ func TestMCPTransportErrors(t *testing.T) {
 			t.Errorf("got %d %s, want 200 with a JSON-RPC error for id 7", r.status, r.raw)
 		}
 	})
+}
+
+// TestEnvelopeErrorsByStatus: each plain-text status the transport may
+// write keeps its meaning in the envelope: a server fault stays a 500 a
+// client may retry (it was a 400 invalid_request: review-2 #7), a missing
+// session a 404, and a success passes through untouched.
+func TestEnvelopeErrorsByStatus(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		status     int
+		want       int
+		typ, code  string
+		passesOver bool
+	}{
+		{http.StatusInternalServerError, 500, "api_error", "internal_error", false},
+		{http.StatusNotFound, 404, "not_found_error", "not_found", false},
+		{http.StatusUnsupportedMediaType, 400, "invalid_request_error", "invalid_request", false},
+		{http.StatusOK, 200, "", "", true},
+	} {
+		r := gin.New()
+		r.POST("/mcp", envelopeErrors(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if c.status == http.StatusOK {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+				return
+			}
+			http.Error(w, "transport says no", c.status)
+		})))
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", strings.NewReader("{}")))
+		var body struct {
+			Error struct{ Type, Code string } `json:"error"`
+		}
+		json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != c.want || body.Error.Type != c.typ || body.Error.Code != c.code ||
+			!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") ||
+			c.passesOver != strings.Contains(rec.Body.String(), `"jsonrpc"`) {
+			t.Errorf("transport %d: got %d %s (%s), want %d %s/%s", c.status, rec.Code, rec.Body, rec.Header().Get("Content-Type"), c.want, c.typ, c.code)
+		}
+	}
 }
