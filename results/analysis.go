@@ -125,8 +125,18 @@ func (s settings) analysis(currency string, c *comparison, cells []CUPEDCell) An
 	shapes := func(option string) {
 		if comparing == "" {
 			a.Applied = append(a.Applied, option)
-		} else {
-			a.NotApplied = append(a.NotApplied, NotApplied{Option: option, Reason: comparing})
+			return
+		}
+		a.NotApplied = append(a.NotApplied, NotApplied{Option: option, Reason: comparing})
+		// The flags say what shaped the figures (requested says what was
+		// asked): an option that shaped nothing reads as off.
+		switch option {
+		case "sequential":
+			a.Sequential = false
+		case "correction":
+			a.Correction = string(experiment.CorrectionNone)
+		case "prior":
+			a.Prior = nil
 		}
 	}
 	if a.Sequential {

@@ -155,7 +155,7 @@ func confidence(sums []Sums, sales bool, opts experiment.AnalysisOptions) float6
 		m = comparedMetric("revenue_per_visitor")
 	}
 	o := settings{opts: opts}.statsOptions()
-	req := stats.AnalysisRequest{MetricKind: m.kind, Options: stats.Options{Sequential: o.Sequential}}
+	req := stats.AnalysisRequest{MetricKind: m.kind, Options: stats.Options{Sequential: o.Sequential, Correction: o.Correction}}
 	for _, g := range sums {
 		req.Groups = append(req.Groups, m.stats(g))
 	}
@@ -165,6 +165,9 @@ func confidence(sums []Sums, sales bool, opts experiment.AnalysisOptions) float6
 	}
 	for _, c := range a.Comparisons {
 		if c.TestGroupIndex == 1 && c.Computable && c.Frequentist != nil {
+			if p := c.Frequentist.AdjustedDifferencePValue; p != nil {
+				return 1 - *p // the same p as the panel's significance under a correction
+			}
 			return 1 - c.Frequentist.DifferencePValue
 		}
 	}

@@ -194,6 +194,9 @@ func TestOptionsApplied(t *testing.T) {
 				!slices.Contains(notApplied, "sequential") || !slices.Contains(notApplied, "correction") || !slices.Contains(notApplied, "prior") {
 				t.Errorf("breakdown applied %v, not applied %v", bdoc.Analysis.Applied, notApplied)
 			}
+			if a := bdoc.Analysis; a.Sequential || a.Correction != "none" || a.Prior != nil || !a.Requested.Sequential {
+				t.Errorf("breakdown flags %s: want off where nothing was shaped, requested as asked", mustJSON(a))
+			}
 
 			// Nor does a test without visitors.
 			empty := b.test(t, experiment.StatusActive)

@@ -494,7 +494,7 @@ func TestSnapshotDueAfterAChange(t *testing.T) {
 				t.Fatalf("due after the change: %+v, %v", d, err)
 			}
 			b.clock.Set(changed.Add(time.Minute))
-			if doc := takeSnapshot(t, b.svc, b, tt); !doc.Analysis.Sequential || len(doc.Guardrails) != 1 {
+			if doc := takeSnapshot(t, b.svc, b, tt); !doc.Analysis.Requested.Sequential || len(doc.Guardrails) != 1 {
 				t.Errorf("the fresh snapshot's analysis %s, guardrails %s: want the new options", mustJSON(doc.Analysis), mustJSON(doc.Guardrails))
 			}
 			if d, err := b.svc.SnapshotsDue(ctx, changed.Add(2*time.Minute), 10); err != nil || len(d) != 0 {
