@@ -90,16 +90,20 @@ func (s settings) request(m metric, sums []Sums) stats.AnalysisRequest {
 
 // statsOptions are the options of every metric's request; winsorizing is
 // per metric (request).
-func (s settings) statsOptions() stats.Options {
+func (s settings) statsOptions() stats.Options { return statsOptions(s.opts) }
+
+// statsOptions are the engine's options for a test's analysis options, as
+// every surface applies them (snapshot, query, the panel's analytics).
+func statsOptions(opts experiment.AnalysisOptions) stats.Options {
 	var o stats.Options
-	if s.opts.Sequential {
+	if opts.Sequential {
 		o.Sequential = &stats.Sequential{TuningParameter: stats.DefaultTuningParameter}
 	}
-	if p := s.opts.Prior; p != nil {
+	if p := opts.Prior; p != nil {
 		o.Prior = &stats.Prior{Mean: p.Mean, StdDev: max(p.StdDev, experiment.MinPriorStdDev)}
 	}
-	if s.opts.Correction != experiment.CorrectionNone {
-		o.Correction = stats.Correction(s.opts.Correction)
+	if opts.Correction != experiment.CorrectionNone {
+		o.Correction = stats.Correction(opts.Correction)
 	}
 	return o
 }

@@ -103,40 +103,35 @@ func TestSnapshotWhaleOrderIsCapped(t *testing.T) {
 // (a broken redirect on phones), tablet has too few visitors to judge.
 func TestQueryBreakdownSRMPerSegment(t *testing.T) {
 	t.Parallel()
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			t.Parallel()
-			b := be.setup(t)
-			b.clock.Set(start.Add(time.Hour))
-			tt := b.test(t, experiment.StatusActive)
-			var units []plantedUnit
-			add := func(device string, group, n int) {
-				for i := 0; i < n; i++ {
-					units = append(units, plantedUnit{group: group, device: device, at: start.Add(time.Duration(len(units)) * time.Second)})
-				}
+	onEachBackend(t, start.Add(time.Hour), func(t *testing.T, b *bundle) {
+		tt := b.test(t, experiment.StatusActive)
+		var units []plantedUnit
+		add := func(device string, group, n int) {
+			for i := 0; i < n; i++ {
+				units = append(units, plantedUnit{group: group, device: device, at: start.Add(time.Duration(len(units)) * time.Second)})
 			}
-			add("desktop", 0, 100)
-			add("desktop", 1, 100)
-			add("mobile", 0, 100)
-			add("mobile", 1, 20)
-			add("tablet", 0, 5)
-			add("tablet", 1, 5)
-			b.plant(t, tt, units)
-			doc := b.query(t, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
-			want := map[string]string{"desktop": "ok", "mobile": "mismatch", "tablet": "insufficient_data"}
-			if doc.Breakdown == nil || len(doc.Breakdown.Rows) != 6 {
-				t.Fatalf("breakdown = %+v", doc.Breakdown)
+		}
+		add("desktop", 0, 100)
+		add("desktop", 1, 100)
+		add("mobile", 0, 100)
+		add("mobile", 1, 20)
+		add("tablet", 0, 5)
+		add("tablet", 1, 5)
+		b.plant(t, tt, units)
+		doc := b.query(t, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
+		want := map[string]string{"desktop": "ok", "mobile": "mismatch", "tablet": "insufficient_data"}
+		if doc.Breakdown == nil || len(doc.Breakdown.Rows) != 6 {
+			t.Fatalf("breakdown = %+v", doc.Breakdown)
+		}
+		for _, r := range doc.Breakdown.Rows {
+			if d := r["dimension_value"].(string); r["srm_status"] != want[d] {
+				t.Errorf("%s group %v: srm_status %v, want %s", d, r["test_group_index"], r["srm_status"], want[d])
 			}
-			for _, r := range doc.Breakdown.Rows {
-				if d := r["dimension_value"].(string); r["srm_status"] != want[d] {
-					t.Errorf("%s group %v: srm_status %v, want %s", d, r["test_group_index"], r["srm_status"], want[d])
-				}
-			}
-			if doc.Analysis.RelativeMethod != "fieller" || doc.Analysis.Winsorization != nil {
-				t.Errorf("analysis of a test without orders = %+v", doc.Analysis)
-			}
-		})
-	}
+		}
+		if doc.Analysis.RelativeMethod != "fieller" || doc.Analysis.Winsorization != nil {
+			t.Errorf("analysis of a test without orders = %+v", doc.Analysis)
+		}
+	})
 }
 
 // TestQueryBreakdownRowPerGroup: every cell has a row for every group, a
@@ -144,28 +139,23 @@ func TestQueryBreakdownSRMPerSegment(t *testing.T) {
 // cell's rows by group finds each (docs audit D16).
 func TestQueryBreakdownRowPerGroup(t *testing.T) {
 	t.Parallel()
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			t.Parallel()
-			b := be.setup(t)
-			b.clock.Set(start.Add(time.Hour))
-			tt := b.test(t, experiment.StatusActive)
-			var units []plantedUnit
-			for i, u := range []struct {
-				device string
-				group  int
-			}{{"desktop", 0}, {"desktop", 1}, {"tablet", 1}} {
-				units = append(units, plantedUnit{group: u.group, device: u.device, at: start.Add(time.Duration(i) * time.Second)})
-			}
-			b.plant(t, tt, units)
-			doc := b.query(t, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
-			var got []string
-			for _, r := range doc.Breakdown.Rows {
-				got = append(got, fmt.Sprintf("%v/%v/%v", r["dimension_value"], r["test_group_index"], r["sample_size"]))
-			}
-			if want := []string{"desktop/0/1", "desktop/1/1", "tablet/0/0", "tablet/1/1"}; !slices.Equal(got, want) {
-				t.Errorf("rows (cell/group/units) = %v, want %v", got, want)
-			}
-		})
-	}
+	onEachBackend(t, start.Add(time.Hour), func(t *testing.T, b *bundle) {
+		tt := b.test(t, experiment.StatusActive)
+		var units []plantedUnit
+		for i, u := range []struct {
+			device string
+			group  int
+		}{{"desktop", 0}, {"desktop", 1}, {"tablet", 1}} {
+			units = append(units, plantedUnit{group: u.group, device: u.device, at: start.Add(time.Duration(i) * time.Second)})
+		}
+		b.plant(t, tt, units)
+		doc := b.query(t, tt.ID, results.QueryRequest{Breakdown: []string{"device"}})
+		var got []string
+		for _, r := range doc.Breakdown.Rows {
+			got = append(got, fmt.Sprintf("%v/%v/%v", r["dimension_value"], r["test_group_index"], r["sample_size"]))
+		}
+		if want := []string{"desktop/0/1", "desktop/1/1", "tablet/0/0", "tablet/1/1"}; !slices.Equal(got, want) {
+			t.Errorf("rows (cell/group/units) = %v, want %v", got, want)
+		}
+	})
 }

@@ -296,7 +296,7 @@ func significance(sums []Sums, opts experiment.AnalysisOptions) (*Significance, 
 		return nil, byGroup
 	}
 	m := comparedMetric("conversion_rate")
-	req := stats.AnalysisRequest{MetricKind: m.kind, Options: settings{opts: opts}.statsOptions()}
+	req := stats.AnalysisRequest{MetricKind: m.kind, Options: statsOptions(opts)}
 	for _, g := range sums {
 		req.Groups = append(req.Groups, m.stats(g))
 	}

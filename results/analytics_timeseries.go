@@ -154,8 +154,7 @@ func confidence(sums []Sums, sales bool, opts experiment.AnalysisOptions) float6
 	if sales {
 		m = comparedMetric("revenue_per_visitor")
 	}
-	o := settings{opts: opts}.statsOptions()
-	req := stats.AnalysisRequest{MetricKind: m.kind, Options: stats.Options{Sequential: o.Sequential, Correction: o.Correction}}
+	req := stats.AnalysisRequest{MetricKind: m.kind, Options: statsOptions(opts)}
 	for _, g := range sums {
 		req.Groups = append(req.Groups, m.stats(g))
 	}

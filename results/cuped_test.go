@@ -254,33 +254,28 @@ func ptr(s string) *string { return &s }
 // not_adjusted with the reason (stats audit S10).
 func TestCUPEDThetaZeroIsNotAdjusted(t *testing.T) {
 	t.Parallel()
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			t.Parallel()
-			b := be.setup(t)
-			b.clock.Set(start.Add(3 * time.Hour))
-			tt := b.test(t, experiment.StatusActive)
-			units := historyUnits(300, 0, true)
-			for i := range units {
-				units[i].preRevenue = 0
+	onEachBackend(t, start.Add(3*time.Hour), func(t *testing.T, b *bundle) {
+		tt := b.test(t, experiment.StatusActive)
+		units := historyUnits(300, 0, true)
+		for i := range units {
+			units[i].preRevenue = 0
+		}
+		b.plant(t, tt, units)
+		doc := snapshotDoc(t, b, tt, experiment.AnalysisOptions{CUPED: true, Winsorize: 0, Correction: experiment.CorrectionNone})
+		adj := doc.Analysis.CUPEDAdjustment
+		if adj == nil {
+			t.Fatalf("CUPED not applied at all: %s", mustJSON(doc.Analysis))
+		}
+		if _, ok := adj.Metrics["conversion_rate"]; !ok {
+			t.Errorf("conversion_rate, whose covariate varies, is not adjusted: %s", mustJSON(adj))
+		}
+		for _, m := range []string{"revenue_per_visitor", "profit_per_visitor"} {
+			if got, ok := adj.Metrics[m]; ok {
+				t.Errorf("%s reported adjusted (θ %v) with a covariate of 0 for everyone", m, got.Theta)
 			}
-			b.plant(t, tt, units)
-			doc := snapshotDoc(t, b, tt, experiment.AnalysisOptions{CUPED: true, Winsorize: 0, Correction: experiment.CorrectionNone})
-			adj := doc.Analysis.CUPEDAdjustment
-			if adj == nil {
-				t.Fatalf("CUPED not applied at all: %s", mustJSON(doc.Analysis))
+			if adj.NotAdjusted[m] == "" {
+				t.Errorf("%s has no not_adjusted reason: %s", m, mustJSON(adj.NotAdjusted))
 			}
-			if _, ok := adj.Metrics["conversion_rate"]; !ok {
-				t.Errorf("conversion_rate, whose covariate varies, is not adjusted: %s", mustJSON(adj))
-			}
-			for _, m := range []string{"revenue_per_visitor", "profit_per_visitor"} {
-				if got, ok := adj.Metrics[m]; ok {
-					t.Errorf("%s reported adjusted (θ %v) with a covariate of 0 for everyone", m, got.Theta)
-				}
-				if adj.NotAdjusted[m] == "" {
-					t.Errorf("%s has no not_adjusted reason: %s", m, mustJSON(adj.NotAdjusted))
-				}
-			}
-		})
-	}
+		}
+	})
 }

@@ -107,10 +107,7 @@ func TestGuardrails(t *testing.T) {
 			t.Run(be.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
 				b := be.setup(t)
-				p := &pauser{}
-				cfg := b.cfg
-				cfg.Pauser = p
-				svc := results.New(cfg)
+				svc, p := b.withPauser()
 				b.clock.Set(start.Add(3 * time.Hour))
 				tt := b.test(t, experiment.StatusActive)
 				tt.Analysis, tt.Guardrails = c.opts, []experiment.Guardrail{{Metric: "conversion_rate", MaxHarm: c.maxHarm}}
@@ -222,6 +219,15 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
+// withPauser is b's service with a pauser that records the guardrail
+// pauses it is asked for.
+func (b *bundle) withPauser() (*results.Service, *pauser) {
+	p := &pauser{}
+	cfg := b.cfg
+	cfg.Pauser = p
+	return results.New(cfg), p
+}
+
 // takeSnapshot takes tt's snapshot with svc, as the worker does, and
 // decodes the latest one stored.
 func takeSnapshot(t *testing.T, svc *results.Service, b *bundle, tt *experiment.Test) results.SnapshotDoc {
@@ -246,68 +252,55 @@ func takeSnapshot(t *testing.T, svc *results.Service, b *bundle, tt *experiment.
 // breaches the guardrail and pauses the test (stats audit S1).
 func TestGuardrailWatchesEveryVariant(t *testing.T) {
 	t.Parallel()
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			t.Parallel()
-			b := be.setup(t)
-			p := &pauser{}
-			cfg := b.cfg
-			cfg.Pauser = p
-			svc := results.New(cfg)
-			b.clock.Set(start.Add(3 * time.Hour))
-			s := start
-			tt := &experiment.Test{ShopID: b.shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "t",
-				TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-				Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 34}, {Index: 1, Name: "Broken", Split: 33},
-					{Index: 2, Name: "Cheap", Split: 33}},
-				CreatedAt: start.Add(-time.Hour), UpdatedAt: start, StartedAt: &s,
-				Analysis:   experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone},
-				Guardrails: []experiment.Guardrail{{Metric: "average_order_value", MaxHarm: 0.05}}}
-			b.create(t, tt)
-			var units []plantedUnit
-			for g, value := range []float64{50, 0, 10} {
-				for i := 0; i < 150; i++ {
-					u := plantedUnit{group: g, device: "desktop", at: start.Add(time.Duration(i) * time.Second)}
-					if value > 0 && i%5 < 2 {
-						u.orders, u.revenue = 1, value+float64(i%7)
-					}
-					units = append(units, u)
+	onEachBackend(t, start.Add(3*time.Hour), func(t *testing.T, b *bundle) {
+		svc, p := b.withPauser()
+		s := start
+		tt := &experiment.Test{ShopID: b.shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "t",
+			TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
+			Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 34}, {Index: 1, Name: "Broken", Split: 33},
+				{Index: 2, Name: "Cheap", Split: 33}},
+			CreatedAt: start.Add(-time.Hour), UpdatedAt: start, StartedAt: &s,
+			Analysis:   experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone},
+			Guardrails: []experiment.Guardrail{{Metric: "average_order_value", MaxHarm: 0.05}}}
+		b.create(t, tt)
+		var units []plantedUnit
+		for g, value := range []float64{50, 0, 10} {
+			for i := 0; i < 150; i++ {
+				u := plantedUnit{group: g, device: "desktop", at: start.Add(time.Duration(i) * time.Second)}
+				if value > 0 && i%5 < 2 {
+					u.orders, u.revenue = 1, value+float64(i%7)
 				}
+				units = append(units, u)
 			}
-			b.plant(t, tt, units)
-			doc := takeSnapshot(t, svc, b, tt)
-			if len(doc.Guardrails) != 1 || doc.Guardrails[0].Status != results.GuardrailBreached ||
-				doc.Guardrails[0].TestGroupIndex == nil || *doc.Guardrails[0].TestGroupIndex != 2 {
-				t.Fatalf("guardrails %s, want group 2 breached", mustJSON(doc.Guardrails))
-			}
-			if len(p.reasons) != 1 || !strings.HasPrefix(p.reasons[0], "Guardrail average_order_value breached: test group 2 (Cheap)") {
-				t.Fatalf("pauses %q, want one for group 2", p.reasons)
-			}
-		})
-	}
+		}
+		b.plant(t, tt, units)
+		doc := takeSnapshot(t, svc, b, tt)
+		if len(doc.Guardrails) != 1 || doc.Guardrails[0].Status != results.GuardrailBreached ||
+			doc.Guardrails[0].TestGroupIndex == nil || *doc.Guardrails[0].TestGroupIndex != 2 {
+			t.Fatalf("guardrails %s, want group 2 breached", mustJSON(doc.Guardrails))
+		}
+		if len(p.reasons) != 1 || !strings.HasPrefix(p.reasons[0], "Guardrail average_order_value breached: test group 2 (Cheap)") {
+			t.Fatalf("pauses %q, want one for group 2", p.reasons)
+		}
+	})
 }
 
 // TestRelativeRiskShown: a rate's comparison carries its relative risk
 // (pB/pA, Katz interval), a money metric's does not (stats audit S5).
 func TestRelativeRiskShown(t *testing.T) {
 	t.Parallel()
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			t.Parallel()
-			b := be.setup(t)
-			b.clock.Set(start.Add(3 * time.Hour))
-			tt := b.test(t, experiment.StatusActive)
-			b.plant(t, tt, converting(600, [2]int{3, 10})) // 200 vs 60 of 600
-			vs := takeSnapshot(t, b.svc, b, tt).TestGroups[1].VsControl
-			rr := vs["conversion_rate"].RelativeRisk
-			if rr == nil || math.Abs(rr.Ratio-0.3) > 1e-9 || !(rr.ConfidenceInterval.Lower < 0.3 && rr.ConfidenceInterval.Upper > 0.3) {
-				t.Errorf("conversion_rate relative_risk = %+v, want ratio 60/200 = 0.3 inside its interval", rr)
-			}
-			if vs["revenue_per_visitor"].RelativeRisk != nil {
-				t.Errorf("revenue_per_visitor carries a relative risk: %+v", vs["revenue_per_visitor"])
-			}
-		})
-	}
+	onEachBackend(t, start.Add(3*time.Hour), func(t *testing.T, b *bundle) {
+		tt := b.test(t, experiment.StatusActive)
+		b.plant(t, tt, converting(600, [2]int{3, 10})) // 200 vs 60 of 600
+		vs := takeSnapshot(t, b.svc, b, tt).TestGroups[1].VsControl
+		rr := vs["conversion_rate"].RelativeRisk
+		if rr == nil || math.Abs(rr.Ratio-0.3) > 1e-9 || !(rr.ConfidenceInterval.Lower < 0.3 && rr.ConfidenceInterval.Upper > 0.3) {
+			t.Errorf("conversion_rate relative_risk = %+v, want ratio 60/200 = 0.3 inside its interval", rr)
+		}
+		if vs["revenue_per_visitor"].RelativeRisk != nil {
+			t.Errorf("revenue_per_visitor carries a relative risk: %+v", vs["revenue_per_visitor"])
+		}
+	})
 }
 
 // TestTinyPriorIsApplied: a prior surer than ±0.1 % (stored before the
@@ -317,23 +310,18 @@ func TestRelativeRiskShown(t *testing.T) {
 // unpatchable).
 func TestTinyPriorIsApplied(t *testing.T) {
 	t.Parallel()
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			t.Parallel()
-			b := be.setup(t)
-			b.clock.Set(start.Add(3 * time.Hour))
-			tt := b.test(t, experiment.StatusActive)
-			tt.Analysis = experiment.AnalysisOptions{Winsorize: 0.99, Correction: experiment.CorrectionNone,
-				Prior: &experiment.Prior{Mean: -10, StdDev: 1e-300}}
-			b.save(t, tt)
-			b.plant(t, tt, converting(600, [2]int{3, 10}))
-			doc := takeSnapshot(t, b.svc, b, tt)
-			if p := doc.Analysis.Prior; p == nil || p.StdDev != experiment.MinPriorStdDev {
-				t.Errorf("analysis.prior = %+v, want the applied stddev %v", p, experiment.MinPriorStdDev)
-			}
-			if v := doc.TestGroups[1].VsControl["conversion_rate"]; v == nil || v.Frequentist == nil || v.Reason != "" {
-				t.Errorf("conversion_rate vs_control = %+v: the prior took the comparison with it", v)
-			}
-		})
-	}
+	onEachBackend(t, start.Add(3*time.Hour), func(t *testing.T, b *bundle) {
+		tt := b.test(t, experiment.StatusActive)
+		tt.Analysis = experiment.AnalysisOptions{Winsorize: 0.99, Correction: experiment.CorrectionNone,
+			Prior: &experiment.Prior{Mean: -10, StdDev: 1e-300}}
+		b.save(t, tt)
+		b.plant(t, tt, converting(600, [2]int{3, 10}))
+		doc := takeSnapshot(t, b.svc, b, tt)
+		if p := doc.Analysis.Prior; p == nil || p.StdDev != experiment.MinPriorStdDev {
+			t.Errorf("analysis.prior = %+v, want the applied stddev %v", p, experiment.MinPriorStdDev)
+		}
+		if v := doc.TestGroups[1].VsControl["conversion_rate"]; v == nil || v.Frequentist == nil || v.Reason != "" {
+			t.Errorf("conversion_rate vs_control = %+v: the prior took the comparison with it", v)
+		}
+	})
 }

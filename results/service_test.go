@@ -49,6 +49,20 @@ var backends = []struct {
 	setup func(t *testing.T) *bundle
 }{{"fake", fakeBundle}, {"db", dbBundle}}
 
+// onEachBackend runs fn as a parallel subtest on each backend (the fakes,
+// then the real stores), with a fresh bundle whose clock reads at.
+func onEachBackend(t *testing.T, at time.Time, fn func(t *testing.T, b *bundle)) {
+	t.Helper()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			b := be.setup(t)
+			b.clock.Set(at)
+			fn(t, b)
+		})
+	}
+}
+
 func newConfig(b *bundle, repo results.Repository, tests results.Tests, wh results.Warehouse, dir string) {
 	b.cfg = results.Config{Repo: repo, Tests: tests, Warehouse: wh, Jobs: b.queue, Now: b.clock.Now,
 		ExportDir: dir, SigningSecret: []byte("secret-one")}
@@ -472,34 +486,30 @@ func TestServiceExports(t *testing.T) {
 // new options, and then nothing is due (stats audit S9).
 func TestSnapshotDueAfterAChange(t *testing.T) {
 	t.Parallel()
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			b := be.setup(t)
-			tt := b.test(t, experiment.StatusActive)
-			b.plant(t, tt, visitors(120))
-			at := start.Add(15 * time.Minute)
-			b.clock.Set(at)
-			if err := b.svc.TakeSnapshot(ctx, b.shop.ID, tt.ID, false); err != nil {
-				t.Fatal(err)
-			}
-			changed := at.Add(time.Hour)
-			tt.Analysis = experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone}
-			tt.UpdatedAt = changed
-			tt.Guardrails = []experiment.Guardrail{{Metric: "conversion_rate", MaxHarm: 0.1}}
-			b.save(t, tt)
-			d, err := b.svc.SnapshotsDue(ctx, changed.Add(time.Minute), 10)
-			if err != nil || len(d) != 1 || d[0].TestID != tt.ID || d[0].Final || d[0].ChangedAt == nil || !d[0].ChangedAt.Equal(changed) {
-				t.Fatalf("due after the change: %+v, %v", d, err)
-			}
-			b.clock.Set(changed.Add(time.Minute))
-			if doc := takeSnapshot(t, b.svc, b, tt); !doc.Analysis.Requested.Sequential || len(doc.Guardrails) != 1 {
-				t.Errorf("the fresh snapshot's analysis %s, guardrails %s: want the new options", mustJSON(doc.Analysis), mustJSON(doc.Guardrails))
-			}
-			if d, err := b.svc.SnapshotsDue(ctx, changed.Add(2*time.Minute), 10); err != nil || len(d) != 0 {
-				t.Fatalf("due again right after the fresh snapshot: %+v, %v", d, err)
-			}
-		})
-	}
+	onEachBackend(t, start, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		tt := b.test(t, experiment.StatusActive)
+		b.plant(t, tt, visitors(120))
+		at := start.Add(15 * time.Minute)
+		b.clock.Set(at)
+		if err := b.svc.TakeSnapshot(ctx, b.shop.ID, tt.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		changed := at.Add(time.Hour)
+		tt.Analysis = experiment.AnalysisOptions{Sequential: true, Winsorize: 0.99, Correction: experiment.CorrectionNone}
+		tt.UpdatedAt = changed
+		tt.Guardrails = []experiment.Guardrail{{Metric: "conversion_rate", MaxHarm: 0.1}}
+		b.save(t, tt)
+		d, err := b.svc.SnapshotsDue(ctx, changed.Add(time.Minute), 10)
+		if err != nil || len(d) != 1 || d[0].TestID != tt.ID || d[0].Final || d[0].ChangedAt == nil || !d[0].ChangedAt.Equal(changed) {
+			t.Fatalf("due after the change: %+v, %v", d, err)
+		}
+		b.clock.Set(changed.Add(time.Minute))
+		if doc := takeSnapshot(t, b.svc, b, tt); !doc.Analysis.Requested.Sequential || len(doc.Guardrails) != 1 {
+			t.Errorf("the fresh snapshot's analysis %s, guardrails %s: want the new options", mustJSON(doc.Analysis), mustJSON(doc.Guardrails))
+		}
+		if d, err := b.svc.SnapshotsDue(ctx, changed.Add(2*time.Minute), 10); err != nil || len(d) != 0 {
+			t.Fatalf("due again right after the fresh snapshot: %+v, %v", d, err)
+		}
+	})
 }
