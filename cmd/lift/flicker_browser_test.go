@@ -149,23 +149,28 @@ func (b *browserShop) redirectFlicker(t *testing.T, browser context.Context) {
 		group     int
 		want, not string
 	}{{1, "/demo/products/8105", "/demo/products/8102"}, {0, "/demo/products/8102", "/demo/products/8105"}} {
-		ctx, cancel := newVisitor(t, browser)
-		// The first page (home) tells lift.js the visitor's groups.
-		if _, err := open(ctx, b.url("/demo/")+"&lift_force="+b.redirect+":"+strconv.Itoa(c.group)); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		holdConfig(t, ctx, 1500*time.Millisecond, seenPages)
-		if _, err := open(ctx, b.url("/demo/products/8102")); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__shown') || '[]')`))
-		cancel()
+		shown, err := b.shownOpening(t, browser, b.redirect, c.group, seenPages, "/demo/products/8102")
 		if err != nil || !slices.Contains(shown, c.want) || slices.Contains(shown, c.not) {
 			t.Errorf("group %d opening the sweater saw pages %q (%v), want %s and never %s", c.group, shown, err, c.want, c.not)
 		}
 	}
+}
+
+// shownOpening is what a new visitor forced into group of test saw
+// (watch: seenPages, seenViews) on opening path after the home page, whose
+// visit told lift.js its groups, while the config is held 1.5 s.
+func (b *browserShop) shownOpening(t *testing.T, browser context.Context, test string, group int, watch, path string) ([]string, error) {
+	t.Helper()
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	if _, err := open(ctx, b.url("/demo/")+"&lift_force="+test+":"+strconv.Itoa(group)); err != nil {
+		t.Fatal(err)
+	}
+	holdConfig(t, ctx, 1500*time.Millisecond, watch)
+	if _, err := open(ctx, b.url(path)); err != nil {
+		t.Fatal(err)
+	}
+	return chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__shown') || '[]')`))
 }
 
 // themeFlicker: on a later session's first page, a visitor in a theme
@@ -271,19 +276,7 @@ func (b *browserShop) templateLanding(t *testing.T, browser context.Context, id 
 		group     int
 		want, not string
 	}{{1, "/demo/products/8103?view=alt", "/demo/products/8103?view="}, {0, "/demo/products/8103?view=", "/demo/products/8103?view=alt"}} {
-		ctx, cancel := newVisitor(t, browser)
-		// The first page (home) tells lift.js the visitor's groups.
-		if _, err := open(ctx, b.url("/demo/")+"&lift_force="+strconv.FormatInt(id, 10)+":"+strconv.Itoa(c.group)); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		holdConfig(t, ctx, 1500*time.Millisecond, seenViews)
-		if _, err := open(ctx, b.url("/demo/products/8103")); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem('__shown') || '[]')`))
-		cancel()
+		shown, err := b.shownOpening(t, browser, strconv.FormatInt(id, 10), c.group, seenViews, "/demo/products/8103")
 		if err != nil || !slices.Contains(shown, c.want) || slices.Contains(shown, c.not) {
 			t.Errorf("group %d opening a product page without the view saw %q (%v), want %s and never %s", c.group, shown, err, c.want, c.not)
 		}
