@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -122,6 +123,16 @@ func PutTest(t testing.TB, db *store.DB, tt *experiment.Test) {
 	if err != nil {
 		t.Fatalf("lifttest: put test: %v", err)
 	}
+}
+
+// RunningTest is the fixture most tests start from: an active URL-redirect
+// test of the shop, Control against Variant at 50/50 on all traffic,
+// started at started. Put it with PutTest.
+func RunningTest(shopID int64, name string, started time.Time) *experiment.Test {
+	return &experiment.Test{ShopID: shopID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: name,
+		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
+		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
+		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
 }
 
 // Pool opens a pgx pool on a database PostgresURL made, for tests that look

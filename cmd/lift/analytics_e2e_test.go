@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/lifttest"
 )
 
@@ -35,10 +33,7 @@ func TestSessionAnalyticsTotalsMatchResultsAndExport(t *testing.T) {
 	s := newServer(t, func(c *config.Config) { c.Platform.APIKey, c.Platform.APISecret = "key", "secret" })
 	shop, read, write := s.shop(true)
 	started := time.Now().UTC().Add(-2 * time.Hour)
-	tt := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "planted",
-		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
+	tt := lifttest.RunningTest(shop.ID, "planted", started)
 	lifttest.PutTest(t, s.app.DB, tt)
 	lifttest.PlantVisitors(t, s.app.Warehouse, shop.ID, tt.ID, started.Add(time.Minute), 300, []float64{0.1, 0.2}, 40)
 	id := strconv.FormatInt(tt.ID, 10)

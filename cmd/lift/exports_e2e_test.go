@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -13,8 +12,7 @@ import (
 	"time"
 
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/store"
+	"github.com/liftab/lift/lifttest"
 )
 
 // TestExportLinksFromPublicURLAcrossNodes: with http.public_url and a
@@ -30,16 +28,8 @@ func TestExportLinksFromPublicURLAcrossNodes(t *testing.T) {
 	})
 	shop, read, _ := a.shop(true)
 	started := time.Now().UTC().Add(-time.Hour)
-	tt := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "t",
-		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
-	if _, err := a.app.DB.Write(ctx, experiment.WriteMeta{ShopID: shop.ID, Action: "test.setup", ResourceType: "experiment"},
-		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
-			return experiment.WriteResult{}, tx.CreateTest(ctx, tt)
-		}); err != nil {
-		t.Fatal(err)
-	}
+	tt := lifttest.RunningTest(shop.ID, "t", started)
+	lifttest.PutTest(t, a.app.DB, tt)
 	evil := []string{"X-Forwarded-Host", "evil.example", "X-Forwarded-Proto", "http"}
 	r := a.do("POST", "/v1/experiments/"+strconv.FormatInt(tt.ID, 10)+"/exports", read, "", evil...)
 	if r.status != 202 {

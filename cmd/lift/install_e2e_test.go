@@ -218,10 +218,7 @@ func TestInstallLifecycle(t *testing.T) {
 		t.Fatalf("token before uninstall: %d %s", r.status, r.raw)
 	}
 	started := time.Now().UTC().Add(-time.Hour)
-	live := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "live",
-		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
+	live := lifttest.RunningTest(shop.ID, "live", started)
 	lifttest.PutTest(t, h.app.DB, live)
 	price := &experiment.Test{ID: live.ID, Type: experiment.TypePrice, Groups: []experiment.Group{{Index: 1,
 		Content: json.RawMessage(`{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/101"}]}`)}}}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/store"
@@ -32,10 +30,7 @@ func TestLoadgenLooksLikeAStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now().UTC().Add(-time.Minute)
-	tt := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "paced",
-		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
+	tt := lifttest.RunningTest(shop.ID, "paced", started)
 	lifttest.PutTest(t, s.app.DB, tt)
 	stopWorker, err := s.app.startWorker(ctx, time.Second)
 	if err != nil {

@@ -74,10 +74,7 @@ func TestMoneyMinorUnitsEndToEnd(t *testing.T) {
 		if _, m.read, err = app.DB.CreateToken(ctx, m.shop.ID, experiment.ScopeRead); err != nil {
 			t.Fatal(err)
 		}
-		m.test = &experiment.Test{ShopID: m.shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive,
-			Name: "money " + m.currency, TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-			Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-			CreatedAt: started, UpdatedAt: started, StartedAt: &started}
+		m.test = lifttest.RunningTest(m.shop.ID, "money "+m.currency, started)
 		lifttest.PutTest(t, app.DB, m.test)
 	}
 	stopWorker, err := app.startWorker(ctx, time.Second)

@@ -35,10 +35,7 @@ func TestResultsMatchRawRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now().UTC().Add(-time.Minute)
-	tt := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "planted",
-		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
+	tt := lifttest.RunningTest(shop.ID, "planted", started)
 	lifttest.PutTest(t, db, tt)
 	addr, chDB := lifttest.ClickHouse(t)
 	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: addr, Database: chDB})

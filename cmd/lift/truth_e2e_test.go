@@ -68,10 +68,7 @@ func TestOrdersAgreeAcrossResultsAndExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now().UTC().Add(-time.Minute)
-	tt := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusActive, Name: "truth",
-		TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
-		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started}
+	tt := lifttest.RunningTest(shop.ID, "truth", started)
 	lifttest.PutTest(t, app.DB, tt)
 	stopWorker, err := app.startWorker(ctx, time.Second)
 	if err != nil {
