@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,82 +41,88 @@ type GetTestInput struct {
 	IncludeStats bool   `json:"include_results_summary,omitempty" jsonschema:"add the test's results summary (include=results_summary)"`
 }
 
-// DateRange bounds a custom result query by calendar day.
-type DateRange struct {
-	GTE string `json:"gte,omitempty" jsonschema:"first day, YYYY-MM-DD"`
-	LTE string `json:"lte,omitempty" jsonschema:"last day, YYYY-MM-DD"`
-}
-
-// ResultQueryInput is POST /v1/experiments/{id}/results: the test's id and
-// the ResultsQueryInput body, every field of which is optional.
-type ResultQueryInput struct {
-	ID             string     `json:"id" jsonschema:"the test's id (digits)"`
-	DateRange      *DateRange `json:"date_range,omitempty" jsonschema:"days to count (default the whole run)"`
-	Breakdown      []string   `json:"breakdown,omitempty" jsonschema:"up to 3 of device, country, visitor_type, utm_source, utm_medium, utm_campaign, traffic_source, landing_page, date"`
-	SampleBasis    string     `json:"sample_basis,omitempty" jsonschema:"visitors (default) or sessions"`
-	MetricSet      string     `json:"metric_set,omitempty" jsonschema:"core (default) or engagement"`
-	ProductGroupID string     `json:"product_group_id,omitempty" jsonschema:"count only orders of this product group"`
-	ProductID      string     `json:"product_id,omitempty" jsonschema:"count only orders of this product; requires product_group_id"`
-	Analysis       *Analysis  `json:"analysis,omitempty" jsonschema:"override the test's analysis options for this query; omitted fields keep the test's"`
-}
-
-// Analysis is the query body's analysis override: pointers, so an omitted
-// option keeps the test's instead of being sent as false or 0.
-type Analysis struct {
-	Sequential *bool    `json:"sequential,omitempty" jsonschema:"always-valid p-values and intervals, safe to read at any time"`
-	CUPED      *bool    `json:"cuped,omitempty" jsonschema:"adjust mean metrics with each visitor's pre-exposure value"`
-	Winsorize  *float64 `json:"winsorize,omitempty" jsonschema:"percentile money metrics are capped at, e.g. 0.99; 0 turns capping off"`
-	Correction string   `json:"correction,omitempty" jsonschema:"across variants: holm, benjamini_hochberg or none"`
-}
-
 // GetResultQueryInput is GET /v1/experiments/{id}/results/{query_id}.
 type GetResultQueryInput struct {
 	ID      string `json:"id" jsonschema:"the test's id (digits)"`
-	QueryID string `json:"query_id" jsonschema:"the id create_result_query returned"`
+	QueryID string `json:"query_id" jsonschema:"the id create_result_query returned (rq_…)"`
 }
 
-// CreateExportInput is POST /v1/experiments/{id}/exports.
+// CreateExportInput is POST /v1/experiments/{id}/exports. The key is a
+// pointer so that one sent empty reaches v1 (400 invalid_idempotency_key)
+// instead of quietly becoming no key, and a retry a duplicate export.
 type CreateExportInput struct {
-	ID             string `json:"id" jsonschema:"the test's id (digits)"`
-	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"Idempotency-Key: a retry with the same key returns the first export (1 to 255 characters)"`
+	ID             string  `json:"id" jsonschema:"the test's id (digits)"`
+	IdempotencyKey *string `json:"idempotency_key,omitempty" jsonschema:"sent as the Idempotency-Key header: a retry with the same key returns the first export instead of a new one (1 to 255 characters)"`
 }
 
 // GetExportInput is GET /v1/exports/{id}.
 type GetExportInput struct {
-	ExportID string `json:"export_id" jsonschema:"the export's id"`
+	ExportID string `json:"export_id" jsonschema:"the id create_export returned (export_…)"`
 }
 
-// New returns an MCP server whose tools call c.
-func New(c *Client, version string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "lift", Version: version}, nil)
-	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(s, &mcp.Tool{Name: "list_tests", Annotations: read,
+// The path ids' patterns: a test id is digits, a query or export id a word.
+// An empty id or one with a slash would name another route of v1 (an empty
+// get_test id was the test list: MCP audit M2).
+const (
+	testIDPattern = `^[0-9]+$`
+	wordPattern   = `^[A-Za-z0-9_-]+$`
+)
+
+// New returns an MCP server whose tools call c. v1Doc is the v1 API's
+// OpenAPI document (api/v1/openapi.json): create_result_query's arguments
+// are its ResultsQueryInput, vocabularies and limits included, so the tool
+// accepts what the API accepts and the two cannot drift apart.
+func New(c *Client, version string, v1Doc []byte) (*mcp.Server, error) {
+	query, err := resultQuerySchema(v1Doc)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	// A stateless server's tool list never changes and it sends no log
+	// messages, so it advertises neither (the SDK's default says both).
+	s := mcp.NewServer(&mcp.Implementation{Name: "lift", Version: version},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	closed := new(bool) // each tool reaches one Lift only
+	read := func(title string) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, OpenWorldHint: closed}
+	}
+	// The two creates change nothing of the shop (read scope suffices):
+	// not destructive, so a client need not ask as if they did.
+	create := func(title string) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, DestructiveHint: new(bool), OpenWorldHint: closed}
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "list_tests", Annotations: read("List tests"), InputSchema: listTestsSchema(),
 		Description: "List the shop's A/B tests, newest first (GET /v1/experiments)."}, c.listTests)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_test", Annotations: read,
+	mcp.AddTool(s, &mcp.Tool{Name: "get_test", Annotations: read("Get a test"), InputSchema: idSchema[GetTestInput](),
 		Description: "Get one test with its groups and schedule (GET /v1/experiments/{id})."}, c.getTest)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_results", Annotations: read,
+	mcp.AddTool(s, &mcp.Tool{Name: "get_results", Annotations: read("Get a test's results"), InputSchema: idSchema[TestInput](),
 		Description: "The test's latest results snapshot per group (GET /v1/experiments/{id}/results)."}, c.getResults)
-	mcp.AddTool(s, &mcp.Tool{Name: "create_result_query",
+	mcp.AddTool(s, &mcp.Tool{Name: "create_result_query", Annotations: create("Query a test's results"), InputSchema: query,
 		Description: "Start a custom result query: a date range, breakdowns, sample basis, product filter or analysis options (POST /v1/experiments/{id}/results). Poll get_result_query with its id."}, c.createResultQuery)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_result_query", Annotations: read,
+	mcp.AddTool(s, &mcp.Tool{Name: "get_result_query", Annotations: read("Get a result query"), InputSchema: idSchema[GetResultQueryInput](),
 		Description: "A custom result query's status and, once done, its results (GET /v1/experiments/{id}/results/{query_id})."}, c.getResultQuery)
-	mcp.AddTool(s, &mcp.Tool{Name: "create_export",
+	mcp.AddTool(s, &mcp.Tool{Name: "create_export", Annotations: create("Export a test's orders"), InputSchema: idSchema[CreateExportInput](),
 		Description: "Start a CSV export of the test's orders (POST /v1/experiments/{id}/exports). Poll get_export for the download URL."}, c.createExport)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_export", Annotations: read,
+	mcp.AddTool(s, &mcp.Tool{Name: "get_export", Annotations: read("Get an export"), InputSchema: idSchema[GetExportInput](),
 		Description: "An export's status and, once ready, its signed download URL (GET /v1/exports/{id})."}, c.getExport)
 	for _, a := range lifecycle {
-		mcp.AddTool(s, &mcp.Tool{Name: a.action + "_test", Description: a.doc}, c.action(a.action))
+		// Repeating an action is a 200 that changes nothing (contract
+		// part 3): idempotent. Ending and archiving cannot be undone.
+		ann := &mcp.ToolAnnotations{Title: a.title, IdempotentHint: true, DestructiveHint: &a.final, OpenWorldHint: closed}
+		mcp.AddTool(s, &mcp.Tool{Name: a.action + "_test", Description: a.doc, Annotations: ann, InputSchema: idSchema[TestInput]()}, c.action(a.action))
 	}
-	return s
+	return s, nil
 }
 
 // lifecycle are the test's status actions, POST /v1/experiments/{id}/{action}.
-var lifecycle = []struct{ action, doc string }{
-	{"start", "Start a draft, preview or failed test (POST /v1/experiments/{id}/start)."},
-	{"pause", "Pause an active test (POST /v1/experiments/{id}/pause)."},
-	{"resume", "Resume a paused test: it is active again (POST /v1/experiments/{id}/resume)."},
-	{"end", "End an active or paused test for good; its results stay (POST /v1/experiments/{id}/end)."},
-	{"archive", "Archive a draft, preview, ended or failed test (POST /v1/experiments/{id}/archive)."},
+var lifecycle = []struct {
+	action, title, doc string
+	final              bool
+}{
+	{"start", "Start a test", "Start a draft, preview or failed test (POST /v1/experiments/{id}/start).", false},
+	{"pause", "Pause a test", "Pause an active test (POST /v1/experiments/{id}/pause).", false},
+	{"resume", "Resume a test", "Resume a paused test: it is active again (POST /v1/experiments/{id}/resume).", false},
+	{"end", "End a test", "End an active or paused test for good; its results stay (POST /v1/experiments/{id}/end).", true},
+	{"archive", "Archive a test", "Archive a draft, preview, ended or failed test (POST /v1/experiments/{id}/archive).", true},
 }
 
 func (c *Client) listTests(ctx context.Context, req *mcp.CallToolRequest, in ListTestsInput) (*mcp.CallToolResult, any, error) {
@@ -152,21 +160,20 @@ func (c *Client) getResults(ctx context.Context, req *mcp.CallToolRequest, in Te
 	return res, nil, err
 }
 
-// queryBody is ResultQueryInput without the path's id: the v1 body refuses
-// unknown fields.
-type queryBody struct {
-	DateRange      *DateRange `json:"date_range,omitempty"`
-	Breakdown      []string   `json:"breakdown,omitempty"`
-	SampleBasis    string     `json:"sample_basis,omitempty"`
-	MetricSet      string     `json:"metric_set,omitempty"`
-	ProductGroupID string     `json:"product_group_id,omitempty"`
-	ProductID      string     `json:"product_id,omitempty"`
-	Analysis       *Analysis  `json:"analysis,omitempty"`
-}
-
-func (c *Client) createResultQuery(ctx context.Context, req *mcp.CallToolRequest, in ResultQueryInput) (*mcp.CallToolResult, any, error) {
-	body := queryBody{in.DateRange, in.Breakdown, in.SampleBasis, in.MetricSet, in.ProductGroupID, in.ProductID, in.Analysis}
-	res, err := c.call(ctx, req, http.MethodPost, "/experiments/"+url.PathEscape(in.ID)+"/results", nil, body, nil)
+// createResultQuery sends the arguments but id to v1 as the body, exactly
+// as given: null, "" and 0 mean to v1 what they mean in a direct call (a
+// typed copy dropped "" and null: MCP audit M3, M4).
+func (c *Client) createResultQuery(ctx context.Context, req *mcp.CallToolRequest, in map[string]json.RawMessage) (*mcp.CallToolResult, any, error) {
+	var id string
+	if err := json.Unmarshal(in["id"], &id); err != nil {
+		return nil, nil, fmt.Errorf("id: %w", err)
+	}
+	delete(in, "id")
+	body, err := json.Marshal(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := c.call(ctx, req, http.MethodPost, "/experiments/"+url.PathEscape(id)+"/results", nil, body, nil)
 	return res, nil, err
 }
 
@@ -178,8 +185,8 @@ func (c *Client) getResultQuery(ctx context.Context, req *mcp.CallToolRequest, i
 
 func (c *Client) createExport(ctx context.Context, req *mcp.CallToolRequest, in CreateExportInput) (*mcp.CallToolResult, any, error) {
 	h := http.Header{}
-	if in.IdempotencyKey != "" {
-		h.Set("Idempotency-Key", in.IdempotencyKey)
+	if in.IdempotencyKey != nil {
+		h["Idempotency-Key"] = []string{*in.IdempotencyKey}
 	}
 	res, err := c.call(ctx, req, http.MethodPost, "/experiments/"+url.PathEscape(in.ID)+"/exports", nil, nil, h)
 	return res, nil, err

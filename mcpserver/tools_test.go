@@ -2,9 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -28,14 +31,17 @@ func sessionAt(t *testing.T, suffix, token string, status int, body string) (*mc
 	var got []sent
 	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		got = append(got, sent{r.Method, r.URL.RequestURI(), string(b), r.Header.Get("Authorization"), r.Header.Get("Idempotency-Key")})
+		got = append(got, sent{r.Method, r.URL.RequestURI(), string(b), r.Header.Get("Authorization"), fmt.Sprintf("%q", r.Header["Idempotency-Key"])})
+		if status == http.StatusOK && r.Header.Get("Idempotency-Key") == "replayed" {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
 		w.WriteHeader(status)
 		io.WriteString(w, body)
 	}))
 	t.Cleanup(peer.Close)
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := New(&Client{BaseURL: peer.URL + suffix, Token: token}, "test").Connect(ctx, st, nil)
+	ss, err := mustNew(t, &Client{BaseURL: peer.URL + suffix, Token: token}).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +70,19 @@ func TestToolRequests(t *testing.T) {
 		{"get_test", map[string]any{"id": "42"}, sent{method: "GET", uri: "/v1/experiments/42"}},
 		{"get_results", map[string]any{"id": "42"}, sent{method: "GET", uri: "/v1/experiments/42/results"}},
 		{"create_result_query", map[string]any{"id": "42", "breakdown": []string{"device"}, "date_range": map[string]any{"gte": "2026-01-01"}},
-			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"date_range":{"gte":"2026-01-01"},"breakdown":["device"]}`}},
+			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"breakdown":["device"],"date_range":{"gte":"2026-01-01"}}`}},
 		{"create_result_query", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/results", body: `{}`}},
 		{"create_result_query", map[string]any{"id": "42", "analysis": map[string]any{"sequential": true, "winsorize": 0, "correction": "holm"}},
-			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"analysis":{"sequential":true,"winsorize":0,"correction":"holm"}}`}},
+			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"analysis":{"correction":"holm","sequential":true,"winsorize":0}}`}},
+		// Empty values and null go as sent: v1 refuses "" and resets on null (MCP audit M3, M4).
+		{"create_result_query", map[string]any{"id": "42", "date_range": map[string]any{"gte": ""}, "product_id": ""},
+			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"date_range":{"gte":""},"product_id":""}`}},
+		{"create_result_query", map[string]any{"id": "42", "analysis": map[string]any{"winsorize": nil, "prior": map[string]any{"mean": 0, "stddev": 0.1}}},
+			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"analysis":{"prior":{"mean":0,"stddev":0.1},"winsorize":null}}`}},
 		{"get_result_query", map[string]any{"id": "42", "query_id": "rq_1"}, sent{method: "GET", uri: "/v1/experiments/42/results/rq_1"}},
-		{"create_export", map[string]any{"id": "42", "idempotency_key": "k1"}, sent{method: "POST", uri: "/v1/experiments/42/exports", idemKey: "k1"}},
+		{"create_export", map[string]any{"id": "42", "idempotency_key": "k1"}, sent{method: "POST", uri: "/v1/experiments/42/exports", idemKey: `["k1"]`}},
+		{"create_export", map[string]any{"id": "42", "idempotency_key": ""}, sent{method: "POST", uri: "/v1/experiments/42/exports", idemKey: `[""]`}},
+		{"create_export", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/exports"}},
 		{"get_export", map[string]any{"export_id": "exp_9"}, sent{method: "GET", uri: "/v1/exports/exp_9"}},
 		{"start_test", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/start"}},
 		{"pause_test", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/pause"}},
@@ -89,8 +102,48 @@ func TestToolRequests(t *testing.T) {
 				t.Errorf("result = %+v, want the v1 body", res)
 			}
 			tt.want.auth = "Bearer lift_secret"
+			if tt.want.idemKey == "" {
+				tt.want.idemKey = "[]"
+			}
 			if len(*got) != 1 || (*got)[0] != tt.want {
 				t.Errorf("sent %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRefusedArguments: what the input schema refuses never reaches v1:
+// an id that would name another route (an empty get_test id was the test
+// list, MCP audit M2) or a value outside v1's vocabulary.
+func TestRefusedArguments(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		tool string
+		args map[string]any
+		want string // in the schema error
+	}{
+		{"get_test", map[string]any{"id": ""}, "pattern"},
+		{"get_test", map[string]any{"id": "1/results"}, "pattern"},
+		{"get_result_query", map[string]any{"id": "1", "query_id": ""}, "pattern"},
+		{"get_export", map[string]any{"export_id": "../experiments"}, "pattern"},
+		{"create_result_query", map[string]any{"id": "1", "sample_basis": ""}, "enum"},
+		{"create_result_query", map[string]any{"id": "1", "breakdown": []string{"device", "country", "date", "utm_source"}}, "maxItems"},
+		{"create_result_query", map[string]any{"id": "1", "analysis": map[string]any{"correction": "bonferroni"}}, "enum"},
+		{"list_tests", map[string]any{"scheduled": "yes"}, "enum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			t.Parallel()
+			cs, got := session(t, "lift_secret", 200, `{"ok":true}`)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, tt.want) {
+				t.Errorf("result %q (error %v), want a schema error naming %s", text, res.IsError, tt.want)
+			}
+			if len(*got) != 0 {
+				t.Errorf("sent %+v, want nothing", *got)
 			}
 		})
 	}
@@ -106,7 +159,7 @@ func TestAcceptedWithoutBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
-	if res.IsError || !strings.Contains(text, `"status":202`) || !strings.Contains(text, "still being computed") {
+	if res.IsError || !strings.Contains(text, `"status":202`) || !strings.Contains(text, "retry later") || !strings.Contains(text, "ended or archived") {
 		t.Fatalf("result = %q, want it to say the results are not ready", text)
 	}
 }
@@ -156,5 +209,106 @@ func TestToolErrors(t *testing.T) {
 				t.Errorf("second text %q, want the body", got)
 			}
 		})
+	}
+}
+
+// mustNew is New over v1's own document, as cmd/lift passes it.
+func mustNew(t *testing.T, c *Client) *mcp.Server {
+	t.Helper()
+	doc, err := os.ReadFile("../api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(c, "test", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestAnswers: what a v1 answer becomes besides its body.
+func TestAnswers(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", maxAnswer+1)
+	tests := []struct {
+		name    string
+		status  int
+		body    string
+		args    map[string]any
+		isError bool
+		texts   []string // each in the matching content, in order
+	}{
+		// A redirect is v1 saying "another resource": never followed.
+		{"redirect", 301, `<a href="/v1/experiments">Moved</a>`, map[string]any{"id": "1"}, true, []string{"http_301", "Moved"}},
+		{"too large", 200, big, map[string]any{"id": "1"}, true, []string{"answer_too_large"}},
+		{"param named as the argument", 422, `{"error":{"type":"invalid_request_error","code":"invalid_request","message":"Bad time.","param":"Idempotency-Key"}}`,
+			map[string]any{"id": "1"}, true, []string{"invalid_request: Bad time. (tool argument idempotency_key)", `"param":"Idempotency-Key"`}},
+		{"replayed", 200, `{"id":"export_1"}`, map[string]any{"id": "1", "idempotency_key": "replayed"}, false, []string{`{"id":"export_1"}`, "Idempotent-Replayed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cs, _ := session(t, "s", tt.status, tt.body)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_export", Arguments: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError != tt.isError || len(res.Content) != len(tt.texts) {
+				t.Fatalf("isError %v with %d texts, want %v with %d", res.IsError, len(res.Content), tt.isError, len(tt.texts))
+			}
+			for i, want := range tt.texts {
+				if got := res.Content[i].(*mcp.TextContent).Text; !strings.Contains(got, want) {
+					t.Errorf("text %d = %.200q, want it to hold %q", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestToolList: what a client learns before calling: no capability the
+// stateless server cannot honour, truthful hints, and create_result_query's
+// arguments as v1's document has them, without defaults the SDK would fill
+// in over the test's own options.
+func TestToolList(t *testing.T) {
+	t.Parallel()
+	cs, _ := session(t, "s", 200, `{}`)
+	if caps := cs.InitializeResult().Capabilities; caps.Logging != nil || caps.Tools == nil || caps.Tools.ListChanged {
+		t.Errorf("capabilities = %+v, want tools without listChanged, no logging", caps)
+	}
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := map[string]string{}
+	for _, tool := range list.Tools {
+		a := tool.Annotations
+		hints[tool.Name] = fmt.Sprintf("read=%v destructive=%v idempotent=%v", a.ReadOnlyHint, a.DestructiveHint != nil && *a.DestructiveHint, a.IdempotentHint)
+		if a.Title == "" {
+			t.Errorf("%s has no title", tool.Name)
+		}
+		if tool.Name == "create_result_query" {
+			schema, _ := json.Marshal(tool.InputSchema)
+			for _, want := range []string{`"enum":["visitors","sessions"]`, `"maxItems":3`, `"benjamini_hochberg"`, `"prior"`, `"pattern":"^[0-9]+$"`} {
+				if !strings.Contains(string(schema), want) {
+					t.Errorf("create_result_query schema lacks %s", want)
+				}
+			}
+			if strings.Contains(string(schema), `"default"`) {
+				t.Errorf("create_result_query schema has a default: %s", schema)
+			}
+		}
+	}
+	want := map[string]string{
+		"get_results":         "read=true destructive=false idempotent=false",
+		"create_result_query": "read=false destructive=false idempotent=false",
+		"create_export":       "read=false destructive=false idempotent=false",
+		"pause_test":          "read=false destructive=false idempotent=true",
+		"end_test":            "read=false destructive=true idempotent=true",
+		"archive_test":        "read=false destructive=true idempotent=true",
+	}
+	for name, w := range want {
+		if hints[name] != w {
+			t.Errorf("%s: %s, want %s", name, hints[name], w)
+		}
 	}
 }

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 
@@ -40,7 +44,15 @@ func newMCPCmd() *cobra.Command {
 			if baseURL == "" || token == "" {
 				return errors.New("mcp: --url and --token (or LIFT_MCP_TOKEN) are required")
 			}
-			s := mcpserver.New(&mcpserver.Client{BaseURL: baseURL, Token: token}, version())
+			// Said now, not on every tool call as "unsupported protocol
+			// scheme" (MCP audit M12).
+			if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("mcp: --url %q must be an http:// or https:// URL, like https://lift.example.com", baseURL)
+			}
+			s, err := mcpserver.New(&mcpserver.Client{BaseURL: baseURL, Token: token}, version(), v1.OpenAPI())
+			if err != nil {
+				return err
+			}
 			return s.Run(cmd.Context(), &mcp.StdioTransport{})
 		},
 	}
@@ -61,25 +73,50 @@ func newMCPCmd() *cobra.Command {
 // because it guards unauthenticated local servers from DNS rebinding; this
 // endpoint needs a bearer token, and behind a local reverse proxy every
 // request arrives from 127.0.0.1 with the public Host.
-func mountMCP(r *gin.Engine, v *v1.API) {
+func mountMCP(r *gin.Engine, v *v1.API) error {
 	client := &mcpserver.Client{BaseURL: "http://lift.internal", HTTP: &http.Client{Transport: inProcess{r}}}
-	server := mcpserver.New(client, version())
+	server, err := mcpserver.New(client, version(), v1.OpenAPI())
+	if err != nil {
+		return err
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: v.MaxBodyBytes})
-	chain := []gin.HandlerFunc{api.UseSurface(api.SurfaceV1), api.LimitBody(v.MaxBodyBytes), api.LimitUnauthenticated(v.Limiter),
-		api.Authenticate(v.Tokens)}
-	r.POST("/mcp", append(chain, envelopeErrors(h))...)
+	// v1's order: a giant body without a token is a 401, not a 413.
+	chain := []gin.HandlerFunc{api.UseSurface(api.SurfaceV1), api.LimitUnauthenticated(v.Limiter), api.Authenticate(v.Tokens),
+		api.LimitBody(v.MaxBodyBytes)}
+	r.POST("/mcp", append(chain, keepOrigin, envelopeErrors(h))...)
 	// Streamable HTTP also defines GET (a server-sent stream) and DELETE
 	// (end a session). A stateless server has neither, and the transport
-	// says to answer GET 405 then; any other method falls through to the
-	// 404 every unknown route answers, as the API document says.
+	// says to answer GET 405 then; so does every other method but POST.
 	noStream := api.Handle(func(c *gin.Context) error {
 		c.Header("Allow", http.MethodPost)
 		return experiment.Errorf(experiment.KindMethodNotAllowed, "method_not_allowed",
 			"/mcp is stateless: POST each JSON-RPC message; there is no stream to GET and no session to DELETE.")
 	})
-	r.GET("/mcp", append(chain, noStream)...)
-	r.DELETE("/mcp", append(chain, noStream)...)
+	r.Match([]string{http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions},
+		"/mcp", append(chain, noStream)...)
+	return nil
+}
+
+// origin is what a tool's in-process v1 request keeps of the /mcp request
+// it serves: the host and TLS it reached (v1 builds export download links
+// from them when http.public_url is unset; a made-up host gave links
+// nobody could open: MCP audit M1) and its request id, which the v1
+// request takes as its own (X-Correlation-Id), so an operator finds both
+// in the log under one id.
+type origin struct {
+	host, requestID string
+	tls             *tls.ConnectionState
+}
+
+type originKey struct{}
+
+// keepOrigin puts the request's origin in its context, which the MCP SDK
+// hands on to the tool handlers (stateless mode) and so to inProcess.
+func keepOrigin(c *gin.Context) {
+	o := origin{host: c.Request.Host, tls: c.Request.TLS, requestID: api.RequestID(c)}
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), originKey{}, o))
+	c.Next()
 }
 
 // envelopeErrors serves h, the MCP SDK's handler, but answers the plain-text
@@ -155,10 +192,31 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context()) // a RoundTripper must not change its request
 	req.RemoteAddr = "127.0.0.1:0"
 	req.RequestURI = req.URL.RequestURI()
+	if o, ok := req.Context().Value(originKey{}).(origin); ok {
+		req.Host, req.TLS = o.host, o.tls
+		req.Header.Set("X-Correlation-Id", o.requestID)
+	}
+	// The network server refuses a request line and header over its limit
+	// with 431 before any handler; so must this stand-in (MCP audit M6).
+	if size := len(req.RequestURI) + headerBytes(req.Header); size > http.DefaultMaxHeaderBytes {
+		return &http.Response{StatusCode: http.StatusRequestHeaderFieldsTooLarge, Status: "431 Request Header Fields Too Large",
+			Header: http.Header{}, Body: io.NopCloser(strings.NewReader("431 Request Header Fields Too Large: the tool's arguments make a request line over 1 MB")),
+			Request: req}, nil
+	}
 	if req.Body == nil {
 		req.Body = http.NoBody // as a server's request always has one
 	}
 	rec := httptest.NewRecorder()
 	t.h.ServeHTTP(rec, req)
 	return rec.Result(), nil
+}
+
+func headerBytes(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
 }

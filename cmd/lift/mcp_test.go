@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/liftab/lift/lifttest"
 )
 
 // TestMain lets a test run the real `lift mcp` as a child process: the test
@@ -95,7 +98,7 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) (texts []s
 // tests; v1 refusals come back as tool errors carrying v1's code.
 func TestMCP(t *testing.T) {
 	s := newServer(t)
-	_, read, write := s.shop(true)
+	shop, read, write := s.shop(true)
 	var ids []string
 	for _, name := range []string{"mcp-a", "mcp-b"} {
 		r := s.do("POST", "/v1/experiments", write, themeTestBody(name))
@@ -165,15 +168,52 @@ func TestMCP(t *testing.T) {
 			t.Errorf("list_tests: error=%v %v, want a tool error naming the connection", isErr, texts)
 		}
 	})
+	t.Run("stdio url without a scheme", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "mcp", "--url", "localhost:8080")
+		cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_MCP_TOKEN="+read)
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "must be an http:// or https:// URL") {
+			t.Errorf("lift mcp --url localhost:8080: %v %s, want it refused at start", err, out)
+		}
+	})
 	t.Run("http no token", func(t *testing.T) {
 		r := s.do("POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Content-Type", "application/json")
 		wantError(t, r, 401, "authentication_error", "missing_token", nil)
 	})
 	t.Run("http write token acts on a test", func(t *testing.T) {
-		cs := httpSession(t, s, write)
-		texts, isErr := call(t, cs, "archive_test", map[string]any{"id": ids[1]})
-		if isErr || !strings.Contains(texts[0], `"status":"archived"`) {
-			t.Errorf("archive_test: error=%v %v", isErr, texts)
+		// The inner v1 request takes the /mcp request's id: the audit
+		// record of the change carries the caller's correlation id.
+		r := s.do("POST", "/mcp", write, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"archive_test","arguments":{"id":"`+ids[1]+`"}}}`,
+			"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "X-Correlation-Id", "mcp-corr-1")
+		if r.status != 200 || !strings.Contains(string(r.raw), `\"status\":\"archived\"`) {
+			t.Fatalf("archive_test: %d %s", r.status, r.raw)
+		}
+		if n := s.countWhere("SELECT count(*) FROM audit_log WHERE request_id = $1", "mcp-corr-1"); n != 1 {
+			t.Errorf("%d audit records carry the /mcp request's id, want 1", n)
+		}
+	})
+	t.Run("http export link on the host the caller reached", func(t *testing.T) {
+		// v1 builds the link from the request's host (no public URL set);
+		// the in-process call must not invent one (MCP audit M1).
+		tt := lifttest.RunningTest(shop.ID, "exported", time.Now().UTC().Add(-time.Hour))
+		lifttest.PutTest(t, s.app.DB, tt)
+		cs := httpSession(t, s, read)
+		texts, isErr := call(t, cs, "create_export", map[string]any{"id": strconv.FormatInt(tt.ID, 10)})
+		var export struct{ ID string }
+		if isErr || json.Unmarshal([]byte(texts[0]), &export) != nil || export.ID == "" {
+			t.Fatalf("create_export: error=%v %v", isErr, texts)
+		}
+		if err := s.app.results().RunExport(context.Background(), shop.ID, export.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		texts, isErr = call(t, cs, "get_export", map[string]any{"export_id": export.ID})
+		var got struct {
+			DownloadURL string `json:"download_url"`
+		}
+		if isErr || json.Unmarshal([]byte(texts[0]), &got) != nil || !strings.HasPrefix(got.DownloadURL, s.url+"/v1/exports/"+export.ID+"/download?") {
+			t.Fatalf("get_export: error=%v %v, want a download_url on %s", isErr, texts, s.url)
+		}
+		if r := s.do("GET", strings.TrimPrefix(got.DownloadURL, s.url), "", ""); r.status != 200 {
+			t.Errorf("the link answers %d %s", r.status, r.raw)
 		}
 	})
 }
@@ -219,6 +259,8 @@ func TestMCPTransportErrors(t *testing.T) {
 		{"no such JSON-RPC method", "POST", "application/json", `{"jsonrpc":"2.0","id":7,"method":"no/such"}`, 400, "invalid_request"},
 		{"GET has no stream", "GET", "", "", 405, "method_not_allowed"},
 		{"DELETE has no session", "DELETE", "", "", 405, "method_not_allowed"},
+		{"PUT", "PUT", "application/json", list, 405, "method_not_allowed"},
+		{"OPTIONS", "OPTIONS", "", "", 405, "method_not_allowed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := s.do(c.method, "/mcp", read, c.body, "Content-Type", c.contentType, "Accept", "application/json, text/event-stream")
@@ -242,6 +284,15 @@ func TestMCPTransportErrors(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		wantError(t, s.roundTrip(req), 413, "invalid_request_error", "request_too_large", nil)
+	})
+	t.Run("HEAD as GET", func(t *testing.T) {
+		if r := s.do("HEAD", "/mcp", read, ""); r.status != 405 || r.header.Get("Allow") != "POST" {
+			t.Errorf("HEAD: %d Allow %q, want 405 Allow POST", r.status, r.header.Get("Allow"))
+		}
+	})
+	t.Run("giant body without a token is a 401, as on v1", func(t *testing.T) {
+		r := s.do("POST", "/mcp", "", strings.Repeat(" ", 11<<20)+list, "Content-Type", "application/json")
+		wantError(t, r, 401, "authentication_error", "missing_token", nil)
 	})
 	t.Run("unknown tool stays JSON-RPC", func(t *testing.T) {
 		r := s.do("POST", "/mcp", read, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,

@@ -123,7 +123,9 @@ func (a *App) router(role string) (*gin.Engine, func(context.Context) error, err
 		a.watchQueues()
 		v := a.v1()
 		v.Mount(r)
-		mountMCP(r, v)                // cmd/lift/mcp.go: the v1 operations as MCP tools
+		if err := mountMCP(r, v); err != nil { // cmd/lift/mcp.go: the v1 operations as MCP tools
+			return nil, nil, err
+		}
 		apidoc.Mount(r)               // GET /openapi.json (every surface) and /docs, no token
 		a.sessionAPI().Mount(r)       // the admin panel's /api/experiments…
 		a.webhooks().Mount(r)         // cmd/lift/webhooks.go
