@@ -200,16 +200,20 @@ func parseLocalDate(field, v string, loc *time.Location) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, invalid("%s is required: an ISO 8601 date such as 2026-06-01 or a date-time.", field)
 	}
-	d, err := time.ParseInLocation(time.DateOnly, v, loc)
-	if err != nil {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return time.Time{}, invalid("%s must be an ISO 8601 date (2026-06-01) or date-time (2026-06-01T00:00:00Z); got %q.", field, v)
-		}
-		d = t.In(loc)
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.In(loc), nil
 	}
-	return d, nil
+	// A date, or a date-time without an offset (what a date picker
+	// gives): the shop's local time (analytics audit A7).
+	for _, layout := range localLayouts {
+		if d, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return d, nil
+		}
+	}
+	return time.Time{}, invalid("%s must be an ISO 8601 date (2026-06-01) or date-time (2026-06-01T00:00:00Z, or 2026-06-01T00:00 in the shop's time); got %q.", field, v)
 }
+
+var localLayouts = []string{time.DateOnly, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04"}
 
 // The dates a window can hold: ClickHouse's Date ends at 2105-12-31 on
 // 18.16 (2149 on current servers) and reads a date outside its range as
@@ -274,6 +278,12 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 		}
 	}
 	slices.Sort(s.filter.Countries)
+	// The ids become literals of the queries; thousands of them took
+	// ClickHouse past its query size (a 500: analytics audit A2). A
+	// merchant filters on a few products; a test enrolls far fewer.
+	if len(req.ProductIDs) > MaxFilterProducts {
+		return scope{}, invalid("filterParams.productIds holds at most %d products; got %d.", MaxFilterProducts, len(req.ProductIDs))
+	}
 	enrolled := EnrolledProducts(t)
 	for _, p := range req.ProductIDs {
 		id := strings.TrimPrefix(p, "gid://shopify/Product/")
@@ -290,6 +300,9 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 	slices.Sort(s.q.ProductIDs)
 	return s, nil
 }
+
+// MaxFilterProducts bounds filterParams.productIds.
+const MaxFilterProducts = 250
 
 // EnrolledProducts is the numeric ids of the products a test is about: a
 // price test's products, an offer test's conditions, the products a content

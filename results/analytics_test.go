@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -263,6 +264,12 @@ func TestAnalyticsBadRequests(t *testing.T) {
 		{"Country", tt, with(func(r *AnalyticsRequest) { r.Countries = []string{"USA"} }), "two-letter"},
 		{"ProductID", tt, with(func(r *AnalyticsRequest) { r.ProductIDs = []string{"tee"} }), "numeric product ids"},
 		{"NotEnrolled", &priced, with(func(r *AnalyticsRequest) { r.ProductIDs = []string{"8102"} }), "not in this test"},
+		// Thousands of ids overflowed ClickHouse's query size: a 500 (analytics audit A2).
+		{"TooManyProducts", tt, with(func(r *AnalyticsRequest) {
+			for i := range MaxFilterProducts + 1 {
+				r.ProductIDs = append(r.ProductIDs, strconv.Itoa(9000000+i))
+			}
+		}), "at most 250 products; got 251"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := scopeOf(shop, tc.t, tc.req)
@@ -313,6 +320,42 @@ func TestTimeseriesIsCumulative(t *testing.T) {
 	} {
 		if _, err := a.Timeseries(context.Background(), shop, tt.ID, bad); !isInvalid(err) {
 			t.Errorf("%+v: want invalid_request, got %v", bad, err)
+		}
+	}
+}
+
+// TestTimeseriesEndsToday: no point after the shop's today, which is a
+// calendar date of the shop's timezone (analytics audit A9: days to come
+// carried today's value forward).
+func TestTimeseriesEndsToday(t *testing.T) {
+	t.Parallel()
+	_, w, _, tt := analyticsFixture()
+	now := time.Date(2026, 6, 1, 13, 0, 0, 0, time.UTC)
+	a := NewAnalytics(AnalyticsConfig{Tests: oneTest{tt}, Warehouse: w, Activity: w, Now: func() time.Time { return now }})
+	for _, tc := range []struct {
+		timezone string
+		want     []string
+	}{
+		{"UTC", []string{"2026-05-31", "2026-06-01"}},
+		{"Pacific/Auckland", []string{"2026-05-31", "2026-06-01", "2026-06-02"}}, // 01:00 on June 2 there
+		{"America/Los_Angeles", []string{"2026-05-31", "2026-06-01"}},
+	} {
+		shop := &experiment.Shop{ID: 7, Timezone: tc.timezone}
+		body, err := a.Timeseries(context.Background(), shop, tt.ID,
+			TimeseriesRequest{DateStart: "2026-05-31", DateFinish: "2026-06-30", TotalViews: []int64{1, 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got TimeseriesReport
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		var dates []string
+		for _, p := range got.TimeSeriesData {
+			dates = append(dates, p.Date)
+		}
+		if !slices.Equal(dates, tc.want) {
+			t.Errorf("%s: dates %v, want %v", tc.timezone, dates, tc.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/liftab/lift/experiment"
@@ -51,10 +52,16 @@ func (a *Analytics) Timeseries(ctx context.Context, shop *experiment.Shop, testI
 	if err != nil {
 		return nil, err
 	}
+	// A day after the shop's today has nothing measured yet: a point for
+	// it carried today's significance forward as if it had been (analytics
+	// audit A9). The day the series ends is in the cache key, so a cached
+	// answer does not outlive midnight.
+	today := a.cfg.Now().In(shop.Location()).Format(time.DateOnly)
+	days = slices.DeleteFunc(days, func(d string) bool { return d > today })
 	key := struct {
 		AnalyticsRequest
-		Type string
-	}{AnalyticsRequest{DateStart: s.q.From, DateFinish: s.q.To}, req.Type}
+		Type, Through string
+	}{AnalyticsRequest{DateStart: s.q.From, DateFinish: s.q.To}, req.Type, today}
 	return a.cachedKey(ctx, shop, t, ViewTimeseries, false, key, func() (any, error) {
 		return a.timeseries(ctx, t, s.q, days, req.Type == "sales")
 	})

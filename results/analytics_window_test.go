@@ -20,6 +20,10 @@ func TestAnalyticsWindow(t *testing.T) {
 	}{
 		{"Dates", "2026-06-01", "2026-06-02", "2026-06-01", "2026-06-02", false},
 		{"DateTimesInTheShopsZone", "2026-06-01T03:00:00Z", "2026-06-02T12:00:00Z", "2026-05-31", "2026-06-02", false},
+		// Without an offset a date-time is the shop's own clock (analytics audit A7).
+		{"LocalDateTimes", "2026-06-01T03:00:00", "2026-06-02T23:59", "2026-06-01", "2026-06-02", false},
+		{"LocalDateTimeFraction", "2026-06-01T00:00:00.5", "2026-06-02", "2026-06-01", "2026-06-02", false},
+		{"BasicFormat", "20260601", "2026-06-02", "", "", true},
 		{"YearZeroWithOffset", "0000-01-01T00:00:00+05:00", "2026-11-30", "1970-01-01", "2026-11-30", false},
 		{"YearZeroDate", "0000-01-01", "2026-11-30", "1970-01-01", "2026-11-30", false},
 		{"Before1970", "1900-01-01", "2026-11-30", "1970-01-01", "2026-11-30", false},
