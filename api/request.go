@@ -153,7 +153,7 @@ func DecodeJSONBytes(b []byte, v any) error {
 	}
 	if b[0] != '{' {
 		// JSON the schema refuses, as a create's body is answered.
-		return experiment.Refuse("invalid_request", "", "The request body is a JSON object.")
+		return experiment.Refuse("invalid_request", "", "The request body must be a JSON object.")
 	}
 	if err := experiment.CheckJSONText(b, experiment.AnyText); err != nil {
 		return err

@@ -180,7 +180,7 @@ func checkObject(body []byte) error {
 		return Errorf(KindInvalidRequest, "malformed_json", "The request body is not valid JSON.")
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-		return Refuse("invalid_request", "", "The request body is a JSON object.")
+		return Refuse("invalid_request", "", "The request body must be a JSON object.")
 	}
 	return nil
 }
