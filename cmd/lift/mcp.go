@@ -53,7 +53,7 @@ func newMCPCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.Run(cmd.Context(), &mcp.StdioTransport{})
+			return s.Run(cmd.Context(), drainingStdio{in: os.Stdin, out: os.Stdout})
 		},
 	}
 	cmd.Flags().StringVar(&baseURL, "url", "", "the Lift server (https://lift.example.com; a trailing /v1 is fine)")
