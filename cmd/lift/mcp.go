@@ -53,7 +53,7 @@ func newMCPCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.Run(cmd.Context(), drainingStdio{in: os.Stdin, out: os.Stdout})
+			return s.Run(cmd.Context(), drainingStdio{})
 		},
 	}
 	cmd.Flags().StringVar(&baseURL, "url", "", "the Lift server (https://lift.example.com; a trailing /v1 is fine)")
@@ -93,7 +93,7 @@ func mountMCP(r *gin.Engine, v *v1.API) error {
 		return experiment.Errorf(experiment.KindMethodNotAllowed, "method_not_allowed",
 			"/mcp is stateless: POST each JSON-RPC message; there is no stream to GET and no session to DELETE.")
 	})
-	r.Match([]string{http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions},
+	r.Match([]string{http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions, http.MethodTrace},
 		"/mcp", append(chain, noStream)...)
 	return nil
 }

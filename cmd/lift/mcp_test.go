@@ -169,31 +169,32 @@ func TestMCP(t *testing.T) {
 		}
 	})
 	t.Run("stdio calls piped in are all answered", func(t *testing.T) {
-		// The SDK ended the session at EOF and dropped what was in flight:
-		// a script piping its calls in got one answer or none (MCP audit M12).
-		cmd := exec.Command(os.Args[0], "mcp", "--url", s.url)
-		cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_MCP_TOKEN="+read)
-		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}
+		// The SDK ended the session at EOF, or at a line it cannot read,
+		// and dropped what was in flight: a script piping its calls in got
+		// one answer or none (MCP audit M12, review-3 R1, R2).
+		calls := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":1,"method":"ping"}
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_test","arguments":{"id":"` + ids[0] + `"}}}
-`)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("lift mcp: %v", err)
-		}
-		var got []string
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Result json.RawMessage `json:"result"`
+`
+		for name, input := range map[string]string{"then EOF": calls, "then a line that is not JSON": calls + "xyz\n"} {
+			cmd := exec.Command(os.Args[0], "mcp", "--url", s.url)
+			cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_MCP_TOKEN="+read)
+			cmd.Stdin = strings.NewReader(input)
+			out, _ := cmd.Output() // the unreadable line ends it with an error, after the answers
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Result json.RawMessage `json:"result"`
+				}
+				if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
+					got = append(got, string(m.ID))
+				}
 			}
-			if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
-				got = append(got, string(m.ID))
+			if !slices.Equal(got, []string{"0", "1", "2"}) || !strings.Contains(string(out), "mcp-a") {
+				t.Errorf("%s: answers to ids %v, want 0, 1 and 2 (get_test naming mcp-a):\n%s", name, got, out)
 			}
-		}
-		if !slices.Equal(got, []string{"0", "1", "2"}) || !strings.Contains(string(out), "mcp-a") {
-			t.Errorf("answers to ids %v, want 0, 1 and 2 (get_test naming mcp-a):\n%s", got, out)
 		}
 	})
 	t.Run("stdio url without a scheme", func(t *testing.T) {
@@ -289,6 +290,7 @@ func TestMCPTransportErrors(t *testing.T) {
 		{"DELETE has no session", "DELETE", "", "", 405, "method_not_allowed"},
 		{"PUT", "PUT", "application/json", list, 405, "method_not_allowed"},
 		{"OPTIONS", "OPTIONS", "", "", 405, "method_not_allowed"},
+		{"TRACE", "TRACE", "", "", 405, "method_not_allowed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := s.do(c.method, "/mcp", read, c.body, "Content-Type", c.contentType, "Accept", "application/json, text/event-stream")
