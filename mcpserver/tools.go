@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -186,7 +187,15 @@ func (c *Client) getResultQuery(ctx context.Context, req *mcp.CallToolRequest, i
 func (c *Client) createExport(ctx context.Context, req *mcp.CallToolRequest, in CreateExportInput) (*mcp.CallToolResult, any, error) {
 	h := http.Header{}
 	if in.IdempotencyKey != nil {
-		h["Idempotency-Key"] = []string{*in.IdempotencyKey}
+		// The key travels as a header: read as HTTP reads one (spaces and
+		// tabs around it are not part of it), so the same key sent with
+		// curl is the same key (review-3 R9); a control character cannot
+		// travel at all.
+		key := strings.Trim(*in.IdempotencyKey, " \t")
+		if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return toolText(true, "invalid_idempotency_key: idempotency_key is sent as the Idempotency-Key header, which cannot hold a control character such as a newline."), nil, nil
+		}
+		h["Idempotency-Key"] = []string{key}
 	}
 	res, err := c.call(ctx, req, http.MethodPost, "/experiments/"+url.PathEscape(in.ID)+"/exports", nil, nil, h)
 	return res, nil, err

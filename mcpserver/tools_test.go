@@ -77,12 +77,18 @@ func TestToolRequests(t *testing.T) {
 		// Empty values and null go as sent: v1 refuses "" and resets on null (MCP audit M3, M4).
 		{"create_result_query", map[string]any{"id": "42", "date_range": map[string]any{"gte": ""}, "product_id": ""},
 			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"date_range":{"gte":""},"product_id":""}`}},
+		// null for an argument not used: v1 reads it as not sent (review-3 R4).
+		{"create_result_query", map[string]any{"id": "42", "sample_basis": nil, "breakdown": nil, "analysis": map[string]any{"correction": nil}},
+			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"analysis":{"correction":null},"breakdown":null,"sample_basis":null}`}},
+		{"list_tests", map[string]any{"scheduled": nil}, sent{method: "GET", uri: "/v1/experiments"}},
 		{"create_result_query", map[string]any{"id": "42", "analysis": map[string]any{"winsorize": nil, "prior": map[string]any{"mean": 0, "stddev": 0.1}}},
 			sent{method: "POST", uri: "/v1/experiments/42/results", body: `{"analysis":{"prior":{"mean":0,"stddev":0.1},"winsorize":null}}`}},
 		{"get_result_query", map[string]any{"id": "42", "query_id": "rq_1"}, sent{method: "GET", uri: "/v1/experiments/42/results/rq_1"}},
 		{"create_export", map[string]any{"id": "42", "idempotency_key": "k1"}, sent{method: "POST", uri: "/v1/experiments/42/exports", idemKey: `["k1"]`}},
 		{"create_export", map[string]any{"id": "42", "idempotency_key": ""}, sent{method: "POST", uri: "/v1/experiments/42/exports", idemKey: `[""]`}},
 		{"create_export", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/exports"}},
+		// As HTTP reads a header: the same key as curl's (review-3 R9).
+		{"create_export", map[string]any{"id": "42", "idempotency_key": " k1\t"}, sent{method: "POST", uri: "/v1/experiments/42/exports", idemKey: `["k1"]`}},
 		{"get_export", map[string]any{"export_id": "exp_9"}, sent{method: "GET", uri: "/v1/exports/exp_9"}},
 		{"start_test", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/start"}},
 		{"pause_test", map[string]any{"id": "42"}, sent{method: "POST", uri: "/v1/experiments/42/pause"}},
@@ -130,6 +136,7 @@ func TestRefusedArguments(t *testing.T) {
 		{"create_result_query", map[string]any{"id": "1", "breakdown": []string{"device", "country", "date", "utm_source"}}, "maxItems"},
 		{"create_result_query", map[string]any{"id": "1", "analysis": map[string]any{"correction": "bonferroni"}}, "enum"},
 		{"list_tests", map[string]any{"scheduled": "yes"}, "enum"},
+		{"create_export", map[string]any{"id": "1", "idempotency_key": "k\n2"}, "invalid_idempotency_key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -288,7 +295,7 @@ func TestToolList(t *testing.T) {
 		}
 		if tool.Name == "create_result_query" {
 			schema, _ := json.Marshal(tool.InputSchema)
-			for _, want := range []string{`"enum":["visitors","sessions"]`, `"maxItems":3`, `"benjamini_hochberg"`, `"prior"`, `"pattern":"^[0-9]+$"`} {
+			for _, want := range []string{`"enum":["visitors","sessions",null]`, `"maxItems":3`, `"benjamini_hochberg"`, `"prior"`, `"pattern":"^[0-9]+$"`} {
 				if !strings.Contains(string(schema), want) {
 					t.Errorf("create_result_query schema lacks %s", want)
 				}
