@@ -204,10 +204,12 @@ func parseLocalDate(field, v string, loc *time.Location) (time.Time, error) {
 		return t.In(loc), nil
 	}
 	// A date, or a date-time without an offset (what a date picker
-	// gives): the shop's local time (analytics audit A7).
+	// gives): the shop's local time (analytics audit A7), whose date is
+	// the one written. Read at noon: midnight may not exist on a day the
+	// clocks jump (Santiago's 2026-09-06 read as September 5: review-3 R5).
 	for _, layout := range localLayouts {
-		if d, err := time.ParseInLocation(layout, v, loc); err == nil {
-			return d, nil
+		if d, err := time.Parse(layout, v); err == nil {
+			return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, loc), nil
 		}
 	}
 	return time.Time{}, invalid("%s must be an ISO 8601 date (2026-06-01) or date-time (2026-06-01T00:00:00Z, or 2026-06-01T00:00 in the shop's time); got %q.", field, v)
@@ -278,13 +280,8 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 		}
 	}
 	slices.Sort(s.filter.Countries)
-	// The ids become literals of the queries; thousands of them took
-	// ClickHouse past its query size (a 500: analytics audit A2). A
-	// merchant filters on a few products; a test enrolls far fewer.
-	if len(req.ProductIDs) > MaxFilterProducts {
-		return scope{}, invalid("filterParams.productIds holds at most %d products; got %d.", MaxFilterProducts, len(req.ProductIDs))
-	}
 	enrolled := EnrolledProducts(t)
+	seen := map[string]bool{}
 	for _, p := range req.ProductIDs {
 		id := strings.TrimPrefix(p, "gid://shopify/Product/")
 		if !productNumber.MatchString(id) {
@@ -293,16 +290,24 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 		if len(enrolled) > 0 && !slices.Contains(enrolled, id) {
 			return scope{}, invalid("Product %q is not in this test.", p)
 		}
-		if !slices.Contains(s.q.ProductIDs, id) {
+		if !seen[id] {
+			seen[id] = true
 			s.q.ProductIDs = append(s.q.ProductIDs, id)
+		}
+		// The ids become literals of the queries: thousands of them took
+		// ClickHouse past its query size, a 500 (analytics audit A2). No
+		// test enrolls more products than this.
+		if len(s.q.ProductIDs) > MaxFilterProducts {
+			return scope{}, invalid("filterParams.productIds names at most %d different products.", MaxFilterProducts)
 		}
 	}
 	slices.Sort(s.q.ProductIDs)
 	return s, nil
 }
 
-// MaxFilterProducts bounds filterParams.productIds.
-const MaxFilterProducts = 250
+// MaxFilterProducts bounds the different products of filterParams.productIds:
+// the most a price test may enroll (500, on shops with the raised limit).
+const MaxFilterProducts = 500
 
 // EnrolledProducts is the numeric ids of the products a test is about: a
 // price test's products, an offer test's conditions, the products a content

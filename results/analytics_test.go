@@ -269,7 +269,13 @@ func TestAnalyticsBadRequests(t *testing.T) {
 			for i := range MaxFilterProducts + 1 {
 				r.ProductIDs = append(r.ProductIDs, strconv.Itoa(9000000+i))
 			}
-		}), "at most 250 products; got 251"},
+		}), "at most 500 different products"},
+		{"ManyTimesTheSameProduct", tt, with(func(r *AnalyticsRequest) {
+			for range 10 * MaxFilterProducts {
+				r.ProductIDs = append(r.ProductIDs, "8101")
+			}
+			r.DeviceType = "PHONE" // refused for this, not for the products
+		}), "deviceType is ALL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := scopeOf(shop, tc.t, tc.req)

@@ -48,3 +48,16 @@ func TestAnalyticsWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyticsWindowOnAClockJump: Santiago's clocks jump from 00:00 to
+// 01:00 on 2026-09-06; that midnight does not exist, the date does (it
+// read as September 5: review-3 R5).
+func TestAnalyticsWindowOnAClockJump(t *testing.T) {
+	t.Parallel()
+	santiago := &experiment.Shop{Timezone: "America/Santiago"}
+	for _, v := range []string{"2026-09-06", "2026-09-06T00:00:00", "2026-09-06T00:30"} {
+		if from, to, err := analyticsWindow(santiago, v, v); err != nil || from != "2026-09-06" || to != "2026-09-06" {
+			t.Errorf("%s: %q, %q, %v; want 2026-09-06", v, from, to, err)
+		}
+	}
+}
