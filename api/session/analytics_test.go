@@ -245,11 +245,13 @@ func TestAnalyticsTimeseries(t *testing.T) {
 	s, id := analyticsTest(t)
 	for _, typ := range []string{"", `,"type":"sales"`} {
 		d := s.analytics(t, "/api/analytics/timeseries/"+id, "{"+window+`,"totalViews":[3,3]`+typ+"}")
+		// The harness's clock says June 1 (epoch): June 2 is still to
+		// come there and gets no point (review of analytics audit A9).
 		points, _ := d["timeSeriesData"].([]any)
-		if len(points) != 2 || points[0].(map[string]any)["date"] != "2026-06-01" || points[1].(map[string]any)["date"] != "2026-06-02" {
+		if len(points) != 1 || points[0].(map[string]any)["date"] != "2026-06-01" {
 			t.Fatalf("timeSeriesData = %v", d["timeSeriesData"])
 		}
-		last := points[1].(map[string]any)["significance"].(float64)
+		last := points[0].(map[string]any)["significance"].(float64)
 		if o := d["overallSignificance"].(float64); o != last || o < 0 || o > 1 {
 			t.Fatalf("overallSignificance %v, last point %v", o, last)
 		}
