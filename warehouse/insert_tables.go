@@ -1,8 +1,10 @@
 package warehouse
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -17,8 +19,53 @@ const insertEventsSQL = `INSERT INTO %s.events (shop_id, experiment_id, event_id
 	session_id, visitor_id, event_type, source, page_path, page_type, product_ids, variant_ids, quantity,
 	checkout_token, order_id, custom_name, revenue, test_group, is_bot, payload)`
 
+// insertEvents sends b's events in pieces of at most maxMonthsPerInsert
+// months. Current ClickHouse refuses an INSERT block that spans more than
+// 100 partitions, events partition by the month of created_at, and the
+// storefront sets created_at (2015 to tomorrow): 101 crafted events made a
+// batch ClickHouse refused for ever, holding every shop's rows in the WAL
+// (storefront audit 2, S1). A piece that lands twice is folded by its ids.
 func (w *Warehouse) insertEvents(ctx context.Context, b *Batch) error {
-	if len(b.Events) == 0 {
+	for _, rows := range byMonths(b.Events, maxMonthsPerInsert) {
+		if err := w.insertEventRows(ctx, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxMonthsPerInsert stays under max_partitions_per_insert_block (100).
+const maxMonthsPerInsert = 90
+
+// byMonths is rows as pieces of at most max distinct months of created_at:
+// rows itself when it spans no more (every batch but a crafted one).
+func byMonths(rows []Event, max int) [][]Event {
+	month := func(e *Event) int { t := e.CreatedAt.UTC(); return t.Year()*12 + int(t.Month()) }
+	months := map[int]bool{}
+	for i := range rows {
+		months[month(&rows[i])] = true
+	}
+	if len(months) <= max {
+		return [][]Event{rows}
+	}
+	sorted := slices.Clone(rows)
+	slices.SortStableFunc(sorted, func(a, b Event) int { return cmp.Compare(month(&a), month(&b)) })
+	var pieces [][]Event
+	start, seen := 0, 0
+	for i := range sorted {
+		if i == 0 || month(&sorted[i]) != month(&sorted[i-1]) {
+			if seen == max {
+				pieces = append(pieces, sorted[start:i])
+				start, seen = i, 0
+			}
+			seen++
+		}
+	}
+	return append(pieces, sorted[start:])
+}
+
+func (w *Warehouse) insertEventRows(ctx context.Context, rows []Event) error {
+	if len(rows) == 0 {
 		return nil
 	}
 	batch, err := w.conn.PrepareBatch(ctx, fmt.Sprintf(insertEventsSQL, w.db))
@@ -26,8 +73,8 @@ func (w *Warehouse) insertEvents(ctx context.Context, b *Batch) error {
 		return fmt.Errorf("events: %w", err)
 	}
 	defer batch.Close()
-	for i := range b.Events {
-		r := &b.Events[i]
+	for i := range rows {
+		r := &rows[i]
 		if err := batch.Append(r.ShopID, r.ExperimentID, r.EventID, utc(r.ReceivedAt), utc(r.CreatedAt),
 			r.SessionID, r.VisitorID, r.EventType, r.Source, r.PagePath, r.PageType, nonNil(r.ProductIDs), nonNil(r.VariantIDs), r.Quantity,
 			r.CheckoutToken, r.OrderID, r.CustomName, r.Revenue, r.TestGroup, flag(r.IsBot), r.Payload); err != nil {
