@@ -35,14 +35,31 @@ var botMarkersByFirst = func() (idx [256][]string) {
 }()
 
 // IsBot reports whether the user agent looks automated: whether it
-// contains a marker, ignoring ASCII case.
+// contains a marker, ignoring ASCII case, other than inside a phone's name
+// (notBots).
 func (m Meta) IsBot() bool {
 	s := m.UserAgent
 	for i := 0; i < len(s); i++ {
 		for _, marker := range botMarkersByFirst[lowerASCII(s[i])] {
-			if hasPrefixFold(s[i:], marker) {
+			if hasPrefixFold(s[i:], marker) && !partOfNotBot(s, i) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// notBots are words of real shoppers' user agents that hold a marker: the
+// phone maker CUBOT puts its name in every model's agent, and its buyers
+// and their orders were left out of results as bots (storefront audit 2,
+// S4). Each is written with the marker at its end.
+var notBots = []string{"cubot"}
+
+// partOfNotBot says the marker found at s[i:] ends one of notBots.
+func partOfNotBot(s string, i int) bool {
+	for _, w := range notBots {
+		if start := i - (len(w) - len("bot")); start >= 0 && hasPrefixFold(s[start:], w) {
+			return true
 		}
 	}
 	return false

@@ -10,8 +10,9 @@ import (
 func TestIsBot(t *testing.T) {
 	t.Parallel()
 	naive := func(ua string) bool {
+		ua = strings.ReplaceAll(strings.ToLower(ua), "cubot", "cu")
 		for _, m := range botMarkers {
-			if strings.Contains(strings.ToLower(ua), m) {
+			if strings.Contains(ua, m) {
 				return true
 			}
 		}
@@ -35,6 +36,11 @@ func TestIsBot(t *testing.T) {
 		{"sPiDeR", true},
 		{"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148", false},
 		{"pre view playwrigh puppetee", false},
+		// A phone maker's name holds "bot" (storefront audit 2, S4).
+		{"Mozilla/5.0 (Linux; Android 10; CUBOT X30) AppleWebKit/537.36 Chrome/120.0.0.0 Mobile Safari/537.36", false},
+		{"Mozilla/5.0 (Linux; Android 10; CUBOT X30) Googlebot/2.1", true},
+		{"bot", true},
+		{"cubot", false},
 	} {
 		if got := (Meta{UserAgent: tc.ua}).IsBot(); got != tc.want || got != naive(tc.ua) {
 			t.Errorf("IsBot(%q) = %v, want %v (naive %v)", tc.ua, got, tc.want, naive(tc.ua))
