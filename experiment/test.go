@@ -151,6 +151,18 @@ func (t *Test) Launched() bool {
 	return t.StartedAt != nil || t.Status == StatusActive || t.Status == StatusPaused || t.Status == StatusEnded
 }
 
+// LiveAt reports whether the test was running (active or paused) at t: an
+// active or paused test is, whatever t; an ended or archived one was
+// between its start and its end. A minute either way absorbs the clocks of
+// the platform that stamped t and of Lift that stamped the two.
+func (t *Test) LiveAt(at time.Time) bool {
+	if t.Status == StatusActive || t.Status == StatusPaused {
+		return true
+	}
+	const skew = time.Minute
+	return t.StartedAt != nil && t.EndedAt != nil && !at.Before(t.StartedAt.Add(-skew)) && !at.After(t.EndedAt.Add(skew))
+}
+
 // Scheduled reports whether the test waits for its schedule to start it.
 func (t *Test) Scheduled() bool {
 	return (t.Status == StatusDraft || t.Status == StatusPreview) && t.Schedule != nil && t.Schedule.StartAt != nil
@@ -190,6 +202,7 @@ type Filter struct {
 	CreatedGE *time.Time
 	CreatedLT *time.Time
 	CreatedLE *time.Time
+	EndedGE   *time.Time // not ended, or ended at or after this time
 	// After continues a listing: only tests older than this position
 	// (newest first by created_at, then id).
 	After *Cursor

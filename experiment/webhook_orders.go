@@ -156,6 +156,10 @@ func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelive
 		return fmt.Sprintf("not counted: the order is in %s and the shop's currency is %s (Lift does not convert amounts)",
 			c, shop.Currency), nil, nil
 	}
+	createdAt := d.ReceivedAt
+	if o.CreatedAt != nil {
+		createdAt = *o.CreatedAt
+	}
 	var attrs []OrderAttribution
 	edit := false
 	if d.Topic == TopicOrdersEdited {
@@ -167,7 +171,7 @@ func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelive
 	}
 	if !edit {
 		var err error
-		if attrs, err = s.attribute(ctx, shop, &o); err != nil {
+		if attrs, err = s.attribute(ctx, shop, &o, createdAt); err != nil {
 			return "", nil, err
 		}
 	}
@@ -180,10 +184,6 @@ func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelive
 		return "", nil, err
 	}
 	version := orderVersion(&o, d, attrs)
-	createdAt := d.ReceivedAt
-	if o.CreatedAt != nil {
-		createdAt = *o.CreatedAt
-	}
 	rows := make([]SignedOrder, 0, len(attrs))
 	for _, a := range attrs {
 		row := SignedOrder{ShopID: shop.ID, ExperimentID: a.ExperimentID, OrderID: string(o.ID), Version: version,
@@ -228,24 +228,28 @@ func orderVersion(o *orderPayload, d *WebhookDelivery, prior []OrderAttribution)
 
 // attribute finds the tests the buyer is in: first the cart attribute
 // _lift_assignments, then, for tests it does not name, the visitor's
-// standing assignment in ClickHouse. Only active or paused tests count, in
-// a group the test has; excluded visitors (group -1, in the cart or in
-// ClickHouse) are not attributed. The cart's -1 stands over an earlier
+// standing assignment in ClickHouse. Only tests running when the order was
+// placed (at) count, in a group the test has: one that has ended since
+// still gets the order, which a delivery late by the platform's retries or
+// a worker outage lost before (storefront audit 2, S3). Excluded visitors
+// (group -1, in the cart or in ClickHouse) are not attributed. The cart's -1 stands over an earlier
 // assignment: the buyer was left out of the test when ordering. A cart
 // group the test does not have is ignored, and ClickHouse's is used.
-func (s *WebhookService) attribute(ctx context.Context, shop *Shop, o *orderPayload) ([]OrderAttribution, error) {
+func (s *WebhookService) attribute(ctx context.Context, shop *Shop, o *orderPayload, at time.Time) ([]OrderAttribution, error) {
 	visitor, session := o.attribute(AttrVisitorID), o.attribute(AttrSessionID)
 	pairs := parseAssignments(o.attribute(AttrAssignments))
 	if len(pairs) == 0 && visitor == "" {
 		return nil, nil
 	}
-	live, err := s.Repo.FindLiveTests(ctx, shop.ID)
+	candidates, err := s.Repo.FindTestsLiveAt(ctx, shop.ID, at)
 	if err != nil {
 		return nil, err
 	}
-	tests := make(map[string]*Test, len(live))
-	for _, t := range live {
-		tests[strconv.FormatInt(t.ID, 10)] = t
+	tests := make(map[string]*Test, len(candidates))
+	for _, t := range candidates {
+		if t.LiveAt(at) {
+			tests[strconv.FormatInt(t.ID, 10)] = t
+		}
 	}
 	got := map[string]OrderAttribution{}
 	excluded := map[string]bool{} // the cart says the buyer was left out

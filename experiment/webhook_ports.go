@@ -75,6 +75,9 @@ type WebhookRepository interface {
 	// FindLiveTests returns every active or paused test of the shop, with
 	// its groups.
 	FindLiveTests(ctx context.Context, shopID int64) ([]*Test, error)
+	// FindTestsLiveAt returns, with their groups, at least every test of
+	// the shop that was running at at (Test.LiveAt tells them apart).
+	FindTestsLiveAt(ctx context.Context, shopID int64, at time.Time) ([]*Test, error)
 	// VariantCosts returns the unit cost of each given variant (numeric
 	// ids) the catalog mirror knows; unknown ones are absent.
 	VariantCosts(ctx context.Context, shopID int64, numericIDs []string) (map[string]float64, error)

@@ -72,6 +72,9 @@ func (f *webhookFakes) FindDelivery(_ context.Context, shopID int64, id string) 
 func (f *webhookFakes) FindLiveTests(context.Context, int64) ([]*experiment.Test, error) {
 	return f.live, nil
 }
+func (f *webhookFakes) FindTestsLiveAt(context.Context, int64, time.Time) ([]*experiment.Test, error) {
+	return f.live, nil // candidates: the service asks each whether it ran then
+}
 func (f *webhookFakes) VariantCosts(context.Context, int64, []string) (map[string]float64, error) {
 	return map[string]float64{"44001": 9.5}, nil
 }
@@ -324,12 +327,34 @@ func TestWebhookProcessOrders(t *testing.T) {
 		{"a numeric string id", experiment.TopicOrdersCreate, strings.Replace(body, `"gid://shopify/Order/5001"`, `"5001"`, 1), nil, nil, "attributed to 1 tests", 1},
 		{"updated_at in year 1", experiment.TopicOrdersCreate, strings.Replace(body, `"2026-06-01T10:00:00Z"`, `"0001-01-01T00:00:00Z"`, 1), nil, nil, "unreadable: updated_at", -1},
 		{"created_at in 2099", experiment.TopicOrdersCreate, strings.Replace(body, `"2026-06-01T09:00:00Z"`, `"2099-01-01T00:00:00Z"`, 1), nil, nil, "unreadable: created_at", -1},
+		// The order (09:00) counts for a test that ran then, whatever its
+		// status when the delivery is processed (storefront audit 2, S3).
+		{"ended since the order", experiment.TopicOrdersCreate, body, nil, nil, "attributed to 1 tests", 1},
+		{"ended before the order", experiment.TopicOrdersCreate, body, nil, nil, "unattributed", -1},
+		{"archived without running", experiment.TopicOrdersCreate, body, nil, nil, "unattributed", -1},
+	}
+	ran := func(status experiment.Status, start, end string) []*experiment.Test {
+		t := &experiment.Test{ID: 42, Status: status, Groups: []experiment.Group{{Index: 0}, {Index: 1}}}
+		if start != "" {
+			s, _ := time.Parse(time.RFC3339, start)
+			e, _ := time.Parse(time.RFC3339, end)
+			t.StartedAt, t.EndedAt = &s, &e
+		}
+		return []*experiment.Test{t}
+	}
+	testsOf := map[string][]*experiment.Test{
+		"ended since the order":    ran(experiment.StatusEnded, "2026-05-01T00:00:00Z", "2026-06-01T09:30:00Z"),
+		"ended before the order":   ran(experiment.StatusEnded, "2026-05-01T00:00:00Z", "2026-06-01T08:00:00Z"),
+		"archived without running": ran(experiment.StatusArchived, "", ""),
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			f := newWebhookFakes()
 			f.live, f.signed, f.assigned = live, c.signed, c.assigned
+			if tests, ok := testsOf[c.name]; ok {
+				f.live = tests
+			}
 			in := experiment.WebhookDelivery{ShopID: 1, ID: "o", Topic: c.topic, Body: []byte(c.body), ReceivedAt: updated.Add(time.Minute)}
 			if _, _, err := f.InsertDelivery(ctx, in); err != nil {
 				t.Fatal(err)

@@ -175,6 +175,9 @@ func findTests(ctx context.Context, q querier, shopID int64, f experiment.Filter
 	if f.CreatedLE != nil {
 		add("created_at <= ?", *f.CreatedLE)
 	}
+	if f.EndedGE != nil {
+		add("(ended_at IS NULL OR ended_at >= ?)", *f.EndedGE)
+	}
 	if c := f.After; c != nil {
 		args = append(args, c.CreatedAt, c.ID)
 		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))

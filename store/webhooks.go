@@ -316,12 +316,34 @@ func (db *DB) VariantCosts(ctx context.Context, shopID int64, numericIDs []strin
 // FindLiveTests returns every active or paused test of the shop (the tests
 // a webhook can affect), with their groups.
 func (db *DB) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Test, error) {
+	out, err := db.allTests(ctx, shopID, experiment.Filter{Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}})
+	if err != nil {
+		return nil, fmt.Errorf("store.FindLiveTests %d: %w", shopID, err)
+	}
+	return out, nil
+}
+
+// FindTestsLiveAt returns the shop's tests that may have been running at
+// at: active or paused, or ended or archived no earlier than a minute
+// before it (Test.LiveAt says which were).
+func (db *DB) FindTestsLiveAt(ctx context.Context, shopID int64, at time.Time) ([]*experiment.Test, error) {
+	since := at.Add(-time.Minute)
+	out, err := db.allTests(ctx, shopID, experiment.Filter{EndedGE: &since, Statuses: []experiment.Status{
+		experiment.StatusActive, experiment.StatusPaused, experiment.StatusEnded, experiment.StatusArchived}})
+	if err != nil {
+		return nil, fmt.Errorf("store.FindTestsLiveAt %d: %w", shopID, err)
+	}
+	return out, nil
+}
+
+// allTests pages through every test f selects.
+func (db *DB) allTests(ctx context.Context, shopID int64, f experiment.Filter) ([]*experiment.Test, error) {
 	var out []*experiment.Test
-	f := experiment.Filter{Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}, Limit: 500}
+	f.Limit = 500
 	for {
 		page, more, err := findTests(ctx, db.pool, shopID, f)
 		if err != nil {
-			return nil, fmt.Errorf("store.FindLiveTests %d: %w", shopID, err)
+			return nil, err
 		}
 		out = append(out, page...)
 		if !more || len(page) == 0 {

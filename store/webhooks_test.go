@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/store"
 )
 
@@ -107,5 +109,49 @@ func TestPublishThemeAtOnce(t *testing.T) {
 		if mains != 1 {
 			t.Fatalf("round %d: %d published themes, want 1", round, mains)
 		}
+	}
+}
+
+// TestFindTestsLiveAt: every test that may have run at a moment comes back
+// (active or paused, or ended no earlier than a minute before it), and
+// Test.LiveAt keeps those that did; a test ended well before is not read.
+func TestFindTestsLiveAt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t)
+	shop := newShop(t, db, "live-at.myshopify.com", false)
+	at := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	put := func(name string, status experiment.Status, start, end *time.Time) {
+		t.Helper()
+		tt := lifttest.RunningTest(shop.ID, name, at.AddDate(0, -1, 0))
+		tt.Status, tt.StartedAt, tt.EndedAt = status, start, end
+		lifttest.PutTest(t, db, tt)
+	}
+	ptr := func(d time.Duration) *time.Time { v := at.Add(d); return &v }
+	put("active", experiment.StatusActive, ptr(-time.Hour), nil)
+	put("ended after", experiment.StatusEnded, ptr(-time.Hour), ptr(time.Hour))
+	put("archived after ending after", experiment.StatusArchived, ptr(-time.Hour), ptr(30*time.Second))
+	put("ended long before", experiment.StatusEnded, ptr(-3*time.Hour), ptr(-2*time.Hour))
+	put("started after", experiment.StatusEnded, ptr(time.Hour), ptr(2*time.Hour))
+	put("draft", experiment.StatusDraft, nil, nil)
+
+	got, err := db.FindTestsLiveAt(ctx, shop.ID, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read, live []string
+	for _, tt := range got {
+		read = append(read, tt.Name)
+		if tt.LiveAt(at) {
+			live = append(live, tt.Name)
+		}
+	}
+	slices.Sort(read)
+	slices.Sort(live)
+	if want := []string{"active", "archived after ending after", "ended after", "started after"}; !slices.Equal(read, want) {
+		t.Errorf("read %v, want %v", read, want)
+	}
+	if want := []string{"active", "archived after ending after", "ended after"}; !slices.Equal(live, want) {
+		t.Errorf("live at %s: %v, want %v", at, live, want)
 	}
 }
