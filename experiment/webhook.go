@@ -142,12 +142,13 @@ func (s *WebhookService) Process(ctx context.Context, shopID int64, deliveryID s
 	if d.ProcessedAt != nil {
 		return nil
 	}
-	err = s.apply(ctx, d)
+	last := attempt.Last || attempt.Try >= s.maxTries()
+	err = s.apply(ctx, d, last)
 	if err == nil {
 		return nil
 	}
 	err = fmt.Errorf("experiment.WebhookService.Process %s %s: %w", d.Topic, d.ID, err)
-	if !attempt.Last && attempt.Try < s.maxTries() {
+	if !last {
 		return err
 	}
 	if dlErr := s.deadLetter(ctx, d, err, attempt.Try); dlErr != nil {
@@ -157,8 +158,9 @@ func (s *WebhookService) Process(ctx context.Context, shopID int64, deliveryID s
 	return nil
 }
 
-// apply runs the topic's effect and marks the delivery processed.
-func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery) error {
+// apply runs the topic's effect and marks the delivery processed; last says
+// no retry follows a failure.
+func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery, last bool) error {
 	shop, err := s.Repo.FindShopByID(ctx, d.ShopID)
 	if err != nil {
 		return err
@@ -173,7 +175,7 @@ func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery) error {
 	}
 	switch d.Topic {
 	case TopicOrdersCreate, TopicOrdersEdited:
-		outcome, effect, err = s.order(ctx, shop, d)
+		outcome, effect, err = s.order(ctx, shop, d, last)
 	case TopicAppUninstalled:
 		outcome, effect, err = s.uninstalled(ctx, shop)
 	case TopicShopUpdate:

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -139,7 +140,7 @@ func (o *orderPayload) lines() []orderLine {
 // The rows are signed: the sink keeps them above any legacy row of the
 // order, and an edit reads only signed attributions, so an unauthenticated
 // legacy order can neither replace a signed one nor choose its group.
-func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelivery) (string, txEffect, error) {
+func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelivery, last bool) (string, txEffect, error) {
 	var o orderPayload
 	if err := decodeDelivery(d, &o); err != nil {
 		return "", nil, err
@@ -175,6 +176,14 @@ func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelive
 			return "", nil, err
 		}
 	}
+	if len(attrs) == 0 && d.Topic == TopicOrdersEdited && !last {
+		// Deliveries are processed in parallel and the platform does not
+		// order them: an edit (a refund) may come before its order's
+		// create, which carries the attribution. Marked processed, the
+		// refund was lost for good (storefront audit 2, S2); retried, it
+		// finds the create's rows, or ends unattributed on the last try.
+		return "", nil, errEditBeforeCreate
+	}
 	if len(attrs) == 0 {
 		return "unattributed: no assignment in cart attributes or for the visitor", nil, nil
 	}
@@ -209,6 +218,9 @@ func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelive
 	}
 	return fmt.Sprintf("%s %d tests", verb, len(attrs)), nil, nil
 }
+
+// errEditBeforeCreate asks the queue to try an unattributed edit again.
+var errEditBeforeCreate = errors.New("no attributed order to edit yet (its create may not be processed): retried")
 
 // orderVersion is updated_at in ms. Without it: an edit comes after every
 // version stored, a create takes created_at, else the receipt time.

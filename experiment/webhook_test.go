@@ -448,3 +448,49 @@ func TestUninstalledShopMirrorsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestEditBeforeItsCreate: an edit that finds neither the order's
+// attributed rows nor an assignment is retried, not marked processed: its
+// create may still be in the queue (storefront audit 2, S2: the refund was
+// lost for good). Once the create's rows exist it lands; on the last try
+// it ends unattributed rather than in the dead letters.
+func TestEditBeforeItsCreate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	created := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	edit := `{"id":5001,"created_at":"2026-06-01T09:00:00Z","updated_at":"2026-06-01T10:00:00Z","total_price":"50.00","current_total_price":"30.00"}`
+	f := newWebhookFakes()
+	f.live = []*experiment.Test{{ID: 42, Status: experiment.StatusActive, Groups: []experiment.Group{{Index: 0}, {Index: 1}}}}
+	deliver := func(id string) {
+		t.Helper()
+		if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: id, Topic: experiment.TopicOrdersEdited,
+			Body: []byte(edit), ReceivedAt: created.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliver("e1")
+	if err := f.service().Process(ctx, 1, "e1", experiment.WebhookAttempt{Try: 1}); err == nil {
+		t.Fatal("an edit before its create was not retried")
+	}
+	if d, _ := f.FindDelivery(ctx, 1, "e1"); d.ProcessedAt != nil || len(f.orders) != 0 {
+		t.Fatalf("after the first try: delivery %+v, orders %+v", d, f.orders)
+	}
+	// The create landed in the meantime: its signed row is there.
+	f.signed = []experiment.OrderAttribution{{ExperimentID: "42", TestGroup: 1, VisitorID: "v1", CreatedAt: created, Version: 1}}
+	if err := f.service().Process(ctx, 1, "e1", experiment.WebhookAttempt{Try: 2}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := f.FindDelivery(ctx, 1, "e1")
+	if !strings.HasPrefix(d.Outcome, "new version for 1 tests") || len(f.orders) != 1 || !f.orders[0].Revenue.Equal(decimal.NewFromInt(30)) {
+		t.Fatalf("after the create: outcome %q, orders %+v", d.Outcome, f.orders)
+	}
+
+	f.signed, f.orders = nil, nil
+	deliver("e2")
+	if err := f.service().Process(ctx, 1, "e2", experiment.WebhookAttempt{Try: 5, Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := f.FindDelivery(ctx, 1, "e2"); !strings.HasPrefix(d.Outcome, "unattributed") || len(f.dead) != 0 {
+		t.Fatalf("last try: outcome %q, dead letters %+v", d.Outcome, f.dead)
+	}
+}
