@@ -78,6 +78,13 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A client that sends "status":"active" believes its test goes live:
+	// answering 201 with a draft let it believe so (v1 audit 2, V6), as a
+	// PATCH's status change is refused.
+	if len(in.Status) > 0 && string(in.Status) != "null" && string(in.Status) != `"draft"` {
+		return nil, Refuse("invalid_request", "status",
+			"A test is created as a draft; start it with POST /v1/experiments/{id}/start once it is created.")
+	}
 	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1, Bucketing: CurrentBucketing}
 	in.applyTo(t)
 	for i := range t.Groups {
