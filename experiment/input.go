@@ -441,6 +441,7 @@ func mergeArray(base, patch []any, id, path string) ([]any, error) {
 		}
 		return -1
 	}
+	named := map[string]bool{}
 	for i, pe := range patch {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		pm, ok := pe.(map[string]any)
@@ -451,6 +452,12 @@ func mergeArray(base, patch []any, id, path string) ([]any, error) {
 		if key == "" {
 			return nil, Refuse("invalid_request", p+"."+id, "Each entry of %s names its %s.", path, id)
 		}
+		// Two entries for one key: which should stand? A create refuses
+		// it; a PATCH kept the last silently (v1 audit 2, V10).
+		if named[key] {
+			return nil, Refuse("invalid_request", p+"."+id, "%s %s appears twice in %s; send one entry for it.", id, key, path)
+		}
+		named[key] = true
 		at := find(key)
 		rv, hasRemove := pm["remove"]
 		remove, isBool := rv.(bool)

@@ -286,6 +286,22 @@ func TestApplyPatch(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+	t.Run("OneEntryPerKey", func(t *testing.T) {
+		// The last of two entries for one key stood silently (v1 audit 2, V10).
+		t.Parallel()
+		cur := &Test{Type: TypeOffer, Name: "o", TrafficAllocation: 100, Groups: []Group{
+			{Index: 0, Name: "A", Split: 50, Content: json.RawMessage(`{}`)},
+			{Index: 1, Name: "B", Split: 50, Content: json.RawMessage(`{"offers":[{"key":"a","title":"A","discount":{"type":"free_shipping"}}]}`)}}}
+		for body, param := range map[string]string{
+			`{"test_groups":[{"index":1,"name":"X"},{"index":1,"name":"Y"}]}`:                          "test_groups[1].index",
+			`{"test_groups":[{"index":1,"content":{"offers":[{"key":"a","title":"X"},{"key":"a"}]}}]}`: "test_groups[0].content.offers[1].key",
+		} {
+			_, _, err := ApplyPatch(cur, []byte(body), now)
+			if e, _ := AsError(err); e == nil || e.Code != "invalid_request" || e.Param != param {
+				t.Errorf("%s: got %v, want 422 naming %s", body, err, param)
+			}
+		}
+	})
 	t.Run("RemoveIsABoolean", func(t *testing.T) {
 		t.Parallel()
 		cur := &Test{Type: TypeOffer, Name: "o", TrafficAllocation: 100, Groups: []Group{
