@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +159,29 @@ func TestValidateAudienceAccepted(t *testing.T) {
 		if _, err := validate(t, redirectWithAudience(a)); err != nil {
 			t.Errorf("audience %s: %v", a, err)
 		}
+	}
+}
+
+// TestAudienceKeysNobodyApplies: a key the storefront does not apply is
+// kept with a warning naming it ("country" for "countries" targeted
+// everyone without a word), and the object has a size bound, since every
+// visitor downloads it (v1 audit 2, V1).
+func TestAudienceKeysNobodyApplies(t *testing.T) {
+	t.Parallel()
+	warn, err := validate(t, redirectWithAudience(`{"country":["US"],"devices":["mobile"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warn) != 1 || warn[0].Code != "audience_key_ignored" || warn[0].Param != "audience.country" {
+		t.Fatalf("warnings = %+v", warn)
+	}
+	var big []string
+	for i := range MaxAudienceBytes/1000 + 1 {
+		big = append(big, fmt.Sprintf(`"note%d":"%s"`, i, strings.Repeat("x", 1000)))
+	}
+	_, err = validate(t, redirectWithAudience(`{`+strings.Join(big, ",")+`}`))
+	if e, _ := AsError(err); e == nil || e.Code != "invalid_request" || e.Param != "audience" {
+		t.Fatalf("an audience over %d bytes: %v", MaxAudienceBytes, err)
 	}
 }
 
