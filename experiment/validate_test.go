@@ -278,6 +278,13 @@ func TestApplyPatch(t *testing.T) {
 		if _, _, err := ApplyPatch(cur, []byte(`{"id":"7","status":"active","object":"experiment","name":"ok"}`), now); err != nil {
 			t.Fatalf("fields sent back as read: %v", err)
 		}
+		// A GET with include=results_summary, sent back: its test_groups are
+		// the summary's, not groups to patch (v1 audit 2, V2).
+		asRead := `{"name":"ok","warnings":[{"severity":"warning","code":"price_below_cost"}],
+			"results_summary":{"computed_at":"2026-06-01T00:00:00Z","test_groups":[{"test_group_index":0,"sample_size":10}]}}`
+		if next, _, err := ApplyPatch(cur, []byte(asRead), now); err != nil || len(next.Groups) != len(cur.Groups) {
+			t.Fatalf("a GET body sent back: %v", err)
+		}
 		for body, param := range map[string]string{`{"status":"ended"}`: "status", `{"id":"8"}`: "id", `{"status":7}`: "status"} {
 			_, _, err := ApplyPatch(cur, []byte(body), now)
 			if e, _ := AsError(err); e == nil || e.Code != "invalid_request" || e.Param != param {
