@@ -104,19 +104,25 @@ func keyInUse(msg string) *experiment.Error {
 	return experiment.Errorf(experiment.KindConflict, "idempotency_key_in_use", "%s", msg)
 }
 
-// requestHash fingerprints what a retry must repeat. A JSON body counts
-// without its insignificant whitespace, and no body as {}: a client that
-// re-serializes its retry sends the same request (key order still counts).
+// requestHash fingerprints what a retry must repeat. A JSON body counts as
+// its value, in one canonical form (no insignificant whitespace, object
+// keys sorted, numbers as written), and no body as {}: a client that
+// re-serializes its retry, in another key order too (v1 audit 2, V11),
+// sends the same request. A body that is not JSON counts byte for byte.
 func requestHash(r *http.Request, body []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
 	body = bytes.TrimSpace(body)
-	var compact bytes.Buffer
-	switch {
-	case len(body) == 0:
+	if len(body) == 0 {
 		body = []byte("{}")
-	case json.Compact(&compact, body) == nil:
-		body = compact.Bytes()
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil && dec.InputOffset() == int64(len(body)) {
+		if canonical, err := json.Marshal(v); err == nil { // maps marshal with sorted keys
+			body = canonical
+		}
 	}
 	h.Write(body)
 	return h.Sum(nil)

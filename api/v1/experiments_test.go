@@ -91,6 +91,18 @@ func TestCreate(t *testing.T) {
 		if r := s.do(t, "POST", "/v1/experiments", pretty.String(), "Idempotency-Key", "create-once"); r.Status != 201 || string(r.Raw) != string(first.Raw) {
 			t.Fatalf("re-serialized retry answered %d %s", r.Status, r.Raw)
 		}
+		// So is the same JSON with its keys in another order (v1 audit 2, V11).
+		var v map[string]any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatal(err)
+		}
+		sorted, _ := json.Marshal(v) // encoding/json sorts keys; the literal does not
+		if string(sorted) == body {
+			t.Fatal("the reordered body is the body")
+		}
+		if r := s.do(t, "POST", "/v1/experiments", string(sorted), "Idempotency-Key", "create-once"); r.Status != 201 || string(r.Raw) != string(first.Raw) {
+			t.Fatalf("a retry with its keys reordered answered %d %s", r.Status, r.Raw)
+		}
 		other := s.do(t, "POST", "/v1/experiments", priceTest("Other body"), "Idempotency-Key", "create-once")
 		wantError(t, other, 409, "conflict_error", "idempotency_key_in_use", "")
 		long := s.do(t, "POST", "/v1/experiments", body, "Idempotency-Key", strings.Repeat("k", 256))
