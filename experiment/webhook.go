@@ -69,8 +69,13 @@ type WebhookReceipt struct {
 func (s *WebhookService) Receive(ctx context.Context, r WebhookReceipt) error {
 	r.Topic, r.DeliveryID = strings.TrimSpace(r.Topic), strings.TrimSpace(r.DeliveryID)
 	r.ShopDomain = NormalizeShopDomain(r.ShopDomain)
-	if r.Topic == "" || r.ShopDomain == "" || r.DeliveryID == "" || len(r.DeliveryID) > maxDeliveryIDChars {
+	if r.Topic == "" || r.ShopDomain == "" || r.DeliveryID == "" {
 		return Errorf(KindInvalidRequest, "invalid_request", "A delivery needs the topic, shop domain and webhook id headers.")
+	}
+	if len(r.DeliveryID) > maxDeliveryIDChars {
+		// It was there: saying it was missing sent the reader looking for
+		// the wrong fault (storefront audit 2, S8).
+		return Errorf(KindInvalidRequest, "invalid_request", "The webhook id header is %d bytes; it may hold at most %d.", len(r.DeliveryID), maxDeliveryIDChars)
 	}
 	if err := checkWebhookBody(r.Body); err != nil {
 		return err

@@ -220,6 +220,14 @@ func TestWebhookReceive(t *testing.T) {
 			}
 		})
 	}
+	t.Run("LongIDSaysSo", func(t *testing.T) {
+		// It said the header was missing (storefront audit 2, S8).
+		t.Parallel()
+		err := newWebhookFakes().service().Receive(context.Background(), with(func(r *experiment.WebhookReceipt) { r.DeliveryID = strings.Repeat("x", 256) }))
+		if e, _ := experiment.AsError(err); e == nil || !strings.Contains(e.Message, "256 bytes; it may hold at most 255") {
+			t.Fatalf("err = %v", err)
+		}
+	})
 	t.Run("Redelivery", func(t *testing.T) {
 		t.Parallel()
 		f := newWebhookFakes()
