@@ -77,10 +77,11 @@ func validEvent(dst []Event, req *EventRequest, shopID int64, m Meta) ([]Event, 
 	if len(req.ExperimentIDs) > maxExperimentIDs {
 		return nil, invalid("experimentIds", "must hold at most %d ids", maxExperimentIDs)
 	}
-	for _, id := range req.ExperimentIDs {
+	for i, id := range req.ExperimentIDs {
 		if err := checkExperimentID("experimentIds", id); err != nil {
 			return nil, err
 		}
+		req.ExperimentIDs[i] = canonicalTestID(id)
 	}
 	if custom != "" && len(req.ExperimentIDs) == 0 {
 		return nil, invalid("experimentIds", "must not be empty for a custom event (tracked only with an active assignment)")
@@ -202,6 +203,7 @@ func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (Assignment, 
 	if err := checkExperimentID("experimentId", string(req.ExperimentID)); err != nil {
 		return a, err
 	}
+	req.ExperimentID = FlexString(canonicalTestID(string(req.ExperimentID)))
 	group, err := checkTestGroup("testGroup", req.TestGroup)
 	if err != nil {
 		return a, err
@@ -251,6 +253,7 @@ func validSession(req *SessionRequest, shopID int64, m Meta) (Session, *experime
 	if err := checkExperimentID("experimentId", req.ExperimentID); err != nil {
 		return s, err
 	}
+	req.ExperimentID = canonicalTestID(req.ExperimentID)
 	if err := checkText("visitorId", req.VisitorID, maxIDChars); err != nil {
 		return s, err
 	}
@@ -295,6 +298,7 @@ func validPageView(req *ObserveRequest, shopID int64, m Meta) (PageView, *experi
 	if err := checkExperimentID("experimentId", req.ExperimentID); err != nil {
 		return v, err
 	}
+	req.ExperimentID = canonicalTestID(req.ExperimentID)
 	sessionID := ""
 	if req.SessionID != "" {
 		if sessionID, err = checkUUID("sessionId", req.SessionID); err != nil {
@@ -328,6 +332,7 @@ func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, shopCurrency
 	if err := checkExperimentID("experimentId", string(req.ExperimentID)); err != nil {
 		return nil, nil, err
 	}
+	req.ExperimentID = FlexString(canonicalTestID(string(req.ExperimentID)))
 	group, err := checkTestGroup("testGroup", req.TestGroup)
 	if err != nil {
 		return nil, nil, err

@@ -151,6 +151,17 @@ func checkExperimentID(param, s string) *experiment.Error {
 	return nil
 }
 
+// canonicalTestID writes a numeric id as the test's id is written: "0261"
+// was stored as sent and never matched test 261, while ga4/metadata read
+// it as 261 (storefront audit 2, S6). Other ids are kept as they are.
+func canonicalTestID(s string) string {
+	digits := strings.TrimLeft(s, "0")
+	if digits == "" || strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return s
+	}
+	return digits
+}
+
 // productID strips a platform global id prefix (gid://shopify/Product/123 →
 // 123): tests name products by their numeric id.
 func productID(s string) string {

@@ -174,6 +174,31 @@ func TestValidEventFoldsRepeatedExperimentIDs(t *testing.T) {
 	}
 }
 
+// TestNumericTestIDsWithoutLeadingZeros: "0101" is test 101, as
+// ga4/metadata reads it; stored as sent, it matched no test (storefront
+// audit 2, S6). Ids that are not numbers stay as they are.
+func TestNumericTestIDsWithoutLeadingZeros(t *testing.T) {
+	t.Parallel()
+	req := validEventBody()
+	req.ExperimentIDs = []string{"0101", "101", "legacy-07", "0"}
+	rows, err := validEvent(nil, &req, 1, Meta{ReceivedAt: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.ExperimentID)
+	}
+	if diff := cmp.Diff([]string{"101", "legacy-07", "0"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	a := validAssignmentBody()
+	a.ExperimentID = "00101"
+	if row, err := validAssignment(&a, 9, Meta{ReceivedAt: testNow}); err != nil || row.ExperimentID != "101" {
+		t.Errorf("assignment: %q, %v; want test 101", row.ExperimentID, err)
+	}
+}
+
 func TestCustomEventNames(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"quiz", "quiz:answered", "checkout/step.2", "a-b_c:d/e.f", strings.Repeat("n", 77)} {
