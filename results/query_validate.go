@@ -60,9 +60,14 @@ func queryInvalid(code, param, format string, args ...any) *experiment.Error {
 }
 
 // ErrResultsNotAvailable is the 422 of a test that has not run yet.
+// A failed test can be started again, so "Do not retry" told its owner
+// the wrong thing (v1 audit 2, V13); an archived one cannot.
 func ErrResultsNotAvailable(t *experiment.Test) *experiment.Error {
+	if t.Status == experiment.StatusArchived {
+		return queryInvalid("results_not_available", "id", "Test %d was archived before it ran: it has no results and will have none.", t.ID)
+	}
 	return queryInvalid("results_not_available", "id",
-		"Test %d is %s: it has no results until it starts. Do not retry.", t.ID, t.Status)
+		"Test %d is %s and has never run: it has no results until it is started (POST /v1/experiments/%d/start); asking before then gets this answer again.", t.ID, t.Status, t.ID)
 }
 
 // HasRun reports whether a test can have results: it has been started.
