@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -183,6 +185,10 @@ func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body 
 			mode = ValidateOpenFields
 		}
 		warnings, err = Validate(ctx, shop, next, tx.Catalog(), mode, now)
+		warnings, err = staleOnly(warnings, err, patch.Changed, func() error {
+			_, err := Validate(ctx, shop, cur, tx.Catalog(), mode, now)
+			return err
+		})
 	}
 	if err != nil {
 		return nil, err
@@ -193,6 +199,50 @@ func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body 
 		}
 	}
 	return &Outcome{Test: next, Warnings: nonNilFindings(warnings)}, nil
+}
+
+// staleOnly keeps a validation refusal of the patched test unless every
+// error it finds was already found in the stored test: those become
+// warnings. A PATCH changes only the fields sent (contract 4.2 rule 1), so
+// a stored state gone stale (an end_at now past, a product since deleted)
+// no longer blocks a rename (v1 audit 2, V3), while a PATCH that breaks
+// something is refused as before; start still refuses a stale test with
+// invalid_configuration.
+func staleOnly(warnings []Finding, err error, changed []string, stored func() error) ([]Finding, error) {
+	e, ok := AsError(err)
+	if !ok || e.Kind != KindValidation || len(e.Findings) == 0 {
+		return warnings, err
+	}
+	before, _ := AsError(stored())
+	if before == nil {
+		return warnings, err
+	}
+	for _, f := range e.Findings {
+		stale := slices.ContainsFunc(before.Findings, func(b Finding) bool {
+			return b.Severity == SeverityError && b.Code == f.Code && b.Param == f.Param
+		})
+		if f.Severity == SeverityError && (!stale || touches(f.Param, changed)) {
+			return warnings, err
+		}
+	}
+	for _, f := range e.Findings {
+		f.Severity = SeverityWarning
+		warnings = append(warnings, f)
+	}
+	return warnings, nil
+}
+
+// touches says a finding at param concerns one of the changed paths: the
+// same field, one inside it, or one containing it. A finding about the
+// whole test concerns every change.
+func touches(param string, changed []string) bool {
+	if param == "" {
+		return len(changed) > 0
+	}
+	within := func(a, b string) bool {
+		return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[")
+	}
+	return slices.ContainsFunc(changed, func(c string) bool { return within(param, c) || within(c, param) })
 }
 
 func errChecksPending() error {

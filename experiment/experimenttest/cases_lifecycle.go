@@ -223,6 +223,19 @@ func testLaunch(t *testing.T, nb NewBackend) {
 		if got := b.Get(t, x.ID); got.Status != experiment.StatusDraft {
 			t.Fatalf("after a refused start = %+v", got)
 		}
+		// A PATCH changes only what it sends: the stale end_at does not
+		// block a rename, and comes back as a warning (v1 audit 2, V3); a
+		// PATCH that sets end_at in the past again is refused.
+		out, err := b.Service.Update(b.Ctx(), b.Shop, x.ID, []byte(`{"name":"Renamed"}`), JSONReply(200))
+		if err != nil || out.Test.Name != "Renamed" || len(out.Warnings) != 1 || out.Warnings[0].Param != "schedule.end_at" ||
+			out.Warnings[0].Severity != experiment.SeverityWarning {
+			t.Fatalf("rename of a test with a stale end_at = %+v, %v", out, err)
+		}
+		past := end.Add(30 * time.Second).Format(time.RFC3339)
+		_, err = b.Service.Update(b.Ctx(), b.Shop, x.ID, []byte(`{"schedule":{"end_at":"`+past+`"}}`), JSONReply(200))
+		if e, ok := experiment.AsError(err); !ok || e.Kind != experiment.KindValidation || e.Param != "schedule.end_at" {
+			t.Fatalf("a past end_at sent = %v", err)
+		}
 	})
 	t.Run("HungPlatformEndsInFailed", func(t *testing.T) {
 		x := b.Create(t, PriceTest("Hung"))
