@@ -143,6 +143,7 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 	}
 	markets := v.marketCountries()
 	seen := map[string]bool{}
+	changes := 0
 	for j, vp := range c.Prices {
 		ep := fmt.Sprintf("%s.prices[%d]", p, j)
 		id := vp.ProductVariantID
@@ -163,6 +164,13 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 			v.fail("product_not_found", ep+".product_variant_id",
 				"Variant %s belongs to product %s, which is not in shared.price.product_ids.", id, variant.ProductID)
 			continue
+		}
+		// A variant at its catalog price, with no compare-at or country
+		// price, shows what the control shows: a group of only such
+		// entries tests nothing (v1 audit 2, V5), as the published theme
+		// in a theme test does not.
+		if vp.CompareAtPrice != nil || len(vp.CountryPrices) > 0 || variant.Price == "" || !decEqual(vp.Price.Amount, variant.Price) {
+			changes++
 		}
 		if v.checkMoney(vp.Price, ep+".price", v.shopCurrency()) {
 			if variant.Cost != "" && decLess(vp.Price.Amount, variant.Cost) {
@@ -205,7 +213,18 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 				strings.Join(missing, ", "))
 		}
 	}
-	return len(c.Prices)
+	if len(c.Prices) > 0 && changes == 0 {
+		v.fail("change_required", p+".prices", "Every price in this group is the variant's catalog price: the group shows what the control shows.")
+		return len(c.Prices) // refused here, with the reason; not again as "no prices"
+	}
+	return changes
+}
+
+// decEqual reports a == b for decimal strings; unparsable values compare false.
+func decEqual(a, b string) bool {
+	x, ok1 := new(big.Rat).SetString(a)
+	y, ok2 := new(big.Rat).SetString(b)
+	return ok1 && ok2 && x.Cmp(y) == 0
 }
 
 // decLess reports a < b for decimal strings; unparsable values compare false.

@@ -102,6 +102,8 @@ func TestValidateCodes(t *testing.T) {
 		{"MatchType", `{"type":"url_redirect","name":"x","shared":{"url_redirect":{"source_path":"/","match_type":"regex"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"destination":"/b"}}]}`, "match_type_unsupported", "shared.url_redirect.match_type"},
 		{"VariantNotFound", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/5","price":{"amount":"1.00","currency":"USD"}}`), "product_not_found", "test_groups[1].content.prices[0].product_variant_id"},
 		{"VariantOfOtherProduct", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/99","price":{"amount":"1.00","currency":"USD"}}`), "product_not_found", "test_groups[1].content.prices[0].product_variant_id"},
+		// The catalog price again shows what the control shows (v1 audit 2, V5).
+		{"CatalogPrice", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"20.0","currency":"USD"}}`), "change_required", "test_groups[1].content.prices"},
 		{"CurrencyMismatch", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"19.00","currency":"EUR"}}`), "currency_mismatch", "test_groups[1].content.prices[0].price.currency"},
 		{"FractionOfACent", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"24.001","currency":"USD"}}`), "invalid_request", "test_groups[1].content.prices[0].price.amount"},
 		{"OverStorage", priceBody(`{"product_variant_id":"gid://shopify/ProductVariant/11","price":{"amount":"99999999999999999999999999999999.99","currency":"USD"}}`), "invalid_request", "test_groups[1].content.prices[0].price.amount"},
