@@ -157,40 +157,29 @@ func TestValidEventAcceptsADate(t *testing.T) {
 	}
 }
 
-func TestValidEventFoldsRepeatedExperimentIDs(t *testing.T) {
+// TestEventTestIDs: one row per test the event names, a repeated id
+// folded; "0101" is test 101, as ga4/metadata reads it (stored as sent, it
+// matched no test: storefront audit 2, S6); ids that are not numbers stay
+// as they are.
+func TestEventTestIDs(t *testing.T) {
 	t.Parallel()
-	req := validEventBody()
-	req.ExperimentIDs = []string{"101", "102", "101"}
-	rows, err := validEvent(nil, &req, 1, Meta{ReceivedAt: testNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range rows {
-		got = append(got, r.ExperimentID)
-	}
-	if diff := cmp.Diff([]string{"101", "102"}, got); diff != "" {
-		t.Errorf("one row per test (-want +got):\n%s", diff)
-	}
-}
-
-// TestNumericTestIDsWithoutLeadingZeros: "0101" is test 101, as
-// ga4/metadata reads it; stored as sent, it matched no test (storefront
-// audit 2, S6). Ids that are not numbers stay as they are.
-func TestNumericTestIDsWithoutLeadingZeros(t *testing.T) {
-	t.Parallel()
-	req := validEventBody()
-	req.ExperimentIDs = []string{"0101", "101", "legacy-07", "0"}
-	rows, err := validEvent(nil, &req, 1, Meta{ReceivedAt: testNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range rows {
-		got = append(got, r.ExperimentID)
-	}
-	if diff := cmp.Diff([]string{"101", "legacy-07", "0"}, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	for _, c := range []struct{ sent, want []string }{
+		{[]string{"101", "102", "101"}, []string{"101", "102"}},
+		{[]string{"0101", "101", "legacy-07", "0"}, []string{"101", "legacy-07", "0"}},
+	} {
+		req := validEventBody()
+		req.ExperimentIDs = c.sent
+		rows, err := validEvent(nil, &req, 1, Meta{ReceivedAt: testNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rows {
+			got = append(got, r.ExperimentID)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", c.sent, diff)
+		}
 	}
 	a := validAssignmentBody()
 	a.ExperimentID = "00101"

@@ -99,11 +99,7 @@ func TestToolRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
 			t.Parallel()
-			cs, got := session(t, "lift_secret", 200, `{"ok":true}`)
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, got := callTool(t, 200, `{"ok":true}`, tt.tool, tt.args)
 			if res.IsError || res.Content[0].(*mcp.TextContent).Text != `{"ok":true}` {
 				t.Errorf("result = %+v, want the v1 body", res)
 			}
@@ -111,8 +107,8 @@ func TestToolRequests(t *testing.T) {
 			if tt.want.idemKey == "" {
 				tt.want.idemKey = "[]"
 			}
-			if len(*got) != 1 || (*got)[0] != tt.want {
-				t.Errorf("sent %+v, want %+v", *got, tt.want)
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("sent %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -141,19 +137,27 @@ func TestRefusedArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
 			t.Parallel()
-			cs, got := session(t, "lift_secret", 200, `{"ok":true}`)
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, got := callTool(t, 200, `{"ok":true}`, tt.tool, tt.args)
 			if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, tt.want) {
 				t.Errorf("result %q (error %v), want a schema error naming %s", text, res.IsError, tt.want)
 			}
-			if len(*got) != 0 {
-				t.Errorf("sent %+v, want nothing", *got)
+			if len(got) != 0 {
+				t.Errorf("sent %+v, want nothing", got)
 			}
 		})
 	}
+}
+
+// callTool calls tool with args over a session whose peer answers status
+// with body, and returns the result and what reached the peer.
+func callTool(t *testing.T, status int, body, tool string, args map[string]any) (*mcp.CallToolResult, []sent) {
+	t.Helper()
+	cs, got := session(t, "lift_secret", status, body)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, *got
 }
 
 // TestAcceptedWithoutBody: v1's 202 with no body (results not computed
@@ -255,11 +259,7 @@ func TestAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cs, _ := session(t, "s", tt.status, tt.body)
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_export", Arguments: tt.args})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, _ := callTool(t, tt.status, tt.body, "create_export", tt.args)
 			if res.IsError != tt.isError || len(res.Content) != len(tt.texts) {
 				t.Fatalf("isError %v with %d texts, want %v with %d", res.IsError, len(res.Content), tt.isError, len(tt.texts))
 			}
