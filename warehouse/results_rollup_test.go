@@ -384,6 +384,23 @@ func stopMerges(t *testing.T, w *warehouse.Warehouse, table string) (start func(
 	if err := w.Conn().Exec(context.Background(), "SYSTEM STOP MERGES "+table); err != nil {
 		t.Fatal(err)
 	}
+	// A merge already running finishes after the stop: on a loaded box one
+	// took the base away after a test chose it (the full suite once failed
+	// TestRollupDropsCopiesOfGoneParts so). Wait until none runs.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var running uint64
+		if err := w.Conn().QueryRow(context.Background(), "SELECT count() FROM system.merges WHERE database = currentDatabase() AND table = ?",
+			table).Scan(&running); err != nil {
+			t.Fatal(err)
+		}
+		if running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a merge of %s still runs after 30 s", table)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return func() {
 		t.Helper()
 		if err := w.Conn().Exec(context.Background(), "SYSTEM START MERGES "+table); err != nil {
