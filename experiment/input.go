@@ -29,21 +29,6 @@ type writable struct {
 	// Parsed from Analysis and Guardrails by decodeWritable.
 	analysis   AnalysisOptions
 	guardrails []Guardrail
-
-	Object              json.RawMessage `json:"object,omitempty"`
-	ID                  json.RawMessage `json:"id,omitempty"`
-	Status              json.RawMessage `json:"status,omitempty"`
-	HasForceAssignRules json.RawMessage `json:"has_force_assign_rules,omitempty"`
-	AssignmentVersion   json.RawMessage `json:"assignment_version,omitempty"`
-	ProductGroup        json.RawMessage `json:"product_group,omitempty"`
-	ResultsSummary      json.RawMessage `json:"results_summary,omitempty"`
-	FailureReason       json.RawMessage `json:"failure_reason,omitempty"`
-	PauseReason         json.RawMessage `json:"pause_reason,omitempty"`
-	CreatedAt           json.RawMessage `json:"created_at,omitempty"`
-	UpdatedAt           json.RawMessage `json:"updated_at,omitempty"`
-	StartedAt           json.RawMessage `json:"started_at,omitempty"`
-	EndedAt             json.RawMessage `json:"ended_at,omitempty"`
-	Warnings            json.RawMessage `json:"warnings,omitempty"`
 }
 
 type groupInput struct {
@@ -75,16 +60,24 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	if err := CheckCreatable(typ); err != nil {
 		return nil, err
 	}
-	in, err := decodeWritable(body)
-	if err != nil {
-		return nil, err
+	var fields map[string]any
+	if err := decodeAny(body, &fields); err != nil {
+		return nil, Errorf(KindInvalidRequest, "malformed_json", "The request body is not valid JSON.")
 	}
 	// A client that sends "status":"active" believes its test goes live:
 	// answering 201 with a draft let it believe so (v1 audit 2, V6), as a
 	// PATCH's status change is refused.
-	if len(in.Status) > 0 && string(in.Status) != "null" && string(in.Status) != `"draft"` {
+	if v, ok := fields["status"]; ok && v != nil && v != string(StatusDraft) {
 		return nil, Refuse("invalid_request", "status",
 			"A test is created as a draft; start it with POST /v1/experiments/{id}/start once it is created.")
+	}
+	writableOnly, err := json.Marshal(withoutReadOnly(fields))
+	if err != nil {
+		return nil, fmt.Errorf("experiment.ParseCreate: %w", err)
+	}
+	in, err := decodeWritable(writableOnly)
+	if err != nil {
+		return nil, err
 	}
 	t := &Test{ShopID: shopID, Status: StatusDraft, CreatedAt: now, UpdatedAt: now, AssignmentVersion: 1, Bucketing: CurrentBucketing}
 	in.applyTo(t)
@@ -286,9 +279,7 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 	// What GET shows and nothing writes is dropped before the merge: merged,
 	// results_summary's test_groups were read as groups to patch (a GET
 	// body sent back was refused: v1 audit 2, V2).
-	for _, k := range readOnlyFields {
-		delete(patch, k)
-	}
+	withoutReadOnly(patch)
 	var base map[string]any
 	baseJSON, err := json.Marshal(writableOf(cur))
 	if err != nil {
@@ -345,9 +336,18 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 // ignored), but refuses other values: {"status":"ended"} answered 200 and
 // left the test running, and a client may believe it ended it.
 // readOnlyFields are the keys of a test as GET shows it that no write sets
-// (id and status are checked by checkReadOnly first).
+// (status and id are checked before they go).
 var readOnlyFields = []string{"object", "id", "status", "has_force_assign_rules", "assignment_version", "product_group",
 	"results_summary", "failure_reason", "pause_reason", "created_at", "updated_at", "started_at", "ended_at", "warnings"}
+
+// withoutReadOnly drops readOnlyFields from a create or PATCH body: sent
+// back as read they are ignored, as the docs promise.
+func withoutReadOnly(body map[string]any) map[string]any {
+	for _, k := range readOnlyFields {
+		delete(body, k)
+	}
+	return body
+}
 
 func checkReadOnly(cur *Test, patch map[string]any) error {
 	if v, ok := patch["id"]; ok && v != strconv.FormatInt(cur.ID, 10) {
