@@ -65,6 +65,18 @@ func TestUpdate(t *testing.T) {
 			t.Fatalf("a content change bumped assignment_version: %s", r.Raw)
 		}
 	})
+	t.Run("AsReadAndTwiceNamed", func(t *testing.T) {
+		// A GET body sent back is a valid PATCH (v1 audit 2, V2); one
+		// group named twice is not (V10).
+		t.Parallel()
+		x := id(s.create(t, priceTest("Round trip")))
+		read := s.do(t, "GET", "/v1/experiments/"+x, "")
+		if r := s.patch(t, x, string(read.Raw)); r.Status != 200 {
+			t.Fatalf("the test as read, sent back = %d %s", r.Status, r.Raw)
+		}
+		r := s.patch(t, x, `{"test_groups":[{"index":1,"name":"A"},{"index":1,"name":"B"}]}`)
+		wantError(t, r, 422, "validation_error", "invalid_request", "test_groups[1].index")
+	})
 	t.Run("SplitChangeReassigns", func(t *testing.T) {
 		t.Parallel()
 		x := id(s.create(t, priceTest("Split")))

@@ -352,6 +352,14 @@ func createFindingCases() []createCase {
 		{"ProductLimitExceeded", price(manyProducts(101), `{}`), "product_limit_exceeded", "shared.price.product_ids"},
 		{"MarketPricingIncomplete", price(fmt.Sprintf(`{"product_ids":[%q],"markets":[{"id":%q,"countries":["DE"]}]}`, tee, euMarket), priceOf(teeS, usd19)), "market_pricing_incomplete", "test_groups[1].content.prices[0].country_prices"},
 		{"CountryNotInMarket", price(teeShared, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s,"country_prices":[{"country":"DE","price":{"amount":"18.00","currency":"EUR"}}]}]}`, teeS, usd19)), "market_pricing_incomplete", "test_groups[1].content.prices[0].country_prices[0].country"},
+		// Refused since the second v1 audit: a destination a browser reads as
+		// another host (V7), a group at the catalog price (V5), a status a
+		// create will not honour (V6), an audience over 8 KB (V1).
+		{"DestinationOtherHost", redirect(`{"source_path":"/collections"}`, `{"destination":"//evil.example/x"}`), "invalid_request", "test_groups[1].content.destination"},
+		{"DestinationBackslash", redirect(`{"source_path":"/collections"}`, `{"destination":"/\\evil.example"}`), "invalid_request", "test_groups[1].content.destination"},
+		{"PriceUnchanged", price(teeShared, priceOf(teeS, `{"amount":"28.00","currency":"USD"}`)), "change_required", "test_groups[1].content.prices"},
+		{"StatusOnCreate", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `{"type"`, `{"status":"active","type"`, 1), "invalid_request", "status"},
+		{"AudienceOver8KB", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `{"type"`, `{"audience":{`+bigAudience+`},"type"`, 1), "invalid_request", "audience"},
 		// Codes that are not finding rules.
 		{"InvalidType", `{"type":"popup","name":"x"}`, "invalid_type", "type"},
 		{"SchemaRefusesField", `{"type":"theme","name":"x","colour":"red"}`, "invalid_request", "colour"},
@@ -359,6 +367,16 @@ func createFindingCases() []createCase {
 		{"AllocationRange", fmt.Sprintf(`{"type":"theme","name":"x","traffic_allocation":0,"test_groups":%s}`, g(fmt.Sprintf(`{"theme_id":%q}`, holiday))), "invalid_request", "traffic_allocation"},
 	}
 }
+
+// bigAudience is audience members of 10 KB in all, each string within
+// the 2,048-character limit.
+var bigAudience = func() string {
+	var m []string
+	for i := range 5 {
+		m = append(m, fmt.Sprintf(`"note%d":%q`, i, strings.Repeat("x", 2000)))
+	}
+	return strings.Join(m, ",")
+}()
 
 // priceBody is a price test of shared with content in its variant group.
 func priceBody(shared, content string) string {
