@@ -155,6 +155,9 @@ func checkExperimentID(param, s string) *experiment.Error {
 // was stored as sent and never matched test 261, while ga4/metadata read
 // it as 261 (storefront audit 2, S6). Other ids are kept as they are.
 func canonicalTestID(s string) string {
+	if len(s) < 2 || s[0] != '0' {
+		return s // every id the tracker sends
+	}
 	digits := strings.TrimLeft(s, "0")
 	if digits == "" || strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 		return s

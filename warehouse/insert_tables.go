@@ -37,15 +37,21 @@ func (w *Warehouse) insertEvents(ctx context.Context, b *Batch) error {
 // maxMonthsPerInsert stays under max_partitions_per_insert_block (100).
 const maxMonthsPerInsert = 90
 
-// byMonths is rows as pieces of at most max distinct months of created_at:
-// rows itself when it spans no more (every batch but a crafted one).
-func byMonths(rows []Event, max int) [][]Event {
+// byMonths is rows as pieces of at most limit distinct months of created_at:
+// rows itself when its first and last months are no further apart (every
+// batch but a crafted one, found with two comparisons a row: this runs on
+// every flush).
+func byMonths(rows []Event, limit int) [][]Event {
 	month := func(e *Event) int { t := e.CreatedAt.UTC(); return t.Year()*12 + int(t.Month()) }
-	months := map[int]bool{}
-	for i := range rows {
-		months[month(&rows[i])] = true
+	if len(rows) == 0 {
+		return nil
 	}
-	if len(months) <= max {
+	first, last := month(&rows[0]), month(&rows[0])
+	for i := range rows {
+		m := month(&rows[i])
+		first, last = min(first, m), max(last, m)
+	}
+	if last-first < limit {
 		return [][]Event{rows}
 	}
 	sorted := slices.Clone(rows)
@@ -54,7 +60,7 @@ func byMonths(rows []Event, max int) [][]Event {
 	start, seen := 0, 0
 	for i := range sorted {
 		if i == 0 || month(&sorted[i]) != month(&sorted[i-1]) {
-			if seen == max {
+			if seen == limit {
 				pieces = append(pieces, sorted[start:i])
 				start, seen = i, 0
 			}
