@@ -136,7 +136,6 @@ func TestOptionsApplied(t *testing.T) {
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			b := be.setup(t)
 			b.clock.Set(start.Add(3 * time.Hour))
 			tt := b.test(t, experiment.StatusActive)
@@ -144,14 +143,7 @@ func TestOptionsApplied(t *testing.T) {
 				Correction: experiment.CorrectionBenjaminiHochberg, Prior: &experiment.Prior{Mean: 0, StdDev: 0.1}}
 			b.save(t, tt)
 			b.plant(t, tt, converting(300, [2]int{4, 5}))
-			snap, err := b.svc.ComputeSnapshot(ctx, b.shop, tt, b.clock.Now(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc results.SnapshotDoc
-			if err := json.Unmarshal(snap.Body, &doc); err != nil {
-				t.Fatal(err)
-			}
+			doc, _ := b.snapshotDoc(t, tt)
 			a := doc.Analysis
 			if diff := cmp.Diff([]string{"sequential", "winsorize", "correction", "prior"}, a.Applied); diff != "" {
 				t.Errorf("applied mismatch (-want +got):\n%s", diff)
@@ -199,19 +191,26 @@ func TestOptionsApplied(t *testing.T) {
 			empty := b.test(t, experiment.StatusActive)
 			empty.Analysis = tt.Analysis
 			b.save(t, empty)
-			esnap, err := b.svc.ComputeSnapshot(ctx, b.shop, empty, b.clock.Now(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var edoc results.SnapshotDoc
-			if err := json.Unmarshal(esnap.Body, &edoc); err != nil {
-				t.Fatal(err)
-			}
+			edoc, _ := b.snapshotDoc(t, empty)
 			if len(edoc.Analysis.Applied) != 0 {
 				t.Errorf("a test without visitors lists %v as applied", edoc.Analysis.Applied)
 			}
 		})
 	}
+}
+
+// snapshotDoc computes tt's snapshot now and reads it back.
+func (b *bundle) snapshotDoc(t *testing.T, tt *experiment.Test) (results.SnapshotDoc, []byte) {
+	t.Helper()
+	snap, err := b.svc.ComputeSnapshot(context.Background(), b.shop, tt, b.clock.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc results.SnapshotDoc
+	if err := json.Unmarshal(snap.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc, snap.Body
 }
 
 func mustJSON(v any) string {

@@ -90,23 +90,15 @@ func TestSnapshotFindsPlantedWinner(t *testing.T) {
 // showing numbers, and the outcome waits for data.
 func TestSnapshotWithNothingToCompare(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	b := dbBundle(t)
 	b.clock.Set(start.Add(time.Hour))
 	tt := b.test(t, experiment.StatusActive)
 	tt.Groups = append(tt.Groups, experiment.Group{Index: 2, Name: "Third", Split: 0})
 	tt.Groups[0].Split, tt.Groups[1].Split, tt.Groups[2].Split = 34, 33, 33
 	lifttest.PlantVisitors(t, b.wh, b.shop.ID, tt.ID, start, 150, []float64{0, 0, 0}, 40)
-	snap, err := b.svc.ComputeSnapshot(ctx, b.shop, tt, b.clock.Now(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc results.SnapshotDoc
-	if err := json.Unmarshal(snap.Body, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc, body := b.snapshotDoc(t, tt)
 	if doc.Outcome != "insufficient_data" || doc.WinningTestGroupIndex != nil || len(doc.TestGroups) != 3 {
-		t.Fatalf("snapshot = %s", snap.Body)
+		t.Fatalf("snapshot = %s", body)
 	}
 	for _, g := range doc.TestGroups[1:] {
 		for _, m := range []string{"conversion_rate", "average_order_value"} {
