@@ -1,8 +1,6 @@
 package results_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -55,14 +53,7 @@ func TestSnapshotWhaleOrderIsCapped(t *testing.T) {
 			b.save(t, tt)
 			units, wantCap := whaleUnits()
 			b.plant(t, tt, units)
-			snap, err := b.svc.ComputeSnapshot(context.Background(), b.shop, tt, b.clock.Now(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc results.SnapshotDoc
-			if err := json.Unmarshal(snap.Body, &doc); err != nil {
-				t.Fatal(err)
-			}
+			doc, _ := b.snapshotDoc(t, tt)
 			w := doc.Analysis.Winsorization
 			if w == nil || w.Percentile != stats.DefaultWinsorPercentile || doc.Analysis.RelativeMethod != "fieller" ||
 				doc.Analysis.Correction != "none" {

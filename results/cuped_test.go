@@ -1,7 +1,6 @@
 package results_test
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -47,14 +46,7 @@ func snapshotDoc(t *testing.T, b *bundle, tt *experiment.Test, opts experiment.A
 	t.Helper()
 	c := *tt
 	c.Analysis = opts
-	snap, err := b.svc.ComputeSnapshot(context.Background(), b.shop, &c, b.clock.Now(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc results.SnapshotDoc
-	if err := json.Unmarshal(snap.Body, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc, _ := b.snapshotDoc(t, &c)
 	return doc
 }
 

@@ -63,14 +63,8 @@ func comparedMetrics(t *testing.T) []string {
 	b := fakeBundle(t)
 	tt := b.test(t, experiment.StatusActive)
 	b.plant(t, tt, visitors(10))
-	snap, err := b.svc.ComputeSnapshot(context.Background(), b.shop, tt, start.Add(time.Hour), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc results.SnapshotDoc
-	if err := json.Unmarshal(snap.Body, &doc); err != nil {
-		t.Fatal(err)
-	}
+	b.clock.Set(start.Add(time.Hour))
+	doc, _ := b.snapshotDoc(t, tt)
 	var out []string
 	for k := range doc.TestGroups[1].VsControl {
 		out = append(out, k)
