@@ -49,6 +49,10 @@ type Tx interface {
 	// SetChecksPending marks whether asynchronous launch checks run for a
 	// test. KindNotFound experiment_not_found when absent.
 	SetChecksPending(ctx context.Context, shopID, id int64, pending bool) error
+	// ForgetResults drops what was computed from a test's data once that
+	// data is erased: its results snapshots go (the test answers 202 until
+	// the next one) and its custom result queries fail with a reason.
+	ForgetResults(ctx context.Context, shopID, id int64) error
 	// Catalog reads the shop's catalog mirror inside the unit.
 	Catalog() Catalog
 }

@@ -75,8 +75,10 @@ func copyOf(t *Test, now time.Time) *Test {
 }
 
 // ResetAnalytics permanently deletes what storefronts recorded for test id
-// of shop (views, add-to-carts, checkouts, orders, revenue); its
-// configuration and status stay. The erase runs inside the unit of work, so
+// of shop (views, add-to-carts, checkouts, orders, revenue) and what was
+// computed from it (results snapshots, custom queries); its configuration
+// and status stay. A running test gets a fresh snapshot on the scheduler's
+// next pass; a paused or ended one answers 202 (no results) from then on. The erase runs inside the unit of work, so
 // the audit log records it only when it happened. It answers 404
 // experiment_not_found; an eraser failure is an internal error and nothing
 // is recorded.
@@ -93,6 +95,10 @@ func (s *Service) ResetAnalytics(ctx context.Context, shop *Shop, id int64) erro
 			}
 			if err := s.eraser.EraseTest(ctx, shop.ID, id); err != nil {
 				return WriteResult{}, fmt.Errorf("experiment.ResetAnalytics %d: %w", id, err)
+			}
+			// A snapshot or a custom query is a copy of the erased numbers.
+			if err := tx.ForgetResults(ctx, shop.ID, id); err != nil {
+				return WriteResult{}, err
 			}
 			return WriteResult{ResourceID: fmt.Sprint(id)}, nil
 		})

@@ -193,6 +193,27 @@ func (tx *Tx) FinishResultQuery(ctx context.Context, id, status string, computed
 	return nil
 }
 
+// analyticsResetReason is what a custom query computed before a reset
+// analytics says when it is read afterwards.
+const analyticsResetReason = "The test's analytics were reset after this query was asked: its numbers were erased. Ask again for results from the data collected since."
+
+// ForgetResults deletes the test's results snapshots and fails its custom
+// result queries, pending ones included (a computation that read the data
+// before the erase must not land afterwards). The experiment domain calls
+// it in reset analytics' unit of work, with the test locked.
+func (tx *Tx) ForgetResults(ctx context.Context, shopID, id int64) error {
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM results_snapshots WHERE shop_id = $1 AND experiment_id = $2`, shopID, id); err != nil {
+		return fmt.Errorf("store.ForgetResults %d: %w", id, err)
+	}
+	_, err := tx.tx.Exec(ctx, `UPDATE results_queries SET status = 'failed', body = NULL, failure_reason = $3,
+			computed_at = COALESCE(computed_at, $4)
+		WHERE shop_id = $1 AND experiment_id = $2 AND status <> 'failed'`, shopID, id, analyticsResetReason, tx.now)
+	if err != nil {
+		return fmt.Errorf("store.ForgetResults %d: %w", id, err)
+	}
+	return nil
+}
+
 // CollectionProducts returns the product ids of a catalog collection of the
 // shop, or nil when the shop has no such collection.
 func (db *DB) CollectionProducts(ctx context.Context, shopID int64, id string) ([]string, error) {

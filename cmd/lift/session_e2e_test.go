@@ -3,9 +3,15 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/lifttest"
+	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 )
 
@@ -47,5 +53,66 @@ func TestSessionAPIWired(t *testing.T) {
 	}
 	if r := s.do("POST", "/api/get-order", "", order, "x-api-key", "nope"); r.status != http.StatusUnauthorized {
 		t.Fatalf("get-order with a wrong key = %d %s", r.status, r.raw)
+	}
+}
+
+// TestResetAnalyticsForgetsResults: the session API's reset analytics
+// erases the test's numbers everywhere they were kept. The v1 snapshot
+// goes (202 until the next one, which the scheduler lists at once) and a
+// custom query computed before the reset fails with the reason, instead of
+// showing the erased counts (session audit 2, S2-3).
+func TestResetAnalyticsForgetsResults(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newServer(t, func(c *config.Config) { c.Platform.APIKey, c.Platform.APISecret = "key", "secret" })
+	shop, read, _ := s.shop(true)
+	started := time.Now().UTC().Add(-2 * time.Hour)
+	tt := lifttest.RunningTest(shop.ID, "reset", started)
+	lifttest.PutTest(t, s.app.DB, tt)
+	lifttest.PlantVisitors(t, s.app.Warehouse, shop.ID, tt.ID, started.Add(time.Minute), 100, []float64{0.1, 0.2}, 40)
+	id := strconv.FormatInt(tt.ID, 10)
+	svc := s.app.results()
+	if err := svc.TakeSnapshot(ctx, shop.ID, tt.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.CreateQuery(ctx, shop, tt.ID, results.QueryRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RunQuery(ctx, q.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.do("GET", "/v1/experiments/"+id+"/results", read, ""); r.status != http.StatusOK {
+		t.Fatalf("results before the reset = %d %s", r.status, r.raw)
+	}
+
+	if r := s.do("POST", "/api/experiments/reset-analytics/"+id, sessionToken(t, shop.Domain), ""); r.status != http.StatusOK {
+		t.Fatalf("reset analytics = %d %s", r.status, r.raw)
+	}
+	if r := s.do("GET", "/v1/experiments/"+id+"/results", read, ""); r.status != http.StatusAccepted {
+		t.Fatalf("results after the reset = %d %s, want 202 until a snapshot of what is left", r.status, r.raw)
+	}
+	r := s.do("GET", "/v1/experiments/"+id+"/results/"+q.ID, read, "")
+	if r.status != http.StatusOK || r.body["status"] != "failed" || !strings.Contains(fmt.Sprint(r.body["failure_reason"]), "reset") {
+		t.Fatalf("query computed before the reset = %d %s, want failed with the reason", r.status, r.raw)
+	}
+	due, err := svc.SnapshotsDue(ctx, time.Now(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(due, func(d results.SnapshotDue) bool { return d.TestID == tt.ID }) {
+		t.Fatalf("a running test reset is not due a snapshot: %v", due)
+	}
+	if err := svc.TakeSnapshot(ctx, shop.ID, tt.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	r = s.do("GET", "/v1/experiments/"+id+"/results", read, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("results after a fresh snapshot = %d %s", r.status, r.raw)
+	}
+	for _, g := range r.body["test_groups"].([]any) {
+		if n := g.(map[string]any)["sample_size"]; n != 0.0 {
+			t.Fatalf("a group of the erased test has sample_size %v", n)
+		}
 	}
 }

@@ -252,6 +252,13 @@ func (tx *fakeTx) SetChecksPending(_ context.Context, shopID, id int64, pending 
 	return nil
 }
 
+// ForgetResults implements experiment.Tx. The snapshots and custom queries
+// it drops are the results domain's rows, which this fake does not keep.
+func (tx *fakeTx) ForgetResults(_ context.Context, shopID, id int64) error {
+	_, err := findTest(tx.tests, shopID, id)
+	return err
+}
+
 func (tx *fakeTx) Catalog() experiment.Catalog { return catalog{r: tx.repo} }
 
 // cloneTest copies t deeply enough that a unit of work never changes what
