@@ -118,14 +118,29 @@ func (s *Service) GetFromAdminPanel(ctx context.Context, shop *Shop, id int64) (
 	return s.Get(ctx, shop, id)
 }
 
-// ChangeFromAdminPanel is the admin panel's update of a test: body (part
-// 2.2's fields as a PATCH, or nil) merged as Update merges it, then act (or
-// none) applied as Apply applies it, in one write: a refused action (a plan
-// that no longer allows a launch, a launch check) leaves the fields as they
-// were too. Starting or resuming a checkout test is refused: no platform
-// step makes its checkout blocks show (PrepareLaunch has none), so
-// launching would only pretend.
-func (s *Service) ChangeFromAdminPanel(ctx context.Context, shop *Shop, id int64, body []byte, act Action) (*Outcome, error) {
+// AdminChange is one change of a test from the admin panel: a PUT's fields
+// and status, or a pause or resume.
+type AdminChange struct {
+	Body   []byte // part 2.2's fields as a v1 PATCH body; nil for none
+	Action Action // "" for none
+	// Strict refuses an action whose test is already at its target (part
+	// 3: pause needs "test is running", resume "test is paused"), checked
+	// on the locked row so concurrent calls cannot all succeed. A PUT's
+	// status is not strict: putting ACTIVE on a running test is a no-op.
+	Strict bool
+}
+
+// ChangeFromAdminPanel is the admin panel's update of a test: c.Body merged
+// as Update merges it, then c.Action (or none) applied as Apply applies it,
+// in one write: a refused action (a plan that no longer allows a launch, a
+// launch check) leaves the fields as they were too. Starting or resuming a
+// checkout test is refused: no platform step makes its checkout blocks show
+// (PrepareLaunch has none), so launching would only pretend. A start the
+// platform failed is kept (the test is `failed`, with the reason) and
+// answered as an error, 500 launch_failed: this surface's success is a
+// bare "success", which would tell the panel the test runs.
+func (s *Service) ChangeFromAdminPanel(ctx context.Context, shop *Shop, id int64, c AdminChange) (*Outcome, error) {
+	body, act := c.Body, c.Action
 	action := "experiment.update"
 	switch {
 	case body == nil:
@@ -141,14 +156,8 @@ func (s *Service) ChangeFromAdminPanel(ctx context.Context, shop *Shop, id int64
 			if err != nil {
 				return WriteResult{}, err
 			}
-			if t.Type == TypeCheckout && (act == ActionStart || act == ActionResume) {
-				return WriteResult{}, Refuse("launch_unsupported", "type",
-					"Checkout UI tests cannot be launched yet: the checkout blocks have no storefront step.")
-			}
-			if t.Type != TypeCheckout {
-				if err := CheckReadable(t); err != nil {
-					return WriteResult{}, err
-				}
+			if err := checkAdminAction(t, c); err != nil {
+				return WriteResult{}, err
 			}
 			out = &Outcome{Test: t, Warnings: []Finding{}}
 			if body != nil {
@@ -161,10 +170,36 @@ func (s *Service) ChangeFromAdminPanel(ctx context.Context, shop *Shop, id int64
 					return WriteResult{}, err
 				}
 			}
-			return WriteResult{}, nil
+			return WriteResult{ResourceID: fmt.Sprint(id)}, nil
 		})
 	if err != nil {
 		return nil, err
 	}
+	if act == ActionStart && out.Test.Status == StatusFailed {
+		return out, Errorf(KindInternal, "launch_failed",
+			"The launch failed and the test is now FAILED: %s. Start it again once that is resolved.", strings.TrimSuffix(out.Test.FailureReason, "."))
+	}
 	return out, nil
+}
+
+// checkAdminAction is what the admin panel refuses before any change: a
+// launch of a checkout test, an action on a test whose type this server
+// cannot read, and a strict action already done.
+func checkAdminAction(t *Test, c AdminChange) error {
+	if t.Type == TypeCheckout && (c.Action == ActionStart || c.Action == ActionResume) {
+		return Refuse("launch_unsupported", "type",
+			"Checkout UI tests cannot be launched yet: the checkout blocks have no storefront step.")
+	}
+	if t.Type != TypeCheckout {
+		if err := CheckReadable(t); err != nil {
+			return err
+		}
+	}
+	if c.Strict && c.Action != "" {
+		if p, err := PlanAction(t, c.Action); err == nil && p.Unchanged {
+			return Errorf(KindConflict, "invalid_status_transition", "Cannot %s a test whose status is %s.", c.Action, t.Status).
+				WithDetails(map[string]any{"current_status": string(t.Status)})
+		}
+	}
+	return nil
 }

@@ -67,20 +67,20 @@ func TestCreateFromAdminPanel(t *testing.T) {
 	if got, err := svc.GetFromAdminPanel(ctx, shop, id); err != nil || len(got.Groups) != 2 {
 		t.Errorf("admin Get: %v %+v", err, got)
 	}
-	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, nil, experiment.ActionStart); !isCode(err, "launch_unsupported") {
+	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Action: experiment.ActionStart}); !isCode(err, "launch_unsupported") {
 		t.Errorf("admin start of checkout: %v", err)
 	}
-	if got, err := svc.ChangeFromAdminPanel(ctx, shop, id, []byte(`{"name":"Renamed"}`), ""); err != nil || got.Test.Name != "Renamed" {
+	if got, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Body: []byte(`{"name":"Renamed"}`)}); err != nil || got.Test.Name != "Renamed" {
 		t.Errorf("admin rename: %v", err)
 	}
-	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, []byte(`{"test_groups":[{"index":0,"name":"A","split":90},{"index":1,"name":"B","split":20}]}`), ""); !isCode(err, "invalid_request") {
+	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Body: []byte(`{"test_groups":[{"index":0,"name":"A","split":90},{"index":1,"name":"B","split":20}]}`)}); !isCode(err, "invalid_request") {
 		t.Errorf("admin update with bad splits: %v", err)
 	}
 	if _, err := svc.Update(ctx, shop, id, []byte(`{"name":"v1"}`), nil); !isCode(err, "not_implemented") {
 		t.Errorf("public Update of checkout: %v", err)
 	}
 	// Other actions go through the one state machine: a draft cannot end.
-	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, nil, experiment.ActionEnd); !isCode(err, "invalid_status_transition") {
+	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Action: experiment.ActionEnd}); !isCode(err, "invalid_status_transition") {
 		t.Errorf("admin end of a checkout draft: %v", err)
 	}
 }

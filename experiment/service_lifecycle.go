@@ -119,7 +119,7 @@ func (s *Service) launch(ctx context.Context, tx Tx, shop *Shop, t *Test, now ti
 		// stands: a launch check failed, and no field of the test is at
 		// fault. Nothing changes; the merchant fixes the shop and retries.
 		return false, Refuse("launch_blocked", "",
-			"A launch check failed: %s. Nothing was launched; fix this on the shop, then start the test again.", pe)
+			"A launch check failed: %s. The test was not launched; fix this on the shop, then start the test again.", pe)
 	}
 	Fail(t, "The platform refused the launch: "+pe.Error(), now)
 	if err := tx.SaveTest(ctx, t); err != nil {

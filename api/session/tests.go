@@ -132,7 +132,7 @@ func (a *API) update(c *gin.Context) error {
 	}
 	if body != nil || action != "" {
 		// One write: a refused action leaves the fields as they were.
-		if _, err := a.Service.ChangeFromAdminPanel(ctx, shop, id, body, action); err != nil {
+		if _, err := a.Service.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Body: body, Action: action}); err != nil {
 			return err
 		}
 	}
@@ -207,14 +207,7 @@ func (a *API) action(act experiment.Action) api.HandlerFunc {
 			return err
 		}
 		ctx, shop := c.Request.Context(), shopOf(c)
-		cur, err := a.Service.GetFromAdminPanel(ctx, shop, id)
-		if err != nil {
-			return err
-		}
-		if p, err := experiment.PlanAction(cur, act); err == nil && p.Unchanged {
-			return badRequest("Cannot %s a test whose status is %s.", act, statusOf(cur.Status))
-		}
-		if _, err := a.Service.ChangeFromAdminPanel(ctx, shop, id, nil, act); err != nil {
+		if _, err := a.Service.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Action: act, Strict: true}); err != nil {
 			return err
 		}
 		success(c)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/liftab/lift/platform"
 )
 
 // TestReadTests: list newest first with uppercase statuses and types and
@@ -295,4 +297,41 @@ func TestDateOnlySettings(t *testing.T) {
 		t.Fatalf("dates = %v .. %v, want the days 2027-01-10 through 2027-01-31", set["startDate"], set["endDate"])
 	}
 	wantError(t, s.do(t, "PUT", path, `{"settings":{"endDate":"2027-02-30"}}`), http.StatusBadRequest)
+}
+
+// TestFailedLaunch: a start the platform fails answers the error envelope
+// (500, with the reason) and leaves the test FAILED; a start the platform
+// refuses leaves it DRAFT; and however many attempts it takes, the test has
+// one duplicate of its variant (session audit 2, S2-1 and S2-2).
+func TestFailedLaunch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop()
+	d := s.shop.Domain
+	id := s.created(t, "/api/price-experiments/v1/create", priceV1("Flaky platform"))
+	status := func() any { return s.do(t, "GET", "/api/experiments/"+id, "").data().(map[string]any)["status"] }
+
+	e.fake.Fail(d, platform.OpCartTransform, http.StatusUnprocessableEntity)
+	if msg := wantError(t, s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`), http.StatusBadRequest); !strings.Contains(msg, "not launched") {
+		t.Fatalf("refused launch says %q", msg)
+	}
+	if st := status(); st != "DRAFT" {
+		t.Fatalf("after a refused launch the test is %v", st)
+	}
+	e.fake.Heal(d)
+	e.fake.Fail(d, platform.OpCartTransform, http.StatusInternalServerError)
+	if msg := wantError(t, s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`), http.StatusInternalServerError); !strings.Contains(msg, "FAILED") {
+		t.Fatalf("failed launch says %q", msg)
+	}
+	if st := status(); st != "FAILED" {
+		t.Fatalf("after a failed launch the test is %v", st)
+	}
+	e.fake.Heal(d)
+	wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`))
+	if st := status(); st != "ACTIVE" {
+		t.Fatalf("after the retry the test is %v", st)
+	}
+	if dups := e.fake.Duplicates(d, "gid://shopify/ProductVariant/"+teeS); len(dups) != 1 {
+		t.Fatalf("three launches left duplicates %v, want one", dups)
+	}
 }

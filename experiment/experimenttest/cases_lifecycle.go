@@ -263,7 +263,7 @@ func testLaunch(t *testing.T, nb NewBackend) {
 		// The admin panel's update renames and starts in one write: the
 		// refused start leaves the name and the audit log as they were.
 		audit := len(b.ExperimentAudit(t))
-		_, err = b.Service.ChangeFromAdminPanel(b.Ctx(), &lapsed, x.ID, []byte(`{"name":"Renamed"}`), experiment.ActionStart)
+		_, err = b.Service.ChangeFromAdminPanel(b.Ctx(), &lapsed, x.ID, experiment.AdminChange{Body: []byte(`{"name":"Renamed"}`), Action: experiment.ActionStart})
 		WantCode(t, err, experiment.KindForbidden, "subscription_inactive")
 		if got := b.Get(t, x.ID); got.Name != "Lapses" || got.Status != experiment.StatusDraft || len(b.ExperimentAudit(t)) != audit {
 			t.Fatalf("a refused rename+start wrote: name %q, status %s, audit %v", got.Name, got.Status, b.ExperimentAudit(t))

@@ -260,6 +260,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"UnitOfWork", testUnitOfWork},
 		{"Duplicate", testDuplicate},
 		{"ResetAnalytics", testResetAnalytics},
+		{"AdminPanel", testAdminPanel},
 		{"RemoveProducts", testRemoveProducts},
 		{"Analysis", testAnalysis},
 		{"PauseForGuardrail", testPauseForGuardrail},
