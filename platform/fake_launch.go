@@ -1,5 +1,10 @@
 package platform
 
+import (
+	"slices"
+	"strings"
+)
+
 // The fake's launch operations (launch.go): duplicate variants, cart
 // transforms, carrier services, theme files, automatic app discounts. A
 // test's resources are found by the experiment_id metafield the client
@@ -40,6 +45,8 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 			out = append(out, map[string]string{"id": nid})
 		}
 		return map[string]any{"productVariantsBulkCreate": map[string]any{"productVariants": out, "userErrors": []any{}}}, true
+	case OpTestDuplicates:
+		return s.testDuplicates(v), true
 	case OpCartTransform:
 		exp := experimentOf(v["metafields"])
 		id, ok := s.CartTransforms[exp]
@@ -72,4 +79,34 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 		return map[string]any{"discountAutomaticAppCreate": map[string]any{"automaticAppDiscount": map[string]string{"discountId": id}, "userErrors": []any{}}}, true
 	}
 	return nil, false
+}
+
+// testDuplicates answers OpTestDuplicates: the shop's duplicate variants
+// with their source variant and test, 250 a page in a stable order, as the
+// platform pages a connection.
+func (s *fakeShop) testDuplicates(v map[string]any) any {
+	type dup struct{ id, exp string }
+	var all []dup
+	for exp, ids := range s.DuplicateVariants {
+		for _, id := range ids {
+			all = append(all, dup{id, exp})
+		}
+	}
+	slices.SortFunc(all, func(a, b dup) int { return strings.Compare(a.id, b.id) })
+	start := 0
+	if after, _ := v["after"].(string); after != "" {
+		start = slices.IndexFunc(all, func(d dup) bool { return d.id == after }) + 1
+	}
+	end := min(start+250, len(all))
+	nodes := []any{}
+	for _, d := range all[start:end] {
+		nodes = append(nodes, map[string]any{"id": d.id, "source": map[string]string{"value": s.stock.source[d.id]},
+			"experiment": map[string]string{"value": d.exp}})
+	}
+	cursor := ""
+	if end > start {
+		cursor = all[end-1].id
+	}
+	return map[string]any{"productVariants": map[string]any{"nodes": nodes,
+		"pageInfo": map[string]any{"hasNextPage": end < len(all), "endCursor": cursor}}}
 }

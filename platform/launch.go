@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/liftab/lift/experiment"
 )
@@ -19,6 +20,7 @@ import (
 // Operation names of the launch, for Fake.Fail.
 const (
 	OpDuplicateVariants = "ProductVariantsBulkCreate"
+	OpTestDuplicates    = "TestDuplicates"
 	OpCartTransform     = "CartTransformCreate"
 	OpCarrierServices   = "CarrierServices"
 	OpAppBlocks         = "ThemeFilesUpsert"
@@ -109,6 +111,73 @@ func (c *Client) preparePrice(ctx context.Context, domain, token string, t *expe
 			}
 		}
 	}
+	// A launch refused or failed after this step (the cart transform)
+	// leaves its duplicates; the next start reuses them rather than adding
+	// a copy of each variant per attempt.
+	made, err := c.testDuplicates(ctx, domain, token, t)
+	if err != nil {
+		return err
+	}
+	variants = slices.DeleteFunc(variants, func(v string) bool { return made[v] })
+	if err := c.duplicateVariants(ctx, domain, token, t, variants); err != nil {
+		return err
+	}
+	return c.mutate(ctx, domain, token, "register cart transform", OpCartTransform,
+		`mutation CartTransformCreate($functionId: String!, $metafields: [MetafieldInput!]) {
+  cartTransformCreate(functionId: $functionId, blockOnFailure: false, metafields: $metafields) { cartTransform { id } userErrors { field message } } }`,
+		map[string]any{"functionId": "lift-price", "metafields": experimentMetafield(t)}, "cartTransformCreate")
+}
+
+// testDuplicatesQuery pages through the shop's duplicate variants with the
+// test and the variant each copies.
+const testDuplicatesQuery = `query TestDuplicates($after: String) {
+  productVariants(first: 250, after: $after, query: "tag:lift-duplicate") {
+    nodes { id source: metafield(namespace: "$app:lift", key: "source_variant_id") { value }
+      experiment: metafield(namespace: "$app:lift", key: "experiment_id") { value } }
+    pageInfo { hasNextPage endCursor } }
+}`
+
+// testDuplicates is the set of variants t already has a duplicate of.
+func (c *Client) testDuplicates(ctx context.Context, domain, token string, t *experiment.Test) (map[string]bool, error) {
+	type value struct {
+		Value string `json:"value"`
+	}
+	made := map[string]bool{}
+	var after any
+	for {
+		var out struct {
+			Variants struct {
+				Nodes []struct {
+					Source     *value `json:"source"`
+					Experiment *value `json:"experiment"`
+				} `json:"nodes"`
+				PageInfo struct {
+					HasNextPage bool   `json:"hasNextPage"`
+					EndCursor   string `json:"endCursor"`
+				} `json:"pageInfo"`
+			} `json:"productVariants"`
+		}
+		if err := c.graphQL(ctx, domain, token, OpTestDuplicates, testDuplicatesQuery, map[string]any{"after": after}, &out); err != nil {
+			return nil, renamed(err, "read duplicate variants")
+		}
+		for _, n := range out.Variants.Nodes {
+			if n.Source != nil && n.Experiment != nil && n.Experiment.Value == fmt.Sprint(t.ID) {
+				made[n.Source.Value] = true
+			}
+		}
+		if !out.Variants.PageInfo.HasNextPage || out.Variants.PageInfo.EndCursor == "" {
+			return made, nil
+		}
+		after = out.Variants.PageInfo.EndCursor
+	}
+}
+
+// duplicateVariants makes t's duplicate of each variant, tagged and marked
+// so that the stock sync and the uninstall find them.
+func (c *Client) duplicateVariants(ctx context.Context, domain, token string, t *experiment.Test, variants []string) error {
+	if len(variants) == 0 {
+		return nil
+	}
 	dups := make([]map[string]any, 0, len(variants))
 	for _, v := range variants {
 		// source_variant_id lets the stock sync (stock.go) find the original.
@@ -116,16 +185,10 @@ func (c *Client) preparePrice(ctx context.Context, domain, token string, t *expe
 			"type": "single_line_text_field", "value": v})
 		dups = append(dups, map[string]any{"sourceVariantId": v, "tags": []string{"lift-duplicate"}, "metafields": mfs})
 	}
-	if err := c.mutate(ctx, domain, token, "duplicate variants", OpDuplicateVariants,
+	return c.mutate(ctx, domain, token, "duplicate variants", OpDuplicateVariants,
 		`mutation ProductVariantsBulkCreate($variants: [ProductVariantsBulkInput!]!) {
   productVariantsBulkCreate(variants: $variants) { productVariants { id } userErrors { field message } } }`,
-		map[string]any{"variants": dups}, "productVariantsBulkCreate"); err != nil {
-		return err
-	}
-	return c.mutate(ctx, domain, token, "register cart transform", OpCartTransform,
-		`mutation CartTransformCreate($functionId: String!, $metafields: [MetafieldInput!]) {
-  cartTransformCreate(functionId: $functionId, blockOnFailure: false, metafields: $metafields) { cartTransform { id } userErrors { field message } } }`,
-		map[string]any{"functionId": "lift-price", "metafields": experimentMetafield(t)}, "cartTransformCreate")
+		map[string]any{"variants": dups}, "productVariantsBulkCreate")
 }
 
 func (c *Client) checkCarrier(ctx context.Context, domain, token string) error {

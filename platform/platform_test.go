@@ -50,9 +50,26 @@ func TestPrepareLaunch(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Op != "register cart transform" || pe.Status != 500 {
 			t.Fatalf("got %v", err)
 		}
+		fake.Fail(shop.Domain, platform.OpCartTransform, http.StatusUnprocessableEntity)
+		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, price); err == nil {
+			t.Fatal("a refused cart transform launched")
+		}
 		fake.Heal(shop.Domain)
 		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, price); err != nil {
 			t.Fatalf("after heal: %v", err)
+		}
+		// The attempts' duplicates are reused, not made again each time.
+		if d := fake.Duplicates(shop.Domain, "gid://shopify/ProductVariant/1"); len(d) != 1 {
+			t.Fatalf("three launches of one test left duplicates %v, want one", d)
+		}
+		// Another test of the same variant gets its own.
+		other := priceTest()
+		other.ID = 70
+		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, other); err != nil {
+			t.Fatal(err)
+		}
+		if d := fake.Duplicates(shop.Domain, "gid://shopify/ProductVariant/1"); len(d) != 2 {
+			t.Fatalf("a second test's launch left duplicates %v, want one each", d)
 		}
 	})
 	t.Run("BadToken", func(t *testing.T) {
