@@ -178,7 +178,7 @@ func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body 
 	}
 	var warnings []Finding
 	if next.Type == TypeCheckout {
-		err = checkCheckout(next)
+		err = checkCheckout(next, now)
 	} else {
 		mode := ValidateFull
 		if cur.Launched() {

@@ -28,17 +28,26 @@ func TestCreateFromAdminPanel(t *testing.T) {
 	groups := func(a, b int, content string) string {
 		return `"test_groups":[{"index":0,"name":"Control","split":` + strconv.Itoa(a) + `},{"index":1,"name":"Badges","split":` + strconv.Itoa(b) + `,"content":` + content + `}]`
 	}
-	good := `{"type":"checkout","name":"Badges",` + groups(50, 50, `{"blocks":[{"type":"trust_badge"}]}`) + `}`
+	// 255 characters, 510 bytes: the limit counts characters, as every
+	// type's does.
+	good := `{"type":"checkout","name":"Badges ` + strings.Repeat("é", 248) + `",` + groups(50, 50, `{"blocks":[{"type":"trust_badge"}]}`) + `}`
 	cases := []struct {
 		name, body, code, param string
 	}{
 		{"ok", good, "", ""},
 		{"no name", `{"type":"checkout","name":" ",` + groups(50, 50, `{}`) + `}`, "invalid_request", "name"},
-		{"splits", `{"type":"checkout","name":"x",` + groups(50, 10, `{}`) + `}`, "invalid_request", "test_groups"},
+		{"splits", `{"type":"checkout","name":"x",` + groups(50, 10, `{}`) + `}`, "split_sum_invalid", "test_groups"},
 		{"one group", `{"type":"checkout","name":"x","test_groups":[{"index":0,"name":"A","split":100}]}`, "invalid_request", "test_groups"},
 		{"content array", `{"type":"checkout","name":"x",` + groups(50, 50, `[1]`) + `}`, "invalid_request", "test_groups[1].content"},
 		{"content too big", `{"type":"checkout","name":"x",` + groups(50, 50, bigBlocks()) + `}`, "invalid_request", "test_groups[1].content"},
 		{"unknown field", `{"type":"checkout","name":"x","colour":1,` + groups(50, 50, `{}`) + `}`, "invalid_request", ""},
+		// The rules every type follows (session audit 2, S2-11), and no
+		// start date: a checkout test cannot launch (S2-9).
+		{"same group names", `{"type":"checkout","name":"x","test_groups":[{"index":0,"name":"Same","split":50},{"index":1,"name":"same","split":50,"content":{}}]}`,
+			"duplicate_group_name", "test_groups[1].name"},
+		{"name of 256 characters", `{"type":"checkout","name":"` + strings.Repeat("é", 256) + `",` + groups(50, 50, `{}`) + `}`, "invalid_request", "name"},
+		{"start date", `{"type":"checkout","name":"x","schedule":{"start_at":"2026-07-01T00:00:00Z"},` + groups(50, 50, `{}`) + `}`,
+			"launch_unsupported", "schedule.start_at"},
 	}
 	for _, c := range cases {
 		out, err := svc.CreateFromAdminPanel(ctx, shop, []byte(c.body))
@@ -73,7 +82,10 @@ func TestCreateFromAdminPanel(t *testing.T) {
 	if got, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Body: []byte(`{"name":"Renamed"}`)}); err != nil || got.Test.Name != "Renamed" {
 		t.Errorf("admin rename: %v", err)
 	}
-	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Body: []byte(`{"test_groups":[{"index":0,"name":"A","split":90},{"index":1,"name":"B","split":20}]}`)}); !isCode(err, "invalid_request") {
+	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Body: []byte(`{"schedule":{"start_at":"2026-07-01T00:00:00Z"}}`)}); !isCode(err, "launch_unsupported") {
+		t.Errorf("admin update with a start date: %v", err)
+	}
+	if _, err := svc.ChangeFromAdminPanel(ctx, shop, id, experiment.AdminChange{Body: []byte(`{"test_groups":[{"index":0,"name":"A","split":90},{"index":1,"name":"B","split":20}]}`)}); !isCode(err, "split_sum_invalid") {
 		t.Errorf("admin update with bad splits: %v", err)
 	}
 	if _, err := svc.Update(ctx, shop, id, []byte(`{"name":"v1"}`), nil); !isCode(err, "not_implemented") {

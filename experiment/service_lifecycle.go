@@ -64,6 +64,9 @@ func (s *Service) apply(ctx context.Context, tx Tx, shop *Shop, t *Test, action 
 	if plan.Unchanged {
 		return out, nil
 	}
+	if t.Type == TypeCheckout && (action == ActionStart || action == ActionResume) {
+		return nil, errCheckoutLaunch()
+	}
 	if step, ok := StepOf(action); ok {
 		if err := CheckEntitlements(shop, t, step); err != nil {
 			return nil, err
