@@ -118,6 +118,12 @@ func TestCreateRefused(t *testing.T) {
 		{"redirect without destination", "/api/redirect-experiments/create", `{"name":"Bad","sourcePath":"/a","testGroups":` + even + `}`},
 		{"template unknown theme", "/api/template-experiments/create", `{"name":"Bad","themeId":"9999","testGroups":[{"name":"Control","weight":50},{"name":"V","weight":50,"template":"product"}]}`},
 		{"theme without theme", "/api/theme-experiments/create", `{"name":"Bad","testGroups":` + even + `}`},
+		// The control shows the store as it is: a change on it is refused,
+		// not dropped unseen (session audit 2, S2-6).
+		{"theme on the control", "/api/theme-experiments/create", `{"name":"Bad","testGroups":[{"name":"Control","weight":50,"themeId":"` + holiday + `"},{"name":"V","weight":50,"themeId":"` + holiday + `"}]}`},
+		{"bad theme on the control", "/api/theme-experiments/create", `{"name":"Bad","testGroups":[{"name":"Control","weight":50,"themeId":"garbage"},{"name":"V","weight":50,"themeId":"` + holiday + `"}]}`},
+		{"rates on the control", "/api/shipping-experiments/create", `{"name":"Bad","zoneIds":["501"],"testGroups":[{"name":"Control","weight":50,"rates":[{"zoneId":"501","name":"S","price":"4.00"}]},{"name":"V","weight":50,"rates":[{"zoneId":"501","name":"S","price":"3.00"}]}]}`},
+		{"css on the control", "/api/content-experiments/create", `{"name":"Bad","products":[{"productId":"8101"}],"testGroups":[{"name":"Control","weight":50,"customCss":"a{}"},{"name":"V","weight":50,"customCss":"a{}"}]}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantError(t, s.do(t, "POST", c.path, c.body), http.StatusBadRequest) })

@@ -147,8 +147,8 @@ func (p *percent) whole(i int) (int, error) {
 }
 
 // groups maps testGroups in order (the first is the control) with content
-// made by fn for each variant group. A group field the family does not
-// take is refused.
+// made by fn for each variant group, and for the control when it sets a
+// change field. A group field the family does not take is refused.
 func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[string]any, error)) ([]any, error) {
 	out := make([]any, 0, len(in.TestGroups))
 	for i, g := range in.TestGroups {
@@ -156,14 +156,19 @@ func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[s
 		if err != nil {
 			return nil, err
 		}
+		changes := false
 		for k, set := range map[string]bool{"customCss": g.CustomCSS != "", "customJs": g.CustomJS != "",
 			"destination": g.Destination != "", "template": g.Template != "", "themeId": g.ThemeID != "", "rates": g.Rates != nil, "checkout": len(g.Checkout) > 0} {
 			if set && !allowed[k] {
 				return nil, badRequest("testGroups[%d].%s is not a field of this test type.", i, k)
 			}
+			changes = changes || set
 		}
 		content := map[string]any{}
-		if i > 0 && fn != nil {
+		// The control's fields are mapped too when it has any, so the
+		// domain judges them (it refuses a change on the control) instead of
+		// their being dropped unseen (session audit 2, S2-6).
+		if fn != nil && (i > 0 || changes) {
 			if content, err = fn(g); err != nil {
 				return nil, err
 			}
