@@ -105,6 +105,27 @@ func (s *Service) ResetAnalytics(ctx context.Context, shop *Shop, id int64) erro
 	return err
 }
 
+// checkRemoval refuses a removal that leaves t a test creation would
+// refuse: a price group whose remaining prices are all catalog prices, an
+// offer with nothing to discount (session audit 2, S2-4). Only what the
+// removal broke counts: a finding the stored test already had (a product
+// deleted from the catalog since launch) does not block it.
+func (s *Service) checkRemoval(ctx context.Context, tx Tx, shop *Shop, t *Test, now time.Time) error {
+	_, err := Validate(ctx, shop, t, tx.Catalog(), ValidateFull, now)
+	_, err = staleOnly(nil, err, nil, func() error {
+		stored, err := tx.FindTestForUpdate(ctx, shop.ID, t.ID)
+		if err != nil {
+			return err
+		}
+		_, err = Validate(ctx, shop, stored, tx.Catalog(), ValidateFull, now)
+		return err
+	})
+	if e, ok := AsError(err); ok && e.Kind == KindValidation {
+		return Refuse(e.Code, "productIds", "Removing these products leaves a test the rules refuse: %s End the test instead, or duplicate it and change what it tests.", e.Message)
+	}
+	return err
+}
+
 // RemoveProducts takes products out of a test's price part, its offers'
 // conditions and its content part (a price, price v2 (offer), content or
 // combined test) in any status, a running one included — the rest keep
@@ -135,6 +156,9 @@ func (s *Service) RemoveProducts(ctx context.Context, shop *Shop, id int64, prod
 				return WriteResult{}, err
 			}
 			if changed {
+				if err := s.checkRemoval(ctx, tx, shop, t, now); err != nil {
+					return WriteResult{}, err
+				}
 				t.UpdatedAt = now
 				if err := tx.SaveTest(ctx, t); err != nil {
 					return WriteResult{}, err

@@ -145,6 +145,24 @@ func testRemoveProducts(t *testing.T, nb NewBackend) {
 			t.Fatalf("an unknown product changed the test (-before +after):\n%s", diff)
 		}
 	})
+	t.Run("LeavingNothingToTestIsRefused", func(t *testing.T) {
+		// The sweater keeps its catalog price: once the tee goes, the
+		// variant group shows what the control shows (session audit 2, S2-4).
+		body := fmt.Sprintf(`{"type":"price","name":"Tee does the work","shared":{"price":{"product_ids":[%q,%q]}},"test_groups":`+twoGroups+`}`,
+			Tee, Sweater, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s},{"product_variant_id":%q,"price":{"amount":"98.00","currency":"USD"}}]}`,
+				TeeS, usd19, SweaterS))
+		y := b.Create(t, body)
+		b.Act(t, y.ID, experiment.ActionStart)
+		before := b.Get(t, y.ID)
+		_, err := b.Service.RemoveProducts(b.Ctx(), b.Shop, y.ID, []string{Tee}, nil)
+		WantCode(t, err, experiment.KindValidation, "change_required")
+		if diff := cmp.Diff(before, b.Get(t, y.ID)); diff != "" {
+			t.Fatalf("a refused removal changed the test (-before +after):\n%s", diff)
+		}
+		if _, err := b.Service.RemoveProducts(b.Ctx(), b.Shop, y.ID, []string{Sweater}, nil); err != nil {
+			t.Fatalf("removing the product at its catalog price: %v", err)
+		}
+	})
 	t.Run("Combined", func(t *testing.T) {
 		body := fmt.Sprintf(`{"type":"combined","name":"c","shared":{"price":{"product_ids":[%q,%q]},"url_redirect":{"source_path":"/"}},"test_groups":`+twoGroups+`}`,
 			Tee, Sweater, fmt.Sprintf(`{"price":{"prices":[{"product_variant_id":%q,"price":%s},{"product_variant_id":%q,"price":%s}]},"url_redirect":{"destination":"/pages/sale"}}`,
