@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -42,7 +43,7 @@ type InstallService struct {
 // plausible shop host.
 func (s *InstallService) Begin(ctx context.Context, domain string) (string, error) {
 	domain = NormalizeShopDomain(domain)
-	if !plausibleShopDomain(domain) {
+	if !platformShopHost.MatchString(domain) {
 		return "", Errorf(KindInvalidRequest, "invalid_shop", "The shop parameter must be the shop's domain, e.g. example.myshopify.com.")
 	}
 	b := make([]byte, 16)
@@ -71,7 +72,7 @@ func (s *InstallService) Complete(ctx context.Context, q url.Values) (*Shop, err
 		return nil, Errorf(KindUnauthenticated, "invalid_hmac", "The request's signature is not valid.")
 	}
 	domain, code, state := NormalizeShopDomain(q.Get("shop")), q.Get("code"), q.Get("state")
-	if !plausibleShopDomain(domain) || code == "" || state == "" {
+	if !platformShopHost.MatchString(domain) || code == "" || state == "" {
 		return nil, Errorf(KindInvalidRequest, "invalid_request", "The shop, code and state parameters are required.")
 	}
 	_, err := s.Repo.Write(ctx, WriteMeta{Action: "install.consume_state", ResourceType: "install_state"},
@@ -227,7 +228,17 @@ func platformFailure(op string, err error) error {
 	return fmt.Errorf("experiment.InstallService: %s: %w", op, err)
 }
 
+// platformShopHost is the platform's own host of a shop, the only shop an
+// OAuth install may name. Begin answers anyone with a redirect to
+// https://{shop}/admin/oauth/authorize carrying the app's client id and a
+// valid state, so any other host would make Lift's domain an open
+// redirector (session audit 2, S2-8); the platform's guidance is to check
+// the parameter against this pattern first.
+var platformShopHost = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.myshopify\.com$`)
+
 // plausibleShopDomain accepts a host name: letters, digits, dashes, dots.
+// The operator's commands and admin tools take any such host (a custom
+// domain the operator typed); OAuth takes platformShopHost only.
 func plausibleShopDomain(d string) bool {
 	if d == "" || len(d) > 255 || !strings.Contains(d, ".") || strings.HasPrefix(d, ".") || strings.HasPrefix(d, "-") {
 		return false

@@ -207,8 +207,13 @@ func TestInstallService(t *testing.T) {
 			t.Fatalf("got %v, want %s", err, code)
 		}
 	}
-	if _, err := svc.Begin(ctx, "not a shop"); err == nil {
-		t.Fatal("an implausible shop began an install")
+	// Only the platform's shop hosts: any other would make the authorize
+	// redirect an open redirect off Lift's domain (session audit 2, S2-8).
+	for _, bad := range []string{"not a shop", "evil.example", "127.0.0.1", "a.b", "myshopify.com", "a.myshopify.com.evil.example",
+		"-a.myshopify.com", "a.b.myshopify.com", "localhost.localdomain"} {
+		if _, err := svc.Begin(ctx, bad); err == nil {
+			t.Fatalf("shop %q began an install", bad)
+		}
 	}
 	u, err := svc.Begin(ctx, "A.myshopify.com")
 	if err != nil {
