@@ -46,7 +46,7 @@ func TestContentProducts(t *testing.T) {
 			map[string]any{"visual_editor": map[string]any{"product_ids": []any{"gid://shopify/Product/8108", "gid://shopify/Product/8101"}}}, ""},
 		{"none", ``, []any{}, map[string]any{}, ""},
 		{"empty list", `[]`, []any{}, map[string]any{}, ""},
-		{"unknown product", `[{"productId":"8107"},{"productId":"999999"}]`, nil, nil, "no product gid://shopify/Product/999999"},
+		{"unknown product", `[{"productId":"8107"},{"productId":"999999"}]`, nil, nil, "no product 999999"},
 		{"listed twice", `[{"productId":"8107"},{"productId":"8107"}]`, nil, nil, "listed twice"},
 		{"not numeric", `[{"productId":"tee"}]`, nil, nil, "products[0].productId must be a numeric Product id"},
 		{"variants", `[{"productId":"8107","variants":[]}]`, nil, nil, "products[0].variants is taken by price v1 tests only"},

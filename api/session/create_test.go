@@ -3,6 +3,7 @@ package session_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -130,5 +131,29 @@ func TestCreateRefused(t *testing.T) {
 	}
 	if l := s.list(t); len(l) != 0 {
 		t.Fatalf("refused creates made %d tests: %v", len(l), l)
+	}
+}
+
+// TestMessagesUseSessionNames: a refusal names the fields and ids the admin
+// panel sent, not v1's paths and global ids (session audit 2, S2-10).
+func TestMessagesUseSessionNames(t *testing.T) {
+	t.Parallel()
+	s := newEnv(t).newShop()
+	even := `[{"name":"Control","weight":50},{"name":"V","weight":50}]`
+	cases := []struct {
+		name, path, body, want string
+	}{
+		{"no products", "/api/price-experiments/v1/create", `{"name":"x","products":[],"testGroups":` + even + `}`, "products"},
+		{"template without theme", "/api/template-experiments/create",
+			`{"name":"x","testGroups":[{"name":"Control","weight":50},{"name":"V","weight":50,"template":"product.alternate"}]}`, "themeId"},
+		{"zone twice", "/api/shipping-experiments/create", `{"name":"x","zoneIds":["501","501"],"testGroups":` + even + `}`, "Zone 501"},
+		{"unknown product", "/api/content-experiments/create",
+			`{"name":"x","products":[{"productId":"999999"}],"testGroups":[{"name":"Control","weight":50},{"name":"V","weight":50,"customCss":"a{}"}]}`, "999999"},
+	}
+	for _, c := range cases {
+		msg := wantError(t, s.do(t, "POST", c.path, c.body), http.StatusBadRequest)
+		if !strings.Contains(msg, c.want) || strings.Contains(msg, "gid://") || strings.Contains(msg, "shared.") || strings.Contains(msg, "test_groups") {
+			t.Errorf("%s: message %q, want %q in the session's words", c.name, msg, c.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ package session
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -94,6 +95,12 @@ func sessionError(err error) error {
 	if !ok {
 		return err
 	}
+	if e.Kind != experiment.KindInternal {
+		c := *e
+		c.Message = sessionWords(e.Message)
+		e = &c
+		err = e
+	}
 	switch e.Kind {
 	case experiment.KindConflict, experiment.KindForbidden:
 		msg := e.Message
@@ -115,6 +122,28 @@ func sessionError(err error) error {
 		return experiment.Errorf(experiment.KindNotFound, e.Code, "%s", e.Message).WithParam(e.Param)
 	}
 	return err
+}
+
+// v1Words are the domain's names of fields (v1's) that this surface
+// calls otherwise, as they appear in its messages.
+var v1Words = strings.NewReplacer(
+	"shared.price.product_ids", "products", "shared.visual_editor.product_ids", "products",
+	"shared.template.theme_id", "themeId", "shared.shipping.zone_ids", "zoneIds",
+	"shared.url_redirect.source_path", "sourcePath", "shared.url_redirect.match_type", "matchType",
+	"schedule.start_at", "settings.startDate", "schedule.end_at", "settings.endDate",
+	".content.theme_id", ".themeId", ".content.template", ".template", ".content.destination", ".destination",
+	".content.custom_css", ".customCss", ".content.custom_js", ".customJs", ".content.rates", ".rates",
+	".content.checkout", ".checkout", "].split", "].weight", "test_groups", "testGroups",
+)
+
+// platformID is a platform global id; this surface's ids are its number.
+var platformID = regexp.MustCompile(`gid://shopify/[A-Za-z]+/([0-9]+)`)
+
+// sessionWords rewords a domain message for the admin panel: its field
+// names and numeric ids, not v1's paths and global ids (session audit 2,
+// S2-10), so the merchant finds the field the message names.
+func sessionWords(msg string) string {
+	return platformID.ReplaceAllString(v1Words.Replace(msg), "$1")
 }
 
 // sessionField is the session surface's name of a v1 field path.
