@@ -15,6 +15,15 @@ type StorefrontConfig struct {
 	Shop     string           `json:"shop"`
 	Currency string           `json:"currency"`
 	Tests    []StorefrontTest `json:"tests"`
+	// Preview is set on the answer to a preview link (Tests is then
+	// empty): the one test and group it shows, whatever the test's status.
+	Preview *StorefrontPreview `json:"preview,omitempty"`
+}
+
+// StorefrontPreview is what a preview link shows: Group of Test.
+type StorefrontPreview struct {
+	Test  StorefrontTest `json:"test"`
+	Group int            `json:"group"`
 }
 
 // StorefrontTest is one active test as the tracker sees it.
@@ -130,4 +139,33 @@ func storefrontChanges(t Type, content json.RawMessage) json.RawMessage {
 		return null
 	}
 	return b
+}
+
+// StorefrontPreview answers the storefront's config request of a preview
+// link (?lift_preview=token): the linked test, in any status a preview
+// link is made for (draft, preview) or the test reached since (active,
+// paused), and the group to show, with no other test: a merchant checking
+// a group is neither assigned to the running tests nor recorded. Errors:
+// KindInvalidRequest invalid_preview for a token that is not valid for
+// this server or has expired, KindNotFound experiment_not_found for a test
+// of another shop or gone, or one that can no longer run.
+func (s *Service) StorefrontPreview(ctx context.Context, shop *Shop, token string) (*StorefrontConfig, error) {
+	id, index, ok := VerifyPreview(s.previewSecret, token, s.clock())
+	if len(s.previewSecret) == 0 || !ok {
+		return nil, Errorf(KindInvalidRequest, "invalid_preview", "This preview link is not valid or has expired; make a new one.").WithParam("preview")
+	}
+	t, err := s.repo.FindTestByID(ctx, shop.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	switch t.Status {
+	case StatusDraft, StatusPreview, StatusActive, StatusPaused:
+	default:
+		return nil, Errorf(KindNotFound, "experiment_not_found", "Test %d is %s: a preview link no longer shows it.", id, t.Status)
+	}
+	if t.Group(index) == nil {
+		return nil, Errorf(KindNotFound, "experiment_not_found", "Test %d has no test group with index %d.", id, index)
+	}
+	return &StorefrontConfig{Shop: shop.Domain, Currency: shop.Currency, Tests: []StorefrontTest{},
+		Preview: &StorefrontPreview{Test: storefrontTest(t), Group: index}}, nil
 }

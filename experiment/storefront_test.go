@@ -3,6 +3,7 @@ package experiment_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,3 +99,68 @@ func TestStorefrontConfig(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestStorefrontPreview: a preview link's config is its test and group, in
+// the statuses a preview can show, alone (no running test to enter), and
+// nothing for a forged, expired or foreign link (browser audit 2, B2-1).
+func TestStorefrontPreview(t *testing.T) {
+	t.Parallel()
+	clk := &experimenttest.Clock{}
+	clk.Set(experimenttest.Epoch)
+	secret := []byte("preview-secret")
+	repo := experimenttest.NewRepo(clk.Now)
+	svc := experiment.NewService(experiment.ServiceConfig{Repository: repo, Now: clk.Now, PreviewSecret: secret})
+	shop, err := repo.AddShop(experiment.Shop{Domain: "preview.example", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := repo.AddShop(experiment.Shop{Domain: "other.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(status experiment.Status) int64 {
+		x := experiment.Test{ShopID: shop.ID, Type: experiment.TypeVisualEditor, Status: status, TrafficAllocation: 100,
+			Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
+				{Index: 1, Name: "Red", Split: 50, Content: json.RawMessage(`{"custom_css":"h1{color:red}"}`)}}}
+		_, err := repo.Write(context.Background(), experiment.WriteMeta{ShopID: shop.ID, Action: "test"},
+			func(ctx context.Context, tx experiment.Tx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{}, tx.CreateTest(ctx, &x)
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.ID
+	}
+	exp := experimenttest.Epoch.Add(time.Hour)
+	for _, st := range []experiment.Status{experiment.StatusDraft, experiment.StatusPreview, experiment.StatusActive, experiment.StatusPaused} {
+		id := put(st)
+		cfg, err := svc.StorefrontPreview(context.Background(), shop, experiment.SignPreview(secret, id, 1, exp))
+		if err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		if len(cfg.Tests) != 0 || cfg.Preview == nil || cfg.Preview.Group != 1 || cfg.Preview.Test.ID != strconv.FormatInt(id, 10) ||
+			!strings.Contains(string(cfg.Preview.Test.Groups[1].Changes), "color:red") {
+			t.Fatalf("%s: preview config %+v", st, cfg)
+		}
+	}
+	ended, draft := put(experiment.StatusEnded), put(experiment.StatusDraft)
+	cases := []struct {
+		name  string
+		shop  *experiment.Shop
+		token string
+		code  string
+	}{
+		{"forged", shop, experiment.SignPreview([]byte("other secret"), draft, 1, exp), "invalid_preview"},
+		{"garbage", shop, "not-a-token", "invalid_preview"},
+		{"expired", shop, experiment.SignPreview(secret, draft, 1, experimenttest.Epoch.Add(-time.Second)), "invalid_preview"},
+		{"another shop's test", other, experiment.SignPreview(secret, draft, 1, exp), "experiment_not_found"},
+		{"ended", shop, experiment.SignPreview(secret, ended, 1, exp), "experiment_not_found"},
+		{"no such group", shop, experiment.SignPreview(secret, draft, 7, exp), "experiment_not_found"},
+	}
+	for _, c := range cases {
+		_, err := svc.StorefrontPreview(context.Background(), c.shop, c.token)
+		if e, ok := experiment.AsError(err); !ok || e.Code != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+		}
+	}
+}
