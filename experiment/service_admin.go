@@ -78,10 +78,10 @@ func copyOf(t *Test, now time.Time) *Test {
 // of shop (views, add-to-carts, checkouts, orders, revenue) and what was
 // computed from it (results snapshots, custom queries); its configuration
 // and status stay. A running test gets a fresh snapshot on the scheduler's
-// next pass; a paused or ended one answers 202 (no results) from then on. The erase runs inside the unit of work, so
-// the audit log records it only when it happened. It answers 404
-// experiment_not_found; an eraser failure is an internal error and nothing
-// is recorded.
+// next pass; a paused or ended one answers 202 (no results) from then on.
+// The erase runs inside the unit of work, so the audit log records it only
+// when it happened. It answers 404 experiment_not_found; an eraser failure
+// is an internal error and nothing is recorded.
 func (s *Service) ResetAnalytics(ctx context.Context, shop *Shop, id int64) error {
 	if s.eraser == nil {
 		return errors.New("experiment.ResetAnalytics: no Eraser configured")
