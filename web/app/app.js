@@ -9,6 +9,7 @@
 
 const LiftApp = (() => {
   const TOKEN_KEY = 'lift.token';
+  const tokenChanged = []; // callbacks that drop what was read with the previous token
   const main = () => document.getElementById('main');
   let generation = 0; // bumps on every route change; stale loads drop their results
 
@@ -34,6 +35,7 @@ const LiftApp = (() => {
   function token() { return sessionStorage.getItem(TOKEN_KEY); }
 
   function setToken(t) {
+    if ((t || null) !== token()) tokenChanged.forEach((f) => f());
     if (t) sessionStorage.setItem(TOKEN_KEY, t);
     else sessionStorage.removeItem(TOKEN_KEY);
     document.getElementById('signout').hidden = !t;
@@ -41,7 +43,10 @@ const LiftApp = (() => {
 
   // takeTokenFromURL moves a token from `#token=…` (what `lift dev` prints)
   // into sessionStorage and off the address bar and the history, so it is
-  // not left in the tab's URL. `&test=<id>` opens that test.
+  // not left in the tab's URL. `&test=<id>` opens that test. route() calls
+  // it on every change of the hash: a link opened in a tab where the app is
+  // already open is a same-document navigation (no DOMContentLoaded), and
+  // it must still sign in with its token, replacing the tab's current one.
   function takeTokenFromURL() {
     if (!location.hash.startsWith('#token=')) return;
     const p = new URLSearchParams(location.hash.slice(1));
@@ -291,6 +296,7 @@ const LiftApp = (() => {
   async function route() {
     const gen = ++generation;
     focusHeading = true;
+    takeTokenFromURL();
     if (!token()) {
       signIn();
       return;
@@ -306,7 +312,6 @@ const LiftApp = (() => {
   }
 
   document.addEventListener('DOMContentLoaded', () => {
-    takeTokenFromURL();
     document.getElementById('signout').addEventListener('click', () => {
       generation++;
       history.replaceState(null, '', location.pathname + location.search + '#/');
@@ -316,5 +321,6 @@ const LiftApp = (() => {
     route();
   });
 
-  return { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, views, APIError, isCurrent: (gen) => gen === generation };
+  return { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, views, APIError,
+    onTokenChange: (f) => tokenChanged.push(f), isCurrent: (gen) => gen === generation };
 })();

@@ -36,6 +36,8 @@
   // again, and a tab left open still gets fresh figures later.
   const queries = new Map();
   const KEEP_MS = 10 * 60 * 1000;
+  // Answers read with another token (another shop, maybe) are not reused.
+  LiftApp.onTokenChange(() => queries.clear());
 
   // runQuery's answer is shared by every view that asks, so it polls to the
   // end even when the page that started it has moved on.
