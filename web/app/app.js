@@ -275,7 +275,11 @@ const LiftApp = (() => {
   function listItem(t) {
     const s = t.results_summary;
     let verdict = null;
-    if (s && s.outcome === 'winner') {
+    // A control win has the test page's words and colour ("The control
+    // wins", red): a green "Winner: Control" read as a success.
+    if (s && s.outcome === 'winner' && s.winning_test_group_index === 0) {
+      verdict = badge('The control wins', 'bad');
+    } else if (s && s.outcome === 'winner') {
       const g = (t.test_groups || []).find((x) => x.index === s.winning_test_group_index);
       verdict = badge('Winner: ' + (g ? g.name : 'group ' + s.winning_test_group_index), 'good');
     } else if (s) {

@@ -119,6 +119,7 @@
     show(...top,
       verdict(r, primary, name),
       (r.warnings || []).length ? h('ul', { class: 'warnings', id: 'warnings' }, r.warnings.map((w) => h('li', {}, w))) : null,
+      guardrails(r, name),
       h('section', { class: 'card' }, h('h2', {}, 'Groups'), groupsTable(r, name)),
       h('section', { class: 'card' },
         h('div', { class: 'section-head' }, h('h2', {}, 'Against the control'),
@@ -144,10 +145,39 @@
 
   function header(t) {
     const when = [t.started_at ? 'Started ' + fmt.date(t.started_at) : 'Not started', t.ended_at ? 'ended ' + fmt.date(t.ended_at) : null];
+    // Why Lift paused the test by itself (a guardrail breach). The test's
+    // own pause_reason, not the snapshot's: a resume clears it, while the
+    // last snapshot keeps the reason until the next one is taken.
+    const paused = t.status === 'paused' && t.pause_reason;
     return h('header', { class: 'test-head' },
       h('h1', { id: 'test-name' }, t.name),
       h('p', { class: 'meta' }, badge(statusWords[t.status] || t.status, t.status), ' ', t.type.replace('_', ' '), ' · ', when.filter(Boolean).join(', ')),
-      t.hypothesis ? h('p', { class: 'hypothesis' }, t.hypothesis) : null);
+      t.hypothesis ? h('p', { class: 'hypothesis' }, t.hypothesis) : null,
+      paused ? h('p', { class: 'error', id: 'pause-reason', role: 'status' }, h('strong', {}, 'Lift paused this test. '), t.pause_reason) : null);
+  }
+
+  // guardrails shows each guardrail as the snapshot found it: the metric,
+  // the harm it tolerates, its status and the worst variant's lift.
+  function guardrails(r, name) {
+    const list = r.guardrails || [];
+    if (!list.length) return null;
+    const words = {
+      ok: ['Within the limit', 'good'], breached: ['Breached', 'bad'],
+      not_monitored: ['Not watched: needs sequential analysis', 'neutral'],
+      insufficient_data: ['Too few visitors to check yet', 'neutral'],
+    };
+    const cols = ['Metric', 'Tolerated harm', 'Status', 'Worst variant'];
+    const rows = list.map((g) => {
+      const [text, kind] = words[g.status] || [g.status, 'neutral'];
+      const worst = g.lift === null || g.lift === undefined ? '–'
+        : (g.test_group_index === null || g.test_group_index === undefined ? '' : name(g.test_group_index) + ': ') + fmt.lift(g.lift);
+      return h('tr', { dataset: { metric: g.metric, status: g.status } },
+        h('th', { scope: 'row', 'data-label': cols[0] }, METRICS[g.metric] ? METRICS[g.metric].label : g.metric),
+        cell(cols[1], 'at most ' + (g.max_harm * 100).toFixed(1).replace(/\.0$/, '') + '% worse', 'max_harm'),
+        cell(cols[2], badge(text, kind), 'status'),
+        cell(cols[3], worst, 'lift'));
+    });
+    return h('section', { class: 'card', id: 'guardrails-section' }, h('h2', {}, 'Guardrails'), table('guardrails', cols, rows));
   }
 
   // verdict is the outcome on the primary metric and the split check.
