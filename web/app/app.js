@@ -9,6 +9,10 @@
 
 const LiftApp = (() => {
   const TOKEN_KEY = 'lift.token';
+  // A call that has not answered in timeoutMs is given up with an error the
+  // merchant can retry: a hung request otherwise left "Loading…" forever.
+  // An object, so the browser tests can shorten it.
+  const config = { timeoutMs: 20000 };
   const tokenChanged = []; // callbacks that drop what was read with the previous token
   const main = () => document.getElementById('main');
   let generation = 0; // bumps on every route change; stale loads drop their results
@@ -77,18 +81,22 @@ const LiftApp = (() => {
       method,
       headers: Object.assign({ Authorization: 'Bearer ' + t, Accept: 'application/json' }, headers || {}),
       credentials: 'omit', cache: 'no-store', referrerPolicy: 'no-referrer',
+      signal: AbortSignal.timeout(config.timeoutMs), // covers reading the body too
     };
     if (body !== undefined) {
       init.headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
     }
-    let res;
+    let res, text;
     try {
       res = await fetch('/v1' + path, init);
+      text = await res.text();
     } catch (e) {
+      if (e && e.name === 'TimeoutError') {
+        throw new APIError(0, 'timeout', 'Lift did not answer in ' + Math.round(config.timeoutMs / 1000) + ' seconds. Try again in a moment.');
+      }
       throw new APIError(0, 'network', 'Lift could not be reached. Check your connection and try again.');
     }
-    const text = await res.text();
     let data = null;
     if (text) {
       try { data = JSON.parse(text); } catch (e) { data = null; }
@@ -232,6 +240,19 @@ const LiftApp = (() => {
     input.focus();
   }
 
+  // again offers what to do after an error: on the list a "Try again" link
+  // (there '#/' is no change of hash, so the link reloads it by hand);
+  // elsewhere a "Try again" button that reloads the page and a way back.
+  function again() {
+    const onList = location.hash === '#/' || location.hash === '';
+    const back = h('a', { href: '#/' }, onList ? 'Try again' : '← All tests');
+    back.addEventListener('click', (ev) => {
+      if (location.hash === '#/' || location.hash === '') { ev.preventDefault(); route(); }
+    });
+    const retry = onList ? null : h('button', { type: 'button', class: 'quiet', id: 'retry', onclick: () => route() }, 'Try again');
+    return h('p', { class: 'row again' }, retry, back);
+  }
+
   // failed shows err; an unaccepted token goes back to the sign-in form.
   function failed(err, gen) {
     if (gen !== generation) return;
@@ -239,12 +260,7 @@ const LiftApp = (() => {
       signIn(err.message);
       return;
     }
-    // On the list itself '#/' is no change of hash: the link reloads it.
-    const back = h('a', { href: '#/' }, location.hash === '#/' || location.hash === '' ? 'Try again' : '← All tests');
-    back.addEventListener('click', (ev) => {
-      if (location.hash === '#/' || location.hash === '') { ev.preventDefault(); route(); }
-    });
-    show(errorBox(err), h('p', {}, back));
+    show(errorBox(err), again());
   }
 
   const statusWords = { draft: 'Draft', preview: 'Preview', active: 'Running', paused: 'Paused', ended: 'Closed', failed: 'Failed', archived: 'Archived' };
@@ -325,6 +341,6 @@ const LiftApp = (() => {
     route();
   });
 
-  return { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, views, APIError,
+  return { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, again, views, APIError, config,
     onTokenChange: (f) => tokenChanged.push(f), isCurrent: (gen) => gen === generation };
 })();

@@ -6,7 +6,7 @@
 'use strict';
 
 (() => {
-  const { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, views, isCurrent } = LiftApp;
+  const { h, api, poll, fmt, badge, statusWords, show, errorBox, failed, again, views, isCurrent } = LiftApp;
 
   // The metrics the snapshot compares with the control (contract §2.8).
   const METRICS = {
@@ -59,7 +59,9 @@
 
   function value(kind, v) {
     if (kind === 'money') return fmt.money(v);
-    if (kind === 'seconds') return v === null || v === undefined ? '–' : Math.round(v) + ' s';
+    // Short visits differ by fractions of a second: whole seconds showed
+    // "0 s vs 0 s" beside a lift of +43%.
+    if (kind === 'seconds') return v === null || v === undefined ? '–' : (v < 10 ? v.toFixed(1) : Math.round(v)) + ' s';
     return fmt.pct(v);
   }
 
@@ -96,7 +98,7 @@
     const top = [h('p', { class: 'back' }, h('a', { href: '#/' }, '← All tests')), header(t)];
     if (res.error) {
       if (res.error.status === 401) return failed(res.error, gen);
-      return show(...top, errorBox(res.error));
+      return show(...top, errorBox(res.error), again());
     }
     if (res.status === 202) {
       // 202 means nothing was ever computed; only a running test will be.
