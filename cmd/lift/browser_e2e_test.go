@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -460,33 +461,68 @@ func (b *browserShop) endpoints(t *testing.T) {
 	}
 }
 
-// forced: ?lift_force puts a visitor in a group for good, and the redirect
-// test's variant sends its visitors from the sweater to the bag.
+// forced: ?lift_force is a QA view. The tab that opens it sees the forced
+// group on its next pages too (the redirect test's variant sends it from the
+// sweater to the bag), but nothing of it is recorded or counted: no
+// assignment is sent for the forced test, which is left out of
+// experimentIds() and the cart attributes (orders and events are not
+// attributed to it), and another tab of the same visitor gets its own group.
 func (b *browserShop) forced(t *testing.T, browser context.Context) {
+	type view struct {
+		Path    string   `json:"path"`
+		IDs     []string `json:"ids"`
+		Cart    string   `json:"cart"`
+		Kept    string   `json:"kept"`
+		Session string   `json:"session"`
+	}
+	read := func(ctx context.Context) view {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[view](`({path: location.pathname, ids: lift.experimentIds(),
+			cart: lift.cartAttributes()._lift_assignments, kept: localStorage.getItem('_lift_force') || '',
+			session: sessionStorage.getItem('_lift_force') || ''})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 	for _, c := range []struct {
 		group    int
 		wantPath string
 	}{{1, "/demo/products/8105"}, {0, "/demo/products/8102"}} {
 		ctx, cancel := newVisitor(t, browser)
+		defer cancel()
 		force := b.url("/demo/products/8102") + "&lift_force=" + b.redirect + ":" + strconv.Itoa(c.group)
 		if _, err := open(ctx, force); err != nil {
-			cancel()
 			t.Fatal(err)
 		}
-		// Without the parameter the visitor keeps the forced group.
+		// Without the parameter the tab keeps the forced group.
 		st, err := open(ctx, b.url("/demo/products/8102"))
 		if err != nil {
-			cancel()
 			t.Fatal(err)
 		}
-		path, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
-		cancel()
-		a := st.Assignments[b.redirect]
-		if err != nil || a.Group != c.group || a.Reason != "force_assign_group" || path != c.wantPath {
-			t.Errorf("forced into %d: group %d reason %q at %s (%v), want %s", c.group, a.Group, a.Reason, path, err, c.wantPath)
+		a, v := st.Assignments[b.redirect], read(ctx)
+		if a.Group != c.group || a.Reason != "force_assign_group" || v.Path != c.wantPath {
+			t.Errorf("forced into %d: group %d reason %q at %s, want %s", c.group, a.Group, a.Reason, v.Path, c.wantPath)
 		}
-		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = ?
-			AND reason = 'force_assign_group'`, b.redirect, st.Visitor, c.group)
+		if slices.Contains(v.IDs, b.redirect) || strings.Contains(v.Cart, b.redirect+":") || v.Kept != "" ||
+			!strings.Contains(v.Session, `"`+b.redirect+`"`) {
+			t.Errorf("forced into %d: the QA view is counted or kept beyond the tab's session: %+v", c.group, v)
+		}
+		if !slices.Contains(v.IDs, b.price) {
+			t.Errorf("forced into %d: the visitor's other tests are no longer counted: %+v", c.group, v)
+		}
+		// Another tab of the visitor: its own group, by the split.
+		tab, closeTab := chromedp.NewContext(ctx)
+		other, err := open(tab, b.url("/demo/"))
+		closeTab()
+		if o := other.Assignments[b.redirect]; err != nil || o.Reason != "random_split" {
+			t.Errorf("forced into %d: another tab has %+v (%v), want its own random_split group", c.group, o, err)
+		}
+		// Its other tests are recorded (once); the forced one is not, though
+		// the other tab then entered the visitor into it by the split.
+		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ?`, b.price, st.Visitor)
+		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ?`, b.mobileOnly, st.Visitor)
+		b.chCount(t, 0, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ?
+			AND reason LIKE 'force_assign%'`, b.redirect, st.Visitor)
 	}
 }
 

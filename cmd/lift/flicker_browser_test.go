@@ -74,10 +74,11 @@ func holdConfig(t *testing.T, ctx context.Context, d time.Duration, watch string
 // flicker: the demo store carries the anti-flicker snippet. A visitor forced
 // into the $24 group of the price test, whose config arrives 1.5 s late,
 // never sees the $28 control price: the price is hidden until lift.js has
-// applied the group. With a 1 s deadline and the config 2.5 s late, the page
-// is shown as served at the deadline, the $24 price never appears, and the
-// visitor is not entered into the test on that page; the next page, on
-// time, enters it.
+// applied the group. With a 1 s deadline and the config 2.5 s late, a new
+// visitor whom the split puts in the $24 group (a forced QA view is never
+// counted, so it could not tell) sees the page as served at the deadline,
+// the $24 price never appears, and it is not entered into the test on that
+// page; the next page, on time, enters it.
 func (b *browserShop) flicker(t *testing.T, browser context.Context) {
 	ctx, cancel := newVisitor(t, browser)
 	defer cancel()
@@ -98,11 +99,15 @@ func (b *browserShop) flicker(t *testing.T, browser context.Context) {
 		t.Errorf("on time, the $24 visitor saw the price as %q, want only hidden then $24.00", s)
 	}
 
-	// A new visitor (the one above is in the test already), 1 s deadline.
+	// A new visitor of the $24 group (the one above is in the test's QA
+	// view), 1 s deadline.
+	vid := b.visitorIn(t, ctx, b.price, 1)
 	other, cancelOther := newVisitor(t, browser)
 	defer cancelOther()
 	ctx = other // seen and read look at this visitor from here on
+	setVisitor(t, ctx, b.s.url, vid)
 	holdConfig(t, ctx, 2500*time.Millisecond, seenPrices)
+	product = b.url("/demo/products/8101")
 	st, err := open(ctx, strings.Replace(product, "lift_timeout=30000", "lift_timeout=1000", 1))
 	if err != nil {
 		t.Fatal(err)
@@ -135,8 +140,11 @@ func (b *browserShop) flicker(t *testing.T, browser context.Context) {
 	if s := read(); s.Late || !slices.Contains(s.IDs, b.price) || !strings.Contains(s.Cart, b.price+":1") {
 		t.Errorf("on the next page, on time, test %s is missing: %+v", b.price, s)
 	}
+	if st.Visitor != vid {
+		t.Errorf("the visitor is %s, want %s (its _lift_vid cookie)", st.Visitor, vid)
+	}
 	b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = 1
-		AND reason = 'force_assign_group'`, b.price, st.Visitor)
+		AND reason = 'random_split'`, b.price, st.Visitor)
 }
 
 // redirectFlicker: a visitor the redirect test sends from the sweater to the

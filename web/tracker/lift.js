@@ -138,14 +138,18 @@
     }, function () { return ''; });
   }
 
-  // Force-assign: ?lift_force=42:1,57:-1 puts this visitor in group 1 of 42
-  // and out of 57 from now on (kept in localStorage).
-  var forced = getJSON(ls, '_lift_force');
+  // QA view: ?lift_force=42:1,57:-1 shows this tab group 1 of 42 and the
+  // store without 57 (-1) for the tab's session (sessionStorage), and is
+  // never recorded or counted: anyone may open such a link (a newsletter,
+  // an ad), and self-selected visitors in a group would bias its results.
+  // Earlier versions kept it in localStorage for good: that goes.
+  var forced = getJSON(ss, '_lift_force');
   qs('lift_force').split(',').forEach(function (p) {
     var m = /^(\d+):(-?\d+)$/.exec(p.trim());
     if (m) forced[m[1]] = +m[2];
   });
-  set(ls, '_lift_force', JSON.stringify(forced));
+  set(ss, '_lift_force', JSON.stringify(forced));
+  try { if (ls) ls.removeItem('_lift_force'); } catch (e) { /* blocked */ }
   // A signed preview link (?lift_preview=<id>.<group>.<exp>.<mac>) shows a
   // group without entering the test: nothing is recorded.
   var preview = qs('lift_preview') || get(ss, '_lift_preview') || '';
@@ -164,7 +168,7 @@
   function assign(t, ctx) {
     if (pm && pm[1] === t.id) return { group: +pm[2], reason: 'preview', preview: true };
     if (forced[t.id] !== undefined) {
-      return { group: forced[t.id], reason: forced[t.id] < 0 ? 'force_assign_excluded' : 'force_assign_group' };
+      return { group: forced[t.id], reason: forced[t.id] < 0 ? 'force_assign_excluded' : 'force_assign_group', forced: true };
     }
     if (!inAudience(t.audience, ctx)) return { group: -1, reason: 'audience_targeting_excluded' };
     var at = bucket(visitor, t);
@@ -256,8 +260,9 @@
     }
   }
 
-  // counted: the visitor is in the test's group for results and orders.
-  function counted(a) { return a.group >= 0 && !a.preview && !a.late; }
+  // counted: the visitor is in the test's group for results and orders
+  // (not for a preview or a QA view, lift_force, nor past the deadline).
+  function counted(a) { return a.group >= 0 && !a.preview && !a.forced && !a.late; }
 
   // blocks shows a test's content blocks of one group only: a visitor
   // outside the test, or on a page past the deadline, sees the control's.
@@ -312,7 +317,7 @@
   function recorded(t) { return getJSON(ls, '_lift_rec')[t.id] === t.assignment_version; }
   function record(t, a, ctx) {
     var done = getJSON(ls, '_lift_rec');
-    if (a.preview || a.late || done[t.id] === t.assignment_version) return;
+    if (a.preview || a.forced || a.late || done[t.id] === t.assignment_version) return;
     var landing = get(ss, '_lift_landing') || location.search;
     send('/api/track/assignment', { sessionId: lift.session, visitorId: visitor, experimentId: t.id, testGroup: a.group,
       createdAt: Date.now(), assignmentReason: a.reason, country: ctx.country || undefined, device: device,
