@@ -282,13 +282,11 @@
     // price is the price group changes show for a variant (null: the catalog's).
     price: function (variantId) { var v = prices[digits(variantId)]; return v ? v.price : null; },
     // track sends a standard event (product_added_to_cart, …) or a custom one.
+    // Before the session and the visitor's tests are known (lift.ready) the
+    // call waits in a queue, sent when they are (dropped if they never are).
     track: function (name, payload) {
-      if (!lift.session) return;
-      var ids = lift.experimentIds(), custom = !/^[a-z][a-z0-9_]*$/.test(name) || !/^(page|product|collection|search|cart|checkout)_/.test(name);
-      if (custom && !ids.length) return; // custom events count only inside a test
-      send('/api/track/event', { eventId: uuid(), sessionId: lift.session, visitorId: visitor, source: 'script',
-        eventType: custom ? 'lift:custom_event:' + name : name, createdAt: Date.now(), experimentIds: ids,
-        pagePath: location.pathname.slice(0, 2000), payload: payload || {} });
+      if (!lift.session) { if (queue) queue.push([name, payload, Date.now()]); return; }
+      event(name, payload, Date.now());
     },
     // cartAttributes are what the order webhook reads to attribute the order.
     cartAttributes: function () {
@@ -303,6 +301,21 @@
     // groups' weights. For support ("which group does this visitor get?").
     bucket: function (visitorId, t) { return bucket(String(visitorId), { id: String(t.id), bucketing: t.bucketing }); }
   };
+
+  // queue holds the track calls made before lift.ready; null once it failed.
+  var queue = [];
+  function event(name, payload, at) {
+    var ids = lift.experimentIds(), custom = !/^[a-z][a-z0-9_]*$/.test(name) || !/^(page|product|collection|search|cart|checkout)_/.test(name);
+    if (custom && !ids.length) return; // custom events count only inside a test
+    send('/api/track/event', { eventId: uuid(), sessionId: lift.session, visitorId: visitor, source: 'script',
+      eventType: custom ? 'lift:custom_event:' + name : name, createdAt: at, experimentIds: ids,
+      pagePath: location.pathname.slice(0, 2000), payload: payload || {} });
+  }
+  function flush() {
+    var q = queue || [];
+    queue = [];
+    q.forEach(function (c) { event(c[0], c[1], c[2]); });
+  }
 
   // writeCart sets the attributes on the platform cart when they changed, and
   // always on cart and checkout pages (the cart may be new since).
@@ -419,6 +432,7 @@
     setCookie('_lift_sid', lift.session, 30 * 60 * 1000);
     (cfg.tests || []).forEach(function (t) { record(t, lift.assignments[t.id], ctx); });
     if (plan.go) { // the next page tracks the view; this one is never ready
+      flush(); // calls the shop made before: beacons outlive the page
       location.replace(plan.go);
       return new Promise(function () {});
     }
@@ -438,6 +452,7 @@
     } else {
       lift.track('page_viewed', { pageType: page.type });
     }
+    flush();
     return writeCart(page.type === 'cart' || page.type === 'checkout');
   }).then(function () {
     html.setAttribute('data-lift-ready', '1');
@@ -446,7 +461,9 @@
   }, function (err) {
     reveal();
     html.setAttribute('data-lift-ready', 'error');
-    if (w.console) console.warn('lift:', err);
+    var dropped = queue ? queue.length : 0;
+    queue = null; // later calls have no session to go with either
+    if (w.console) console.warn('lift:', err, dropped ? '(' + dropped + ' tracked events dropped)' : '');
     return lift;
   });
 })(window, document);
