@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,9 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/lifttest"
 )
 
 // The tracker's answers to the second browser audit (B2-*), in chromium on
@@ -22,8 +28,37 @@ import (
 func TestBrowserTracker(t *testing.T) {
 	browser := startBrowser(t)
 	b := newBrowserShop(t)
+	x := b.startTrackerTests(t)
 	t.Run("track before ready is sent once the session is known", func(t *testing.T) { b.earlyTrack(t, browser) })
 	t.Run("track before a failed ready is dropped with one warning", func(t *testing.T) { b.earlyTrackFails(t, browser) })
+	t.Run("a redirect keeps the landing query and the fragment", func(t *testing.T) { b.redirectQuery(t, browser, x) })
+}
+
+// trackerTests are the tests startTrackerTests adds to the shop.
+type trackerTests struct {
+	toBag string // 8104 → 8103?ref=lift&utm_source=lift
+}
+
+func (b *browserShop) startTrackerTests(t *testing.T) trackerTests {
+	t.Helper()
+	started := time.Now().UTC().Add(-time.Minute)
+	put := func(typ experiment.Type, shared map[string]json.RawMessage, content string) string {
+		tt := &experiment.Test{ShopID: b.shopID, Type: typ, Status: experiment.StatusActive, Name: "tracker " + string(typ),
+			TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing, Shared: shared,
+			CreatedAt: started, UpdatedAt: started, StartedAt: &started,
+			Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50},
+				{Index: 1, Name: "Variant", Split: 50, Content: json.RawMessage(content)}}}
+		started = started.Add(time.Second)
+		lifttest.PutTest(t, b.s.app.DB, tt)
+		return strconv.FormatInt(tt.ID, 10)
+	}
+	source := func(p string) map[string]json.RawMessage {
+		return map[string]json.RawMessage{"url_redirect": json.RawMessage(`{"source_path":"` + p + `"}`)}
+	}
+	var x trackerTests
+	x.toBag = put(experiment.TypeURLRedirect, source("/demo/products/8104"), `{"destination":"/demo/products/8103?ref=lift&utm_source=lift"}`)
+	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
+	return x
 }
 
 // watchTracker wraps console.warn and navigator.sendBeacon on every page the
@@ -146,6 +181,93 @@ func (b *browserShop) earlyTrackFails(t *testing.T, browser context.Context) {
 	for _, u := range s.Beacons {
 		if strings.Contains(u, "/api/track/event") {
 			t.Errorf("an event was sent without a session: %q", s.Beacons)
+		}
+	}
+}
+
+// finalURL waits until the tab's page is ready at a path other than from,
+// and a second more (a redirect loop would go on), and gives its address
+// and how many documents the tab loaded (seen by the loads script).
+func finalURL(t *testing.T, ctx context.Context, u string) (*url.URL, int) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, pageTimeout)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(u)); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for try := 0; try < 5; try++ { // a redirect replaces the page under the poll
+		if err = chromedp.Do(tctx, waitReady()); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	type state struct {
+		Href  string   `json:"href"`
+		Loads []string `json:"loads"`
+	}
+	s, err := chromedp.Run(tctx, chromedp.Evaluate[state](`({href: location.href, loads: JSON.parse(sessionStorage.getItem('__loads') || '[]')})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := url.Parse(s.Href)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return final, len(s.Loads)
+}
+
+// forcedTab is a new visitor's tab in the QA view of tests' variants
+// (lift_force on the home page), recording the documents it loads (__loads).
+func (b *browserShop) forcedTab(t *testing.T, browser context.Context, tests ...string) (context.Context, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := newVisitor(t, browser)
+	var force []string
+	for _, id := range tests {
+		force = append(force, id+":1")
+	}
+	if _, err := open(ctx, b.url("/demo/")+"&lift_force="+strings.Join(force, ",")); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: loads})
+		return err
+	}))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return ctx, cancel
+}
+
+// redirectQuery (B2-6): a visitor landing from a campaign keeps its query
+// (utm_source, gclid, the shop parameter) and its #fragment when sent to a
+// redirect's destination; the destination's own parameters win a clash.
+func (b *browserShop) redirectQuery(t *testing.T, browser context.Context, x trackerTests) {
+	campaign := "&utm_source=news&gclid=abc#reviews"
+	for _, c := range []struct {
+		test, from, to string
+		want           url.Values
+	}{
+		{b.redirect, "/demo/products/8102", "/demo/products/8105", url.Values{"utm_source": {"news"}, "gclid": {"abc"}, "shop": {b.domain}}},
+		{x.toBag, "/demo/products/8104", "/demo/products/8103",
+			url.Values{"utm_source": {"lift"}, "ref": {"lift"}, "gclid": {"abc"}, "shop": {b.domain}}},
+	} {
+		ctx, cancel := b.forcedTab(t, browser, c.test)
+		final, _ := finalURL(t, ctx, b.url(c.from)+campaign)
+		cancel()
+		q := final.Query()
+		for k, v := range c.want {
+			if !slices.Equal(q[k], v) {
+				t.Errorf("test %s: %s sent the visitor to %s: %s = %q, want %q", c.test, c.from, final, k, q[k], v)
+			}
+		}
+		if final.Path != c.to || final.Fragment != "reviews" {
+			t.Errorf("test %s: %s sent the visitor to %s, want %s#reviews", c.test, c.from, final, c.to)
 		}
 	}
 }

@@ -204,7 +204,15 @@
     if (r && r.destination && scope.url_redirect && pathMatches(scope.url_redirect, path)) {
       var dest = new URL(r.destination, location.href);
       if (dest.href !== location.href && dest.pathname !== path) {
-        if (!dest.search) dest.search = location.search;
+        // The visitor keeps its landing query (utm_*, gclid, the shop's
+        // own), as the control's visitors do, or the shop's analytics would
+        // see the variant's visitors as direct traffic; the destination's
+        // own parameters win. So does the #fragment.
+        var own = new URLSearchParams(dest.search);
+        new URLSearchParams(location.search).forEach(function (v, k) {
+          if (!own.has(k)) dest.searchParams.append(k, v);
+        });
+        if (!dest.hash) dest.hash = location.hash;
         return dest.href;
       }
     }
