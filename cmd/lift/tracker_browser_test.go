@@ -32,11 +32,12 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("track before ready is sent once the session is known", func(t *testing.T) { b.earlyTrack(t, browser) })
 	t.Run("track before a failed ready is dropped with one warning", func(t *testing.T) { b.earlyTrackFails(t, browser) })
 	t.Run("a redirect keeps the landing query and the fragment", func(t *testing.T) { b.redirectQuery(t, browser, x) })
+	t.Run("two redirects pointing at each other send the visitor once", func(t *testing.T) { b.redirectLoop(t, browser, x) })
 }
 
 // trackerTests are the tests startTrackerTests adds to the shop.
 type trackerTests struct {
-	toBag string // 8104 → 8103?ref=lift&utm_source=lift
+	toBag, back string // 8104 → 8103?ref=lift&utm_source=lift, and 8103 → 8104
 }
 
 func (b *browserShop) startTrackerTests(t *testing.T) trackerTests {
@@ -57,6 +58,7 @@ func (b *browserShop) startTrackerTests(t *testing.T) trackerTests {
 	}
 	var x trackerTests
 	x.toBag = put(experiment.TypeURLRedirect, source("/demo/products/8104"), `{"destination":"/demo/products/8103?ref=lift&utm_source=lift"}`)
+	x.back = put(experiment.TypeURLRedirect, source("/demo/products/8103"), `{"destination":"/demo/products/8104"}`)
 	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
 	return x
 }
@@ -269,6 +271,26 @@ func (b *browserShop) redirectQuery(t *testing.T, browser context.Context, x tra
 		if final.Path != c.to || final.Fragment != "reviews" {
 			t.Errorf("test %s: %s sent the visitor to %s, want %s#reviews", c.test, c.from, final, c.to)
 		}
+	}
+}
+
+// redirectLoop (B2-5): tests sending 8104 to 8103 and 8103 to 8104; a
+// visitor in both variants who opens 8104 lands on 8103 in two loads and
+// stays there, the page shown. Opening 8103 itself then still redirects:
+// only a page reached by a Lift redirect is left alone.
+func (b *browserShop) redirectLoop(t *testing.T, browser context.Context, x trackerTests) {
+	ctx, cancel := b.forcedTab(t, browser, x.toBag, x.back)
+	defer cancel()
+	final, n := finalURL(t, ctx, b.url("/demo/products/8104"))
+	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.className`))
+	if final.Path != "/demo/products/8103" || n != 2 || err != nil || strings.Contains(hidden, "lift-hide") {
+		t.Errorf("opening 8104: at %s after %d loads, <html class=%q> (%v); want 8103 after 2 loads, shown", final, n, hidden, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`sessionStorage.removeItem('__loads')`)); err != nil {
+		t.Fatal(err)
+	}
+	if final, n := finalURL(t, ctx, b.url("/demo/products/8103")); final.Path != "/demo/products/8104" || n != 2 {
+		t.Errorf("opening 8103 afresh: at %s after %d loads, want 8104 after 2", final, n)
 	}
 }
 

@@ -197,11 +197,18 @@
       : path === (rule.path || rule.source_path);
   }
 
+  // A page reached by a Lift redirect in this tab is not redirected again:
+  // two tests sending A to B and B to A would otherwise bounce the visitor
+  // between them for good, on a hidden page. The redirect leaves the path it
+  // goes to in sessionStorage (_lift_hop); the next page reads and clears it.
+  var hop = get(ss, '_lift_hop'), hopped = hop === location.pathname, hopTo = '';
+  if (hop !== null) try { ss.removeItem('_lift_hop'); } catch (e) { /* blocked */ }
+
   // navigate returns a URL the visitor should see instead of this page, or ''.
   function navigate(t, group) {
     var path = location.pathname, scope = t.scope || {};
     var r = changes(t, group, 'url_redirect');
-    if (r && r.destination && scope.url_redirect && pathMatches(scope.url_redirect, path)) {
+    if (!hopped && r && r.destination && scope.url_redirect && pathMatches(scope.url_redirect, path)) {
       var dest = new URL(r.destination, location.href);
       if (dest.href !== location.href && dest.pathname !== path) {
         // The visitor keeps its landing query (utm_*, gclid, the shop's
@@ -213,6 +220,7 @@
           if (!own.has(k)) dest.searchParams.append(k, v);
         });
         if (!dest.hash) dest.hash = location.hash;
+        hopTo = dest.pathname;
         return dest.href;
       }
     }
@@ -441,6 +449,7 @@
     (cfg.tests || []).forEach(function (t) { record(t, lift.assignments[t.id], ctx); });
     if (plan.go) { // the next page tracks the view; this one is never ready
       flush(); // calls the shop made before: beacons outlive the page
+      if (hopTo) set(ss, '_lift_hop', hopTo);
       location.replace(plan.go);
       return new Promise(function () {});
     }
