@@ -33,11 +33,14 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("track before a failed ready is dropped with one warning", func(t *testing.T) { b.earlyTrackFails(t, browser) })
 	t.Run("a redirect keeps the landing query and the fragment", func(t *testing.T) { b.redirectQuery(t, browser, x) })
 	t.Run("two redirects pointing at each other send the visitor once", func(t *testing.T) { b.redirectLoop(t, browser, x) })
+	t.Run("custom_js runs after the group, and a broken one breaks nothing", func(t *testing.T) { b.customJS(t, browser, x) })
 }
 
 // trackerTests are the tests startTrackerTests adds to the shop.
 type trackerTests struct {
-	toBag, back string // 8104 → 8103?ref=lift&utm_source=lift, and 8103 → 8104
+	toBag, back    string // 8104 → 8103?ref=lift&utm_source=lift, and 8103 → 8104
+	broken, syntax string // visual edits whose custom_js throws, or does not parse
+	script         string // a visual edit with custom_css and custom_js
 }
 
 func (b *browserShop) startTrackerTests(t *testing.T) trackerTests {
@@ -59,6 +62,12 @@ func (b *browserShop) startTrackerTests(t *testing.T) trackerTests {
 	var x trackerTests
 	x.toBag = put(experiment.TypeURLRedirect, source("/demo/products/8104"), `{"destination":"/demo/products/8103?ref=lift&utm_source=lift"}`)
 	x.back = put(experiment.TypeURLRedirect, source("/demo/products/8103"), `{"destination":"/demo/products/8104"}`)
+	// The broken scripts run before the good one (tests go oldest first).
+	x.broken = put(experiment.TypeVisualEditor, nil, `{"custom_js":"throw new Error('merchant bug')"}`)
+	x.syntax = put(experiment.TypeVisualEditor, nil, `{"custom_js":"this is not javascript ("}`)
+	// The script records what it found: the group's CSS already applied.
+	x.script = put(experiment.TypeVisualEditor, nil, `{"custom_css":"body{outline:3px solid rgb(1, 2, 3)}",
+		"custom_js":"window.__ve = (window.__ve || []).concat([getComputedStyle(document.body).outlineColor]); document.body.setAttribute('data-ve', 'ran');"}`)
 	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
 	return x
 }
@@ -177,7 +186,9 @@ func (b *browserShop) earlyTrackFails(t *testing.T, browser context.Context) {
 	if s.Early == nil || *s.Early != "" {
 		t.Fatalf("the shop's calls were not made before lift.ready: %+v", s)
 	}
-	if warns := s.Warns; len(warns) != 1 || !strings.Contains(warns[0], "2 tracked events dropped") {
+	// The shop's broken visual-edit scripts (customJS) warn on their own.
+	warns := slices.DeleteFunc(slices.Clone(s.Warns), func(w string) bool { return strings.Contains(w, "custom_js of test") })
+	if len(warns) != 1 || !strings.Contains(warns[0], "2 tracked events dropped") {
 		t.Errorf("console warnings %q, want one naming the 2 dropped events", s.Warns)
 	}
 	for _, u := range s.Beacons {
@@ -291,6 +302,52 @@ func (b *browserShop) redirectLoop(t *testing.T, browser context.Context, x trac
 	}
 	if final, n := finalURL(t, ctx, b.url("/demo/products/8103")); final.Path != "/demo/products/8104" || n != 2 {
 		t.Errorf("opening 8103 afresh: at %s after %d loads, want 8104 after 2", final, n)
+	}
+}
+
+// customJS (B2-4): a variant visitor's page runs its visual edit's
+// custom_js once, after the group's CSS applies, though two other tests'
+// scripts throw and fail to parse before it; the tracker still gets ready
+// and warns once per broken script. A control visitor runs none.
+func (b *browserShop) customJS(t *testing.T, browser context.Context, x trackerTests) {
+	for _, group := range []int{1, 0} {
+		ctx, cancel := newVisitor(t, browser)
+		watchTracker(t, ctx, "")
+		force := fmt.Sprintf("&lift_force=%s:%d,%s:%d,%s:%d", x.broken, group, x.syntax, group, x.script, group)
+		if _, err := open(ctx, b.url("/demo/")+force); err != nil { // open waits for data-lift-ready="1"
+			cancel()
+			t.Fatal(err)
+		}
+		type seen struct {
+			VE    []string `json:"ve"`
+			Ran   string   `json:"ran"`
+			Warns []string `json:"warns"`
+		}
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[seen](`({ve: window.__ve || [], ran: document.body.getAttribute('data-ve') || '',
+			warns: window.__warns})`))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if group == 0 {
+			if len(s.VE) != 0 || s.Ran != "" || len(s.Warns) != 0 {
+				t.Errorf("a control visitor ran a variant's script: %+v", s)
+			}
+			continue
+		}
+		if !slices.Equal(s.VE, []string{"rgb(1, 2, 3)"}) || s.Ran != "ran" {
+			t.Errorf("the variant's custom_js ran as %+v, want once, after its CSS (outline rgb(1, 2, 3))", s)
+		}
+		var broken int
+		for _, w := range s.Warns {
+			if strings.Contains(w, "custom_js of test "+x.broken) && strings.Contains(w, "merchant bug") ||
+				strings.Contains(w, "custom_js of test "+x.syntax) && strings.Contains(w, "SyntaxError") {
+				broken++
+			}
+		}
+		if broken != 2 {
+			t.Errorf("warnings %q, want one for each broken script (tests %s, %s)", s.Warns, x.broken, x.syntax)
+		}
 	}
 }
 

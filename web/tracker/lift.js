@@ -274,6 +274,22 @@
     if (ve && ve.custom_css) {
       var st = d.createElement('style'); st.textContent = ve.custom_css; d.head.appendChild(st);
     }
+    if (ve && ve.custom_js) scripts.push({ id: t.id, code: ve.custom_js });
+  }
+
+  // The visual editor's custom_js of the visitor's groups runs once the
+  // groups are applied and the document is parsed, each in its own
+  // try/catch: a merchant's broken code must break neither the page nor
+  // the tracker. (dom_changes, authored in the admin panel, has no format
+  // Lift defines yet, so it is not applied.)
+  var scripts = [];
+  function runScripts() {
+    var run = function () {
+      scripts.splice(0).forEach(function (s) {
+        try { new Function(s.code)(); } catch (e) { if (w.console) console.warn('lift: custom_js of test ' + s.id + ':', e); }
+      });
+    };
+    if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', run); else run();
   }
 
   // counted: the visitor is in the test's group for results and orders
@@ -383,6 +399,7 @@
     // script has sent the visitor on (or the deadline), so the page the
     // visitor is redirected from never shows.
     set(ls, '_lift_nav', JSON.stringify(away));
+    if (!go) runScripts(); // on a page the visitor leaves, none
     return go;
   }
   // leaves adds to away the pages group g of test t sends its visitors
