@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -34,6 +35,8 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a redirect keeps the landing query and the fragment", func(t *testing.T) { b.redirectQuery(t, browser, x) })
 	t.Run("two redirects pointing at each other send the visitor once", func(t *testing.T) { b.redirectLoop(t, browser, x) })
 	t.Run("custom_js runs after the group, and a broken one breaks nothing", func(t *testing.T) { b.customJS(t, browser, x) })
+	t.Run("a CUBOT phone is a mobile visitor, a crawler a bot", func(t *testing.T) { b.userAgents(t, browser) })
+	t.Run("a second tab opened before the first has its session shares it", func(t *testing.T) { b.twoTabs(t, browser) })
 }
 
 // trackerTests are the tests startTrackerTests adds to the shop.
@@ -348,6 +351,77 @@ func (b *browserShop) customJS(t *testing.T, browser context.Context, x trackerT
 		if broken != 2 {
 			t.Errorf("warnings %q, want one for each broken script (tests %s, %s)", s.Warns, x.broken, x.syntax)
 		}
+	}
+}
+
+// userAgents (B2-13): a CUBOT phone (its maker's name ends in "bot") is a
+// mobile visitor, as the server's ingest counts it, and its assignments
+// are not sent as a bot's; a crawler's agent still makes a bot.
+func (b *browserShop) userAgents(t *testing.T, browser context.Context) {
+	for _, c := range []struct{ ua, want string }{
+		{"Mozilla/5.0 (Linux; Android 12; CUBOT KINGKONG 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36", "mobile"},
+		{"Mozilla/5.0 (Linux; Android 10; CUBOT X30) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36", "mobile"},
+		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "bot"},
+		{"Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", "bot"},
+		{chromeUA, "desktop"},
+	} {
+		ctx, cancel := newVisitor(t, browser)
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: c.ua})
+			return err
+		}))
+		var device string
+		if err == nil {
+			_, err = open(ctx, b.url("/demo/"))
+		}
+		if err == nil {
+			device, err = chromedp.Run(ctx, chromedp.Evaluate[string](`lift.device`))
+		}
+		cancel()
+		if err != nil || device != c.want {
+			t.Errorf("%s: device %q (%v), want %s", c.ua, device, err, c.want)
+		}
+	}
+}
+
+// twoTabs (B2-13): a new visitor's second tab, opened while the first one
+// waits for its session, gets the same session as the first: get-session
+// answers the first tab after 300 ms and the second after 1.5 s, and the
+// second keeps the session the first wrote to the cookie meanwhile. (The
+// second tab opens once the first has its visitor id: two tabs whose
+// scripts start in the same instant would still make two visitors.)
+func (b *browserShop) twoTabs(t *testing.T, browser context.Context) {
+	first, cancel := newVisitor(t, browser)
+	defer cancel()
+	hold(t, first, "*/api/get-session*", 300*time.Millisecond, false)
+	second, closeSecond := chromedp.NewContext(first)
+	defer closeSecond()
+	if err := chromedp.Do(second); err != nil {
+		t.Fatal(err)
+	}
+	hold(t, second, "*/api/get-session*", 1500*time.Millisecond, false)
+	tctx, tcancel := context.WithTimeout(first, pageTimeout)
+	defer tcancel()
+	err := chromedp.Do(tctx, chromedp.Navigate(b.url("/demo/products/8101")),
+		chromedp.Poll[chromedp.Void](`!!(window.lift && lift.visitor) && !lift.session`,
+			chromedp.WithPollingInterval(5*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := open(second, b.url("/demo/products/8102"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tctx, waitReady()); err != nil {
+		t.Fatal(err)
+	}
+	one, err := chromedp.Run(tctx, chromedp.Evaluate[liftState](`({visitor: lift.visitor, session: lift.session, assignments: lift.assignments})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Session == "" || one.Session != two.Session || one.Visitor != two.Visitor {
+		t.Errorf("two tabs of one new visitor: visitors %q %q, sessions %q %q; want one of each",
+			one.Visitor, two.Visitor, one.Session, two.Session)
 	}
 }
 

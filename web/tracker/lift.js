@@ -84,8 +84,11 @@
   set(ls, '_lift_vid', visitor);
   setCookie('_lift_vt', returning ? 'returning' : 'new', 30 * 60 * 1000);
 
-  var ua = navigator.userAgent || '';
-  var device = /bot|crawl|spider|slurp|headless|lighthouse|preview/i.test(ua) ? 'bot'
+  // Bot markers are matched as the server's ingest/meta.go matches them:
+  // anywhere in the agent, except inside a real phone's name (CUBOT phones
+  // say "CUBOT" in every agent; marked as bots, their buyers left results).
+  var ua = navigator.userAgent || '', uaBots = ua.replace(/cubot/gi, '');
+  var device = /bot|crawl|spider|slurp|headless|lighthouse|preview/i.test(uaBots) ? 'bot'
     : /iPad|Tablet|PlayBook|Silk|Android(?!.*Mobi)/i.test(ua) ? 'tablet'
     : /Mobi|iPhone|iPod|Android|Windows Phone/i.test(ua) ? 'mobile' : 'desktop';
 
@@ -120,13 +123,18 @@
     });
   }
 
-  // Session: one per 30 idle minutes, shared by the visitor's tabs.
+  // Session: one per 30 idle minutes, shared by the visitor's tabs. The
+  // cookie is written as soon as the id is known, and a tab whose answer
+  // comes after another tab's keeps that tab's id, so a new visitor who
+  // opens two pages at once has one session, not one per tab.
   function session() {
     var id = cookie('_lift_sid');
     if (id) return Promise.resolve(id);
     return getJSONFrom('/api/get-session', 'no-store').then(function (r) {
       set(ss, '_lift_landing', location.search);
-      return r.sessionId;
+      var sid = cookie('_lift_sid') || r.sessionId;
+      setCookie('_lift_sid', sid, 30 * 60 * 1000);
+      return sid;
     });
   }
   function country() {
