@@ -80,7 +80,7 @@ func (h *Handler) config(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := h.configs.get(c, h.cfg.Tests, shop)
+	e, err := h.configs.get(c.Request.Context(), h.cfg.Tests, shop)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,17 @@ package storefront_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
+	"github.com/liftab/lift/api"
 	"github.com/liftab/lift/api/storefront"
 	"github.com/liftab/lift/experiment"
 )
@@ -59,5 +66,61 @@ func TestStorefrontConfigEndpoint(t *testing.T) {
 		{"", "shop"}, {"?shop=nope.myshopify.com", "shop"}, {"?shop=" + goneDomain, "shop"},
 	} {
 		wantError(t, b.do(t, "GET", storefront.PathConfig+c.query, "", ""), 400, c.field)
+	}
+}
+
+// hungDeps are a config use case and a metadata source that answer only
+// when their context ends, as a stalled Postgres does through pgx; after
+// ten seconds they give up, so that a handler which drops the request's
+// context fails the test instead of hanging it.
+type hungDeps struct{}
+
+func (hungDeps) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("store: %w", ctx.Err())
+	case <-time.After(10 * time.Second):
+		return errors.New("store: the request's context never ended")
+	}
+}
+
+func (d hungDeps) StorefrontConfig(ctx context.Context, _ *experiment.Shop) (*experiment.StorefrontConfig, error) {
+	return nil, d.wait(ctx)
+}
+
+func (d hungDeps) FindAnalyticsMetadata(ctx context.Context, _ string, _ int) (*storefront.AnalyticsMetadata, error) {
+	return nil, d.wait(ctx)
+}
+
+// The config read and the GA4 lookup end at http.request_timeout when
+// Postgres hangs (ops audit O2-1: they waited as long as the hang, because
+// the handlers passed the *gin.Context, whose Done never fires, instead of
+// the request's context). The config answers the session surface's
+// retryable 503; the lookup answers its usual not-found 200.
+func TestHungDependencyEndsAtTheDeadline(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *storefront.Config) { c.Tests = hungDeps{}; c.Metadata = hungDeps{} })
+	r := gin.New()
+	r.Use(api.RequestIDs(), api.Deadline(200*time.Millisecond))
+	b.h.Mount(r)
+	for _, c := range []struct {
+		target string
+		status int
+		body   string
+	}{
+		{storefront.PathConfig + "?shop=" + shopDomain, 503, `"status":"error"`},
+		{storefront.PathGA4Metadata + "?experimentId=1&groupIndex=0", 200, `"found":false`},
+	} {
+		start := time.Now()
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest("GET", c.target, nil))
+		took := time.Since(start)
+		if w.Code != c.status || !strings.Contains(w.Body.String(), c.body) || took > 5*time.Second {
+			t.Errorf("%s with a hung store = %d %s after %v, want %d %s within the 200ms deadline",
+				c.target, w.Code, w.Body, took, c.status, c.body)
+		}
+		if c.status == 503 && w.Header().Get("Retry-After") == "" {
+			t.Errorf("%s: 503 without Retry-After", c.target)
+		}
 	}
 }

@@ -143,8 +143,14 @@ func (h *Handler) getSession(c *gin.Context) error {
 
 // findShop is the installed shop the request names, also noted for the
 // access log.
+//
+// Here and in every handler, what reaches a store is c.Request.Context(),
+// never c: the engine is built without ContextWithFallback, so the
+// *gin.Context's Done and Deadline never fire, and passing it dropped the
+// request deadline (api.Deadline) and the client's disconnect; the config
+// read then hung as long as Postgres did (ops audit O2-1).
 func (h *Handler) findShop(c *gin.Context, domain string) (*experiment.Shop, error) {
-	shop, err := h.shops.find(c, "shop", domain)
+	shop, err := h.shops.find(c.Request.Context(), "shop", domain)
 	if err == nil {
 		api.NoteShop(c, shop)
 	}
@@ -161,7 +167,7 @@ func (h *Handler) observe(c *gin.Context) error {
 		ProductID: c.Query("productId"), ExperimentID: c.Query("experimentId"),
 		SessionID: c.Query("sessionId"), VisitorID: c.Query("visitorId"),
 	}
-	if err := h.in.ObserveProduct(c, shop.ID, &req, h.meta(c)); err != nil {
+	if err := h.in.ObserveProduct(c.Request.Context(), shop.ID, &req, h.meta(c)); err != nil {
 		return err
 	}
 	accepted(c)
@@ -180,7 +186,7 @@ func (h *Handler) observeSession(c *gin.Context) error {
 		Country: c.Query("country"), VisitorType: c.Query("visitorType"), UTMSource: c.Query("utmSource"),
 		UTMMedium: c.Query("utmMedium"), UTMCampaign: c.Query("utmCampaign"),
 	}
-	if err := h.in.ObserveSession(c, shop.ID, &req, h.meta(c)); err != nil {
+	if err := h.in.ObserveSession(c.Request.Context(), shop.ID, &req, h.meta(c)); err != nil {
 		return err
 	}
 	accepted(c)
@@ -214,7 +220,7 @@ func (h *Handler) trackEvent(c *gin.Context) error {
 	if err := h.decodeWith(c, &req, decodeEvent); err != nil {
 		return h.refuse("event", err)
 	}
-	if err := h.in.TrackEvent(c, shop.ID, &req, h.meta(c)); err != nil {
+	if err := h.in.TrackEvent(c.Request.Context(), shop.ID, &req, h.meta(c)); err != nil {
 		return err
 	}
 	accepted(c)
@@ -236,7 +242,7 @@ func (h *Handler) trackAssignment(c *gin.Context) error {
 	if err := h.decode(c, &req); err != nil {
 		return h.refuse("assignment", err)
 	}
-	id, err := h.in.TrackAssignment(c, shop.ID, &req, h.meta(c))
+	id, err := h.in.TrackAssignment(c.Request.Context(), shop.ID, &req, h.meta(c))
 	if err != nil {
 		return err
 	}
@@ -267,7 +273,7 @@ func (h *Handler) legacy(kind ingest.LegacyKind) func(*gin.Context) error {
 		if err != nil {
 			return h.refuse("legacy", err)
 		}
-		if err := h.in.TrackLegacy(c, kind, shop.ID, shop.Currency, &req, h.meta(c)); err != nil {
+		if err := h.in.TrackLegacy(c.Request.Context(), kind, shop.ID, shop.Currency, &req, h.meta(c)); err != nil {
 			return err
 		}
 		accepted(c)
@@ -307,7 +313,7 @@ func (h *Handler) ga4Metadata(c *gin.Context) error {
 		c.JSON(http.StatusOK, notFound)
 		return nil
 	}
-	md, err := h.cfg.Metadata.FindAnalyticsMetadata(c, experimentID, group)
+	md, err := h.cfg.Metadata.FindAnalyticsMetadata(c.Request.Context(), experimentID, group)
 	if err != nil {
 		if !experiment.IsNotFound(err) {
 			h.log.Error("storefront: analytics metadata lookup failed", "experiment", experimentID, "err", err)

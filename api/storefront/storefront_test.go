@@ -34,6 +34,7 @@ const (
 // ingester with its own WAL and the surface mounted on a gin engine.
 type bundle struct {
 	srv  http.Handler
+	h    *storefront.Handler
 	wh   *warehouse.Warehouse
 	shop *experiment.Shop
 	in   *ingest.Ingester
@@ -117,7 +118,7 @@ func buildWith(t testing.TB, route func(string) string, tune func(*ingest.Config
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
 	h.Mount(r)
-	return &bundle{srv: r, wh: wh, shop: shop, in: in}
+	return &bundle{srv: r, h: h, wh: wh, shop: shop, in: in}
 }
 
 type response struct {
