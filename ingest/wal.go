@@ -94,7 +94,7 @@ type wal struct {
 	committedSize int64
 	sizes         map[uint64]int64 // on-disk size of every live segment
 	// noSegment is why appends have no segment to go to (the disk was full
-	// when one was needed at start), nil once one is open.
+	// when one was needed, at start or at a rotation), nil once one is open.
 	noSegment error
 
 	kick     chan struct{} // an append is waiting for the committer
@@ -196,7 +196,7 @@ func (w *wal) retrySegment() {
 }
 
 // trySegment opens the segment appends go to when there is none (a start
-// on a full disk), at most once a second: each try may write megabytes
+// or a rotation on a full disk), at most once a second: each try may write megabytes
 // before the disk refuses them. Committer only.
 func (w *wal) trySegment() error {
 	if time.Since(w.segmentTried) < time.Second {
@@ -395,7 +395,7 @@ func (w *wal) closeSegments() {
 // the segment when full, or after a failed write (the file may hold part of
 // buf, and good frames must never follow a torn one in the same segment).
 func (w *wal) commit(buf []byte, gen *commitGen) {
-	if w.f == nil { // started on a full disk
+	if w.f == nil { // the disk was full when a segment was needed
 		if err := w.trySegment(); err != nil {
 			w.fail(buf, gen, err)
 			return
@@ -460,13 +460,41 @@ func (w *wal) fail(buf []byte, gen *commitGen, err error) {
 }
 
 // rotate waits for the fsyncs in flight (they use the old file) and moves to
-// a new segment. On failure the current segment stays; the next commit
-// retries.
+// a new segment. When none can be opened (the disk is full), appends stop
+// until one can (loseSegment).
 func (w *wal) rotate() {
 	w.inflight.Wait()
 	if err := w.openSegment(w.seq + 1); err != nil {
-		return
+		w.loseSegment(err)
 	}
+}
+
+// loseSegment seals the current segment and leaves appends without one, as
+// a start on a full disk does: accepting, and so /readyz, report err until
+// trySegment opens the next (retrySegment wakes it every second). It used
+// to keep the current segment and write on past its size, so a node whose
+// disk filled while it ran grew a segment far beyond segment_bytes, refused
+// every request, and still said ready (ops audit O2-2). The segment is cut
+// after its last good frame (a failed write may have left part of one, and
+// the cut gives the disk back its zero-filled rest); every fsync has
+// returned (rotate waited), so its committed size is final. Committer only.
+func (w *wal) loseSegment(err error) {
+	if w.f != nil {
+		w.f.Truncate(w.size) // should it fail, the reader stops at the torn frame and the next openWAL trims it
+		w.f.Close()
+		w.f = nil
+	}
+	next := w.seq + 1
+	w.seq, w.size = next, 0
+	w.segmentTried = time.Now() // openSegment has just failed: the next try in a second
+	w.mu.Lock()
+	// Listed, empty, before its file exists, as in openWAL: the old
+	// segment is sealed, so the reader drains it and release deletes it.
+	w.sizes[next] = 0
+	w.committedSeq, w.committedSize = next, 0
+	w.noSegment = fmt.Errorf("ingest: no WAL segment: %w", err)
+	w.mu.Unlock()
+	go w.retrySegment()
 }
 
 // takeBuffer and giveBuffer recycle group buffers (one per commit in flight,

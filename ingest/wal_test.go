@@ -389,3 +389,78 @@ func TestWALStartsOnAFullDisk(t *testing.T) {
 		t.Errorf("the flusher then read %q, want d (and never the refused record)", got)
 	}
 }
+
+// A running node whose disk fills stops taking appends when its segment is
+// full and the next cannot be created, and says so to readiness until a
+// segment fits (ops audit O2-2: it stayed ready while it refused every
+// request, and wrote on past the segment's size). What it acknowledged
+// still drains.
+func TestWALFillsItsDiskWhileRunning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const segment = 4096
+	var full atomic.Bool
+	full.Store(true)
+	w, err := openWAL(walConfig{dir: dir, segmentBytes: segment, diskBudget: 1 << 20, concurrency: 4,
+		create: func(dir string, seq uint64, size int64) (*os.File, error) {
+			if seq > 1 && full.Load() { // the first segment fits; the disk is full after it
+				return nil, &os.PathError{Op: "write", Path: segmentPath(dir, seq), Err: syscall.ENOSPC}
+			}
+			return createSegment(dir, seq, size)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	r := newWALReader(w)
+	defer r.close()
+
+	pad := string(make([]byte, 500))
+	var acked []string
+	for i := 0; i < 9; i++ { // 9 frames of 511 bytes: the segment is full after the last
+		s := fmt.Sprintf("r%d", i)
+		if err := w.append(rec(s + pad)); err != nil {
+			t.Fatalf("append %d before the segment is full: %v", i, err)
+		}
+		acked = append(acked, s)
+	}
+	// The committer rotates after acknowledging the last group.
+	for deadline := time.Now().Add(5 * time.Second); !errors.Is(w.accepting(), syscall.ENOSPC); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("accepting with a full segment and a full disk = %v, want ENOSPC (not ready)", w.accepting())
+		}
+	}
+	err = w.append(rec("refused" + pad))
+	if e, ok := experiment.AsError(refusal(err)); !errors.Is(err, syscall.ENOSPC) || !ok || e.Kind != experiment.KindUnavailable {
+		t.Errorf("append on a full disk = %v (%v), want ENOSPC answered as unavailable", err, refusal(err))
+	}
+	if fi, err := os.Stat(segmentPath(dir, 1)); err != nil || fi.Size() != 9*511 {
+		t.Errorf("segment 1 = %v %v, want cut at its 9 frames (%d bytes), nothing written past them", fi.Size(), err, 9*511)
+	}
+	var got []string
+	for _, p := range readAll(t, r) {
+		got = append(got, p[:len(p)-len(pad)])
+	}
+	if !cmp.Equal(got, acked) {
+		t.Errorf("the flusher read %q, want the acknowledged %q", got, acked)
+	}
+
+	full.Store(false)
+	for deadline := time.Now().Add(5 * time.Second); w.accepting() != nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not accepting 5 s after the disk had room: %v", w.accepting())
+		}
+	}
+	if err := w.append(rec("after")); err != nil {
+		t.Fatalf("append once the disk has room: %v", err)
+	}
+	if got := readAll(t, r); !cmp.Equal(got, []string{"after"}) {
+		t.Errorf("the flusher then read %q, want after (and never the refused record)", got)
+	}
+	if err := w.release(r.position()); err != nil {
+		t.Fatal(err)
+	}
+	if left := mustSegments(t, dir); len(left) == 0 || left[0] != 2 {
+		t.Errorf("segments after release = %v, want 2 (the one appends now go to) and the one prepared after it", left)
+	}
+}
