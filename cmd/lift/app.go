@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
@@ -239,7 +240,7 @@ func openApp(ctx context.Context, cfg *config.Config) (*App, error) {
 	}
 	if err := a.DB.Ping(ctx); err != nil {
 		a.DB.Close()
-		return nil, fmt.Errorf("postgres at %s: %w", redactURL(cfg.Postgres.URL), err)
+		return nil, fmt.Errorf("postgres at %s: %w", describePostgres(cfg.Postgres.URL), err)
 	}
 	a.Redis = redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, DialTimeout: 2 * time.Second, MaxRetries: 1})
 	a.Jobs = jobs.NewClient(jobs.Redis{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB})
@@ -304,21 +305,18 @@ func (a *App) migrate(ctx context.Context) error {
 	return warehouse.ApplyRetention(ctx, w.Conn(), c.Database, c.Cluster, c.Retention)
 }
 
-// redactURL hides a password in a connection URL for messages.
-func redactURL(u string) string {
-	if i, j := indexOf(u, "://"), indexOf(u, "@"); i >= 0 && j > i {
-		if k := indexOf(u[i+3:j], ":"); k >= 0 {
-			return u[:i+3+k] + ":***" + u[j:]
-		}
+// describePostgres names the database a connection string points at, for
+// messages, without its password: host, port, database and user, read by
+// pgx's own parser, and nothing else. Cutting the password out of the text
+// missed the forms pgx accepts besides scheme://user:pass@ (libpq's
+// keyword/value "password=…", quoted or not, and the ?password= query
+// parameter), which printed it in startup errors (ops audit O2-4); other
+// parameters (sslpassword, sslkey…) may be secret too, so none is echoed.
+func describePostgres(dsn string) string {
+	c, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		// store.Open has already refused it with pgx's redacted error.
+		return "(postgres.url does not parse)"
 	}
-	return u
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
+	return fmt.Sprintf("host=%s port=%d dbname=%s user=%s", c.Host, c.Port, c.Database, c.User)
 }

@@ -255,7 +255,7 @@ func (a *App) requireMigrated(ctx context.Context) error {
 	}
 	if len(pending) > 0 {
 		return fmt.Errorf("the Postgres database %s lacks %d migration(s) of this binary, from %s: run `lift migrate` first",
-			redactURL(a.Config.Postgres.URL), len(pending), pending[0])
+			describePostgres(a.Config.Postgres.URL), len(pending), pending[0])
 	}
 	return nil
 }
