@@ -240,6 +240,7 @@ func BindFlags(fs *pflag.FlagSet, show ...string) {
 // variables, then flags from fs that were set explicitly.
 func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 	v := viper.New()
+	v.AllowEmptyEnv(true) // an empty LIFT_* variable is a value: see notEmpty
 	for _, k := range keys {
 		v.SetDefault(k.name, k.def)
 		if err := v.BindEnv(k.name, EnvName(k.name)); err != nil {
@@ -278,7 +279,7 @@ func readFile(v *viper.Viper, path string) error {
 	if err := v.ReadInConfig(); err != nil {
 		return fmt.Errorf("config: read %s: %w", path, err)
 	}
-	return nil
+	return unknownKeys(v, path)
 }
 
 // validateLimits checks the sizes and durations a typo would turn into a
@@ -309,8 +310,16 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("config: role must be api, ingest or all, not %q", c.Role)
 	}
-	if c.RateLimit.Window <= 0 || c.RateLimit.Reads <= 0 || c.RateLimit.Writes <= 0 || c.RateLimit.Queries <= 0 || c.RateLimit.Unauthenticated <= 0 {
-		return fmt.Errorf("config: rate-limit window and budgets must be positive")
+	if c.RateLimit.Window <= 0 {
+		return fmt.Errorf("config: ratelimit.window must be positive, not %s", c.RateLimit.Window)
+	}
+	for _, b := range []struct {
+		key string
+		n   int
+	}{{"reads", c.RateLimit.Reads}, {"writes", c.RateLimit.Writes}, {"queries", c.RateLimit.Queries}, {"unauthenticated", c.RateLimit.Unauthenticated}} {
+		if b.n <= 0 {
+			return fmt.Errorf("config: ratelimit.%s must be positive, not %d", b.key, b.n)
+		}
 	}
 	if u := c.HTTP.PublicURL; u != "" {
 		p, err := url.Parse(u)
@@ -345,6 +354,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: http.request_timeout must be above http.write_timeout (%s) and at most 10m, not %s", c.HTTP.WriteTimeout, r)
 	}
 	if err := c.validateLog(); err != nil {
+		return err
+	}
+	if err := c.checkNotEmpty(); err != nil {
+		return err
+	}
+	if err := c.checkAddresses(); err != nil {
 		return err
 	}
 	return c.cleanTrustedProxies()

@@ -82,6 +82,9 @@ func TestTrustedProxies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("LIFT_HTTP_TRUSTED_PROXIES", tc.env)
+			if tc.env == "" {
+				os.Unsetenv("LIFT_HTTP_TRUSTED_PROXIES") // an empty variable is a value, which would hide the file's; t.Setenv restores it
+			}
 			c, err := Load(tc.file, nil)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Load: %v, want error %v", err, tc.wantErr)

@@ -1,0 +1,72 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/spf13/viper"
+)
+
+// unknownKeys refuses a key that v holds and keys does not declare: one the
+// file spells wrong (ingest.disk_budgett) was dropped without a word, and
+// the server ran on the default (ops audit O2-5). Defaults and LIFT_*
+// bindings are all declared keys, so only the file can bring one.
+func unknownKeys(v *viper.Viper, file string) error {
+	var unknown []string
+	for _, k := range v.AllKeys() {
+		if !slices.ContainsFunc(keys, func(d key) bool { return d.name == k }) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return fmt.Errorf("config: %s: unknown key %s (lift config lists every key)", file, unknown[0])
+}
+
+// notEmpty are the keys whose default is not empty and for which empty
+// means nothing. An empty LIFT_* variable is a value (AllowEmptyEnv), so
+// that LIFT_WORKER_METRICS_ADDR= can turn the worker's listener off as
+// README says (ops audit O2-6); for these keys it would silently mean
+// something else (http.addr "" listens on port 80, data_dir "" is the
+// working directory), so it is refused like any other bad value. The
+// numbers, durations, role and log level are refused by their own checks.
+var notEmpty = []string{"data_dir", "http.addr", "clickhouse.database", "clickhouse.username", "platform.scopes"}
+
+func (c *Config) checkNotEmpty() error {
+	values := map[string]string{"data_dir": c.DataDir, "http.addr": c.HTTP.Addr, "clickhouse.database": c.ClickHouse.Database,
+		"clickhouse.username": c.ClickHouse.Username, "platform.scopes": c.Platform.Scopes}
+	for _, k := range notEmpty {
+		if values[k] == "" {
+			return fmt.Errorf("config: %s must not be empty (leave %s unset for the default)", k, EnvName(k))
+		}
+	}
+	return nil
+}
+
+// checkAddresses refuses the dependency addresses and the platform URL a
+// typo would turn into a server that starts and then fails every call that
+// needs them (ops audit O2-5: redis.addr without a port, clickhouse.addr
+// with port -5, platform.url "htps//…" all started).
+func (c *Config) checkAddresses() error {
+	for _, a := range []struct{ key, addr string }{{"redis.addr", c.Redis.Addr}, {"clickhouse.addr", c.ClickHouse.Addr}} {
+		if a.addr == "" {
+			continue // the local stack's
+		}
+		_, port, err := net.SplitHostPort(a.addr)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("config: %s %q must be host:port with a port from 1 to 65535", a.key, a.addr)
+		}
+	}
+	if u := c.Platform.URL; u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("config: platform.url %q must be an absolute http(s) URL such as https://platform.example.com", u)
+		}
+	}
+	return nil
+}
