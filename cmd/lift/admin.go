@@ -61,6 +61,7 @@ func withServer(cmd *cobra.Command, actor string, fn func(ctx context.Context, a
 func newMigrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
+		Args:  cobra.NoArgs,
 		Short: "Apply pending Postgres migrations and ClickHouse DDL (running it twice changes nothing)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
@@ -77,7 +78,7 @@ func newMigrateCmd() *cobra.Command {
 }
 
 func newShopsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "shops", Short: "Install shops and switch their API access"}
+	cmd := commandGroup("shops", "Install shops and switch their API access")
 	var tz, currency, name string
 	var features []string
 	var raised bool
@@ -177,7 +178,7 @@ func setAPI(use string, enabled bool) *cobra.Command {
 }
 
 func newTokensCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "tokens", Short: "Create and revoke public API tokens"}
+	cmd := commandGroup("tokens", "Create and revoke public API tokens")
 	var shop, scope string
 	create := &cobra.Command{
 		Use:   "create --shop DOMAIN [--scope read_experiments|write_experiments]",

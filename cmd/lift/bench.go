@@ -31,10 +31,11 @@ import (
 func init() { rootCmd.AddCommand(newBenchCmd()) }
 
 func newBenchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks of ingest throughput, API latency and results computation against their targets"}
+	cmd := commandGroup("bench", "Benchmarks of ingest throughput, API latency and results computation against their targets")
 	var o ingestBench
 	ing := &cobra.Command{
 		Use:   "ingest",
+		Args:  cobra.NoArgs,
 		Short: "Storefront ingest against a bare 202 handler: events/s, p50/p99, memory over time",
 		Long: `Starts, in this process, the real ingest server (storefront handlers, WAL with fsync,
 flusher into ClickHouse in a fresh database) and a bare Go handler that only answers 202, both on

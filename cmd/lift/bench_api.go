@@ -34,6 +34,7 @@ func newAPIBenchCmd() *cobra.Command {
 	var o apiBench
 	cmd := &cobra.Command{
 		Use:   "api",
+		Args:  cobra.NoArgs,
 		Short: "Public API reads at a fixed rate: p50/p99 of GET /v1/experiments and GET /v1/experiments/{id}",
 		Long: `Starts the real API (auth, rate limiter, scopes, handlers) in this process on the local stack,
 installs a scratch shop with a catalog and some tests, then sends reads at a fixed rate (open loop,

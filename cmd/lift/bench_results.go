@@ -42,6 +42,7 @@ func newResultsBenchCmd() *cobra.Command {
 	var o resultsBench
 	cmd := &cobra.Command{
 		Use:   "results",
+		Args:  cobra.NoArgs,
 		Short: "Snapshot and 2-dimension breakdown times for a test with 1M visitors and 10M events",
 		Long: `Loads a synthetic two-group test straight into a scratch ClickHouse database with batched
 native inserts (not over HTTP): --visitors visitors with their assignments, sessions, product

@@ -33,6 +33,7 @@ const demoDomain = "demo-shop.myshopify.com"
 func newDevCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dev",
+		Args:  cobra.NoArgs,
 		Short: "Start the local stack, migrate, seed a demo shop and serve everything on one port",
 		Long: "lift dev installs and starts Postgres, Redis and ClickHouse under .lift/ (unless LIFT_POSTGRES_URL,\n" +
 			"LIFT_REDIS_ADDR or LIFT_CLICKHOUSE_ADDR name servers to use), migrates both stores, seeds the demo\n" +

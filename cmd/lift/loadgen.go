@@ -28,6 +28,7 @@ func newLoadgenCmd() *cobra.Command {
 	var o loadgen
 	cmd := &cobra.Command{
 		Use:   "loadgen",
+		Args:  cobra.NoArgs,
 		Short: "Simulate a storefront's visitors against the real tracking endpoints, with known true effects",
 		Long: `lift loadgen plays a population of visitors against a running Lift (loopback only): each gets a
 session, an assignment to a group of the test, a session of page loads with views of the demo

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -28,6 +29,25 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// commandGroup is a command that only holds subcommands. Bare, it prints
+// its help; with an argument that names none of them it fails. Cobra's
+// own behaviour for such a command is to print the help and exit 0 for
+// any argument, so `lift stack dwon` or `lift webhooks replay-all` in a
+// script reported success (ops audit O2-7).
+func commandGroup(use, short string) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return errors.New(msg)
+		}}
 }
 
 // loggedError is an error a server process already wrote as its last log

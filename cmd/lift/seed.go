@@ -19,6 +19,7 @@ func newSeedCmd() *cobra.Command {
 	var domain, file string
 	cmd := &cobra.Command{
 		Use:   "seed --shop DOMAIN [--catalog FILE.json]",
+		Args:  cobra.NoArgs,
 		Short: "Load a catalog into a shop's catalog mirror (the demo catalog unless --catalog names one)",
 		Long: "Replace the shop's catalog mirror (products, variants with price and cost, collections, themes,\n" +
 			"templates, delivery zones and rates, markets, shop currency) with the demo catalog, or with FILE.json\n" +

@@ -34,7 +34,15 @@ func init() { rootCmd.AddCommand(newServeCmd()) }
 
 func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "serve",
+		Use: "serve",
+		// `lift serve ingest` ran role all, the API's secrets required,
+		// on what its operator meant for an ingest node (ops audit O2-7).
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q; the role is a flag: --role %s", args[0], cmd.CommandPath(), args[0])
+			}
+			return nil
+		},
 		Short: "Serve the merchant API (/v1, /api admin) and/or the storefront ingest (/api/track, /api/observe)",
 		Long:  "Serve HTTP. --role api serves the merchant surfaces, --role ingest the storefront tracking\nendpoints (scale it apart behind any load balancer; each node keeps its own WAL), --role all both.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -15,11 +15,12 @@ func init() { rootCmd.AddCommand(newStackCmd()) }
 // newStackCmd manages the local Postgres, Redis and ClickHouse by hand; `make
 // test` and `make stop` use it, `lift dev` does the same on its own.
 func newStackCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "stack", Short: "Start (up) or stop (down) the local Postgres, Redis and ClickHouse under .lift/"}
+	cmd := commandGroup("stack", "Start (up) or stop (down) the local Postgres, Redis and ClickHouse under .lift/")
 	var startedFile string
 	var browser bool
 	up := &cobra.Command{
 		Use:   "up",
+		Args:  cobra.NoArgs,
 		Short: "Install what is missing and start the local services that are not running",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := stackOptions(cmd, false)
@@ -40,8 +41,11 @@ func newStackCmd() *cobra.Command {
 	up.Flags().StringVar(&startedFile, "started-file", "", "write the names of the services this call started to this file")
 	up.Flags().BoolVar(&browser, "browser", false, "also install Debian's chromium for the browser tests (make test)")
 	down := &cobra.Command{
-		Use:   "down [postgres|redis|clickhouse ...]",
-		Short: "Stop the local services (all, the named ones, or those listed in --started-file)",
+		Use: "down [postgres|redis|clickhouse ...]",
+		// A misspelled service matched none and stopped nothing, exit 0.
+		Args:      cobra.OnlyValidArgs,
+		ValidArgs: []string{"postgres", "redis", "clickhouse"},
+		Short:     "Stop the local services (all, the named ones, or those listed in --started-file)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if startedFile != "" {
 				b, err := os.ReadFile(startedFile)

@@ -18,7 +18,7 @@ func init() { rootCmd.AddCommand(newWebhooksCmd()) }
 // gave up on (docs/webhooks-exports.md): list them, and once their cause is
 // mended, replay them through experiment.WebhookService.Replay.
 func newWebhooksCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "webhooks", Short: "List and replay dead-lettered inbound webhook deliveries"}
+	cmd := commandGroup("webhooks", "List and replay dead-lettered inbound webhook deliveries")
 	var shop string
 	list := &cobra.Command{
 		Use:   "dead-letters --shop DOMAIN",
@@ -54,6 +54,7 @@ func newWebhooksCmd() *cobra.Command {
 	var all bool
 	replay := &cobra.Command{
 		Use:   "replay --shop DOMAIN (DELIVERY_ID... | --all)",
+		Args:  cobra.ArbitraryArgs, // the delivery ids, checked against --all below
 		Short: "Queue dead-lettered deliveries for processing again, with fresh tries (mend their cause first)",
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			if all == (len(ids) > 0) {

@@ -31,6 +31,7 @@ func newWorkerCmd() *cobra.Command {
 	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker",
+		Args:  cobra.NoArgs,
 		Short: "Run background jobs (asynq on Redis) and the scheduler loop",
 		Long: "Run the asynq worker (queues critical, default, low) and the scheduler loop that starts and ends\n" +
 			"tests at their schedule. Run as many workers as you like: one scheduler leads at a time (Postgres\n" +
