@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +21,13 @@ var rootCmd = &cobra.Command{
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }
+
+// Gin's debug mode prints a banner and one line per route to the standard
+// streams, which are not JSON: every command that builds a gin engine (the
+// servers, the worker's metrics and probes, lift dev's fake platform) runs
+// in release mode, not only serve (ops audit O2-10: the worker's stderr
+// began with [GIN-debug] lines).
+func init() { gin.SetMode(gin.ReleaseMode) }
 
 func main() {
 	if err := rootCmd.Execute(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gin-gonic/gin"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -240,5 +241,32 @@ func TestWorkerProbes(t *testing.T) {
 	checks, _ := r.body["checks"].(map[string]any)
 	if r.status != 200 || r.body["status"] != "ready" || checks["postgres"] != "ok" || checks["redis"] != "ok" || checks["clickhouse"] != "ok" {
 		t.Fatalf("worker readyz = %d %s", r.status, r.raw)
+	}
+}
+
+// The worker's HTTP server writes nothing of gin's own to the standard
+// streams, whose every line must be JSON (ops audit O2-10: its stderr began
+// with gin's debug banner and route list). Not parallel: it swaps gin's
+// writers, which are global.
+func TestWorkerWritesNoGinDebug(t *testing.T) {
+	var buf bytes.Buffer
+	out, errOut := gin.DefaultWriter, gin.DefaultErrorWriter
+	gin.DefaultWriter, gin.DefaultErrorWriter = &buf, &buf
+	defer func() { gin.DefaultWriter, gin.DefaultErrorWriter = out, errOut }()
+	cfg, err := config.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
+	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	a.watchQueues()
+	t.Cleanup(func() { a.inspector.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := a.serveWorkerMetrics(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if gin.Mode() != gin.ReleaseMode || buf.Len() > 0 {
+		t.Errorf("gin mode %s, wrote %q; want release mode and nothing", gin.Mode(), buf.String())
 	}
 }

@@ -111,9 +111,8 @@ func (a *App) serve(ctx context.Context, ready chan<- string) error {
 // router builds the gin engine with the surfaces of role mounted. The
 // returned func stops what the surfaces started (the ingester).
 func (a *App) router(role string) (*gin.Engine, func(context.Context) error, error) {
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	a.observe(r) // cmd/lift/observe.go: request ids, metrics, access log, recovery; GET /metrics
+	r := gin.New() // in release mode: see main.go
+	a.observe(r)   // cmd/lift/observe.go: request ids, metrics, access log, recovery; GET /metrics
 	// Before any route: forwarded headers (client address, host, CDN
 	// country) count only from the proxies the operator named.
 	if err := api.TrustProxies(r, a.Config.HTTP.TrustedProxies); err != nil {
