@@ -149,7 +149,7 @@ var keys = []key{
 	{"clickhouse.username", "default", "ClickHouse user"},
 	{"clickhouse.password", "", "ClickHouse password"},
 	{"clickhouse.cluster", "", "ClickHouse cluster name; set, the DDL runs ON CLUSTER with Replicated* engines"},
-	{"clickhouse.retention", time.Duration(0), "how long ClickHouse keeps events, sessions and page views (a TTL, in whole days, on ClickHouse 20.3+; 18.16 keeps everything); 0 keeps everything"},
+	{"clickhouse.retention", time.Duration(0), "how long ClickHouse keeps events, sessions and page views (a TTL, in whole days, on ClickHouse 20.3+; 18.16 keeps everything); 0 keeps everything. Applied by lift migrate, not at serve or worker start"},
 	{"ratelimit.window", 60 * time.Second, "rate-limit window per token"},
 	{"ratelimit.reads", 600, "read requests per token per window"},
 	{"ratelimit.writes", 120, "write requests per token per window"},

@@ -31,9 +31,13 @@ var retained = []struct{ table, column string }{
 var removeTTLSince = serverVersion{21, 3}
 
 // ApplyRetention makes the tables' TTL match keep (0 keeps everything). It
-// runs after Migrate at every start, so a changed setting takes effect;
-// a table already at the wanted TTL is left alone (MODIFY TTL would
-// rewrite its parts again).
+// runs after Migrate, in lift migrate (and lift dev, lift bench api), so a
+// changed setting takes effect at the next lift migrate. serve and worker
+// do not run it: a server starts without ClickHouse, and DDL from every
+// node at every start is the schema change migrate exists to do once (the
+// ops audit O2-9 found the README promising "at every start"). A table
+// already at the wanted TTL is left alone (MODIFY TTL would rewrite its
+// parts again).
 func ApplyRetention(ctx context.Context, conn driver.Conn, db, cluster string, keep time.Duration) error {
 	v, err := readServerVersion(ctx, conn)
 	if err != nil {
