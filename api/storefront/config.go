@@ -22,6 +22,8 @@ const PathConfig = "/api/storefront/config"
 // implements it.
 type TestsConfig interface {
 	StorefrontConfig(ctx context.Context, shop *experiment.Shop) (*experiment.StorefrontConfig, error)
+	// StorefrontPreview is the config of a preview link: its test alone.
+	StorefrontPreview(ctx context.Context, shop *experiment.Shop, token string) (*experiment.StorefrontConfig, error)
 }
 
 // configCacheControl lets browsers and CDNs keep the config a minute and
@@ -74,11 +76,22 @@ func (c *configCache) get(ctx context.Context, src TestsConfig, shop *experiment
 
 // GET /api/storefront/config?shop → the shop's active tests as JSON, with a
 // strong ETag (a hash of the body) and 304 on If-None-Match. An unknown or
-// uninstalled shop is the surface's 400 like every tracking call.
+// uninstalled shop is the surface's 400 like every tracking call. With
+// &preview=<token> (a preview link's): that test and group alone, never
+// cached, 400 for a token not valid here or expired, 404 for a test gone.
 func (h *Handler) config(c *gin.Context) error {
 	shop, err := h.findShop(c, c.Query("shop"))
 	if err != nil {
 		return err
+	}
+	if token := c.Query("preview"); token != "" {
+		cfg, err := h.cfg.Tests.StorefrontPreview(c.Request.Context(), shop, token)
+		if err != nil {
+			return err
+		}
+		c.Header("Cache-Control", "no-store")
+		c.JSON(http.StatusOK, cfg)
+		return nil
 	}
 	e, err := h.configs.get(c.Request.Context(), h.cfg.Tests, shop)
 	if err != nil {

@@ -30,6 +30,37 @@ func (c *countingTests) StorefrontConfig(_ context.Context, shop *experiment.Sho
 	return &experiment.StorefrontConfig{Shop: shop.Domain, Currency: shop.Currency, Tests: c.tests}, nil
 }
 
+// StorefrontPreview answers the token "good" with test 42's group 1 alone
+// and refuses any other as the service does.
+func (c *countingTests) StorefrontPreview(_ context.Context, shop *experiment.Shop, token string) (*experiment.StorefrontConfig, error) {
+	if token != "good" {
+		return nil, experiment.Errorf(experiment.KindInvalidRequest, "invalid_preview", "This preview link is not valid or has expired; make a new one.")
+	}
+	return &experiment.StorefrontConfig{Shop: shop.Domain, Currency: shop.Currency, Tests: []experiment.StorefrontTest{},
+		Preview: &experiment.StorefrontPreview{Test: c.tests[0], Group: 1}}, nil
+}
+
+// TestStorefrontConfigPreview: a preview link's config is its test alone,
+// never cached; a bad token is the surface's 400 (browser audit 2, B2-1).
+func TestStorefrontConfigPreview(t *testing.T) {
+	t.Parallel()
+	src := &countingTests{tests: []experiment.StorefrontTest{{ID: "42", Type: experiment.TypePrice, TrafficAllocation: 80,
+		Groups: []experiment.StorefrontGroup{{Index: 0, Weight: 50}, {Index: 1, Weight: 50}}}}}
+	b := setup(t, func(c *storefront.Config) { c.Tests = src; c.ConfigTTL = time.Hour })
+	r := b.do(t, "GET", storefront.PathConfig+"?shop="+shopDomain+"&preview=good", "", "")
+	p, _ := r.body["preview"].(map[string]any)
+	if r.status != 200 || p == nil || p["group"] != 1.0 || p["test"].(map[string]any)["id"] != "42" || len(r.body["tests"].([]any)) != 0 ||
+		r.header.Get("Cache-Control") != "no-store" || r.header.Get("ETag") != "" {
+		t.Fatalf("preview config = %d %v %s", r.status, r.header, r.raw)
+	}
+	if r := b.do(t, "GET", storefront.PathConfig+"?shop="+shopDomain+"&preview=forged", "", ""); r.status != 400 || r.body["status"] != "error" {
+		t.Fatalf("forged preview = %d %s", r.status, r.raw)
+	}
+	if r := b.do(t, "GET", storefront.PathConfig+"?shop="+shopDomain, "", ""); r.status != 200 || r.body["preview"] != nil {
+		t.Fatalf("config without a preview = %d %s", r.status, r.raw)
+	}
+}
+
 func TestStorefrontConfigEndpoint(t *testing.T) {
 	t.Parallel()
 	src := &countingTests{tests: []experiment.StorefrontTest{{ID: "42", Type: experiment.TypePrice, TrafficAllocation: 80,
@@ -85,6 +116,10 @@ func (hungDeps) wait(ctx context.Context) error {
 }
 
 func (d hungDeps) StorefrontConfig(ctx context.Context, _ *experiment.Shop) (*experiment.StorefrontConfig, error) {
+	return nil, d.wait(ctx)
+}
+
+func (d hungDeps) StorefrontPreview(ctx context.Context, _ *experiment.Shop, _ string) (*experiment.StorefrontConfig, error) {
 	return nil, d.wait(ctx)
 }
 

@@ -37,6 +37,43 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("custom_js runs after the group, and a broken one breaks nothing", func(t *testing.T) { b.customJS(t, browser, x) })
 	t.Run("a CUBOT phone is a mobile visitor, a crawler a bot", func(t *testing.T) { b.userAgents(t, browser) })
 	t.Run("a second tab opened before the first has its session shares it", func(t *testing.T) { b.twoTabs(t, browser) })
+	t.Run("a preview link shows its draft's group and records nothing", func(t *testing.T) { b.previewLink(t, browser) })
+}
+
+// previewLink (B2-1): a preview link of a draft price test shows its group's
+// price on that page and the tab's next ones; the previewer is in no
+// running test and nothing is recorded for the draft.
+func (b *browserShop) previewLink(t *testing.T, browser context.Context) {
+	now := time.Now().UTC()
+	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypePrice, Status: experiment.StatusDraft, Name: "preview me",
+		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing, CreatedAt: now, UpdatedAt: now,
+		Shared: map[string]json.RawMessage{"price": json.RawMessage(`{"product_ids":["gid://shopify/Product/8101"]}`)},
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Cheaper", Split: 50,
+			Content: json.RawMessage(`{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/44001","price":{"amount":"11.00","currency":"USD"}}]}`)}}}
+	lifttest.PutTest(t, b.s.app.DB, tt)
+	token := experiment.SignPreview(b.s.app.SigningSecret, tt.ID, 1, now.Add(time.Hour))
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	for i, u := range []string{b.url("/demo/products/8101") + "&lift_preview=" + url.QueryEscape(token), b.url("/demo/products/8101")} {
+		st, err := open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type seen struct {
+			Price string   `json:"price"`
+			IDs   []string `json:"ids"`
+		}
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[seen](`({price: document.querySelector('.price[data-variant="44001"]').textContent,
+			ids: lift.experimentIds()})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Price != "$11.00" || len(s.IDs) != 0 || st.Assignments[strconv.FormatInt(tt.ID, 10)].Reason != "preview" {
+			t.Fatalf("page %d of the preview shows %+v, assignments %s; want $11.00 in no counted test", i, s, st.groups())
+		}
+	}
+	time.Sleep(2 * time.Second) // what the pages sent has reached the WAL's flusher by now
+	b.chCount(t, 0, "SELECT count() FROM assignments WHERE experiment_id = ?", strconv.FormatInt(tt.ID, 10))
 }
 
 // trackerTests are the tests startTrackerTests adds to the shop.

@@ -460,7 +460,11 @@
   // are read alongside the session, so changes show after one round trip.
   var sid = session();
   sid['catch'](function () { /* reported through lift.ready */ });
-  lift.ready = Promise.all([getJSONFrom('/api/storefront/config?shop=' + encodeURIComponent(shop)), country()]).then(function (r) {
+  // A preview link asks for its test alone (the server checks its
+  // signature): the previewer sees that group, in no running test.
+  var configURL = '/api/storefront/config?shop=' + encodeURIComponent(shop) + (pm ? '&preview=' + encodeURIComponent(preview) : '');
+  lift.ready = Promise.all([getJSONFrom(configURL, pm ? 'no-store' : ''), country()]).then(function (r) {
+    if (r[0] && r[0].preview) r[0].tests = [r[0].preview.test];
     var plan = { cfg: r[0], ctx: { country: r[1] } };
     plan.go = apply(plan.cfg, plan.ctx);
     if (!plan.go) reveal();
