@@ -38,6 +38,45 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a CUBOT phone is a mobile visitor, a crawler a bot", func(t *testing.T) { b.userAgents(t, browser) })
 	t.Run("a second tab opened before the first has its session shares it", func(t *testing.T) { b.twoTabs(t, browser) })
 	t.Run("a preview link shows its draft's group and records nothing", func(t *testing.T) { b.previewLink(t, browser) })
+	t.Run("a visitor who declined analytics is neither stored nor tracked", func(t *testing.T) { b.declined(t, browser) })
+}
+
+// declined (B2-9): a visitor whose browser sends Global Privacy Control, or
+// whom the platform's customer privacy API says no for, sees the store as
+// it is; the tracker stores no identifier and sends nothing, and the shop's
+// own lift.track calls do nothing.
+func (b *browserShop) declined(t *testing.T, browser context.Context) {
+	for name, says := range map[string]string{
+		"gpc":     `Object.defineProperty(navigator, 'globalPrivacyControl', {get: function () { return true; }});`,
+		"privacy": `window.Shopify = {customerPrivacy: {analyticsProcessingAllowed: function () { return false; }}};`,
+	} {
+		ctx, cancel := newVisitor(t, browser)
+		watchTracker(t, ctx, says)
+		type seen struct {
+			Price   string `json:"price"`
+			Cookies string `json:"cookies"`
+			Stored  bool   `json:"stored"`
+			Beacons int    `json:"beacons"`
+		}
+		err := chromedp.Do(ctx, chromedp.Navigate(b.url("/demo/products/8101")))
+		if err == nil {
+			err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.documentElement.getAttribute('data-lift-ready') === 'declined'`,
+				chromedp.WithPollingTimeout(pageTimeout)))
+		}
+		if err != nil {
+			cancel()
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[seen](`lift.track('product_added_to_cart', {}); ({price: document.querySelector('.price[data-variant="44001"]').textContent,
+				cookies: document.cookie, stored: !!localStorage.getItem('_lift_vid'), beacons: window.__beacons.length})`))
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if strings.Contains(s.Cookies, "_lift_") || s.Stored || s.Beacons != 0 || s.Price != "$28.00" {
+			t.Errorf("%s: a declined visitor got %+v; want the catalog price, no _lift_ cookie or storage, nothing sent", name, s)
+		}
+	}
 }
 
 // previewLink (B2-1): a preview link of a draft price test shows its group's

@@ -73,6 +73,26 @@
   }
   function digits(id) { var m = /(\d+)\s*$/.exec(String(id || '')); return m ? m[1] : String(id || ''); }
 
+  // Consent: a visitor who said no to analytics (the platform's customer
+  // privacy API, when the page has loaded it, or the browser's Global
+  // Privacy Control) gets the store as it is: no identifier is stored,
+  // nothing is sent, no test is applied. lift keeps its shape, so the
+  // shop's own calls (lift.track, lift.cartAttributes) do nothing. A
+  // visitor whose consent comes later is tracked from the next page.
+  var privacy = w.Shopify && w.Shopify.customerPrivacy;
+  var declined = (!!privacy && typeof privacy.analyticsProcessingAllowed === 'function' && privacy.analyticsProcessingAllowed() === false) ||
+    w.navigator.globalPrivacyControl === true;
+  if (declined) {
+    reveal();
+    html.setAttribute('data-lift-ready', 'declined');
+    var none = function () { return null; };
+    w.lift = { visitor: '', session: '', shop: shop, assignments: {}, declined: true, experimentIds: function () { return []; },
+      price: none, track: none, cartAttributes: function () { return {}; }, syncCart: function () { return Promise.resolve(); },
+      bucket: none };
+    w.lift.ready = Promise.resolve(w.lift);
+    return;
+  }
+
   // Visitor: a first-party cookie, mirrored in localStorage so either survives
   // the other being cleared.
   var visitor = cookie('_lift_vid') || get(ls, '_lift_vid');
