@@ -34,6 +34,11 @@ func TestStrayArgumentsAreRefused(t *testing.T) {
 	defer rootCmd.SetArgs(nil)
 	defer rootCmd.SetOut(nil)
 	defer rootCmd.SetErr(nil)
+	defer func() {
+		if w, _, err := rootCmd.Find([]string{"worker"}); err == nil {
+			w.Flags().Set("scheduler-interval", "15s")
+		}
+	}()
 	for _, c := range []struct {
 		args string
 		want string // "" : succeeds
@@ -52,6 +57,9 @@ func TestStrayArgumentsAreRefused(t *testing.T) {
 		{"stats simulat", `unknown command "simulat" for "lift stats"`},
 		{"stack", ""},
 		{"webhooks", ""},
+		// The scheduler would quietly run every 15 s instead.
+		{"worker --scheduler-interval 0s", "worker: --scheduler-interval must be positive, not 0s"},
+		{"worker --scheduler-interval -1s", "worker: --scheduler-interval must be positive, not -1s"},
 	} {
 		t.Run(c.args, func(t *testing.T) {
 			var out bytes.Buffer

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,10 @@ func newWorkerCmd() *cobra.Command {
 			"tests at their schedule. Run as many workers as you like: one scheduler leads at a time (Postgres\n" +
 			"advisory lock) and every due job has a deterministic id, so nothing runs twice.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if interval <= 0 {
+				// The scheduler would run every 15 s instead, unsaid.
+				return fmt.Errorf("worker: --scheduler-interval must be positive, not %s", interval)
+			}
 			return withServer(cmd, "worker", func(ctx context.Context, a *App) error {
 				if err := a.requireMigrated(ctx); err != nil {
 					return err
