@@ -177,10 +177,10 @@ func TestAccessLog(t *testing.T) {
 	}
 }
 
-// TestWorkerMetrics: a worker serves /metrics on its own port, with the
-// queue depths read from Redis at the scrape.
-func TestWorkerMetrics(t *testing.T) {
-	t.Parallel()
+// workerApp is the App a worker's metrics server needs: the default
+// configuration on a Redis database of the test's own, its queues watched.
+func workerApp(t *testing.T) *App {
+	t.Helper()
 	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +189,15 @@ func TestWorkerMetrics(t *testing.T) {
 	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	a.watchQueues()
 	t.Cleanup(func() { a.inspector.Close() })
+	return a
+}
+
+// TestWorkerMetrics: a worker serves /metrics on its own port, with the
+// queue depths read from Redis at the scrape.
+func TestWorkerMetrics(t *testing.T) {
+	t.Parallel()
+	a := workerApp(t)
+	cfg := a.Config
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr, err := a.serveWorkerMetrics(ctx, "127.0.0.1:0")
@@ -253,14 +262,7 @@ func TestWorkerWritesNoGinDebug(t *testing.T) {
 	out, errOut := gin.DefaultWriter, gin.DefaultErrorWriter
 	gin.DefaultWriter, gin.DefaultErrorWriter = &buf, &buf
 	defer func() { gin.DefaultWriter, gin.DefaultErrorWriter = out, errOut }()
-	cfg, err := config.Load("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Redis.Addr, cfg.Redis.DB = lifttest.Redis(t)
-	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	a.watchQueues()
-	t.Cleanup(func() { a.inspector.Close() })
+	a := workerApp(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := a.serveWorkerMetrics(ctx, "127.0.0.1:0"); err != nil {
