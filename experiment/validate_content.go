@@ -42,8 +42,13 @@ func (v *validator) checkShared() {
 	if tp := v.template; tp != nil {
 		if tp.ThemeID == "" {
 			v.fail("invalid_request", "shared.template.theme_id", "A template test needs shared.template.theme_id.")
-		} else if _, ok := v.cat.Themes[tp.ThemeID]; !ok {
+		} else if th, ok := v.cat.Themes[tp.ThemeID]; !ok {
 			v.fail("theme_not_found", "shared.template.theme_id", "This shop has no theme %s.", tp.ThemeID)
+		} else if th.Role != "main" {
+			// The groups' templates are switched on the live store, which
+			// shows the published theme: another theme's templates never show.
+			v.fail("theme_not_published", "shared.template.theme_id",
+				"Theme %s is not the published theme: a template test switches templates on the live store, which shows only the published one.", th.Name)
 		}
 	}
 	if r := v.redirect; r != nil {
@@ -107,8 +112,15 @@ func (v *validator) checkGroups() {
 				if gc.template != nil && gc.template.Template != "" {
 					n = 1
 					th, ok := v.cat.Themes[v.template.ThemeID]
-					if ok && !slices.Contains(th.Templates, gc.template.Template) {
+					switch {
+					case ok && !slices.Contains(th.Templates, gc.template.Template):
 						v.fail("template_not_found", p+".template", "Theme %s has no template %q.", th.Name, gc.template.Template)
+					case !strings.Contains(gc.template.Template, ".") && !control:
+						// The storefront switches a page to the group's
+						// template with ?view=<suffix>; a page type's own
+						// template has none, and is what the control shows.
+						v.fail("change_required", p+".template",
+							"%q is the default template of its page type, which the control shows: this group would test nothing. Name an alternate template such as %q.", gc.template.Template, gc.template.Template+".alternate")
 					}
 				}
 			case TypeURLRedirect:

@@ -58,7 +58,7 @@ var testCatalog = memCatalog{CatalogView{
 		"gid://shopify/ProductVariant/99": {ID: "gid://shopify/ProductVariant/99", ProductID: "gid://shopify/Product/9", Price: "5.00"},
 	},
 	Themes: map[string]Theme{"gid://shopify/Theme/1": {ID: "gid://shopify/Theme/1", Name: "Dawn", Templates: []string{"product", "product.alt"}},
-		"gid://shopify/Theme/3": {ID: "gid://shopify/Theme/3", Name: "Live", Role: "main"}},
+		"gid://shopify/Theme/3": {ID: "gid://shopify/Theme/3", Name: "Live", Role: "main", Templates: []string{"product", "product.alt"}}},
 	Zones:   map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{{ID: "gid://shopify/DeliveryRate/1", Name: "Standard", Price: "5.00"}}}},
 	Markets: map[string]Market{"gid://shopify/Market/2": {ID: "gid://shopify/Market/2", Name: "EU", Currency: "EUR", Countries: []string{"DE", "FR"}}},
 }}
@@ -115,8 +115,13 @@ func TestValidateCodes(t *testing.T) {
 		{"ThemeNotFound", `{"type":"theme","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"theme_id":"gid://shopify/Theme/7"}}]}`, "theme_not_found", "test_groups[1].content.theme_id"},
 		{"ControlInvalid", `{"type":"theme","name":"x","test_groups":[{"index":0,"name":"A","split":50,"content":{"theme_id":"gid://shopify/Theme/1"}},{"index":1,"name":"B","split":50,"content":{"theme_id":"gid://shopify/Theme/1"}}]}`, "control_group_invalid", "test_groups[0].content"},
 		{"ThemeIsThePublishedOne", `{"type":"theme","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"theme_id":"gid://shopify/Theme/3"}}]}`, "change_required", "test_groups[1].content.theme_id"},
-		{"TemplateRequired", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/1"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50}]}`, "template_required", "test_groups[1].content.template"},
-		{"TemplateNotFound", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/1"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"template":"product.nope"}}]}`, "template_not_found", "test_groups[1].content.template"},
+		{"TemplateRequired", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/3"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50}]}`, "template_required", "test_groups[1].content.template"},
+		{"TemplateNotFound", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/3"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"template":"product.nope"}}]}`, "template_not_found", "test_groups[1].content.template"},
+		// The templates switch on the live store (session audit 2, F7
+		// re-check): another theme's never show, nor does a group on the
+		// page type's own template, which the control already sees.
+		{"TemplateThemeNotPublished", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/1"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"template":"product.alt"}}]}`, "theme_not_published", "shared.template.theme_id"},
+		{"TemplateIsTheDefault", `{"type":"template","name":"x","shared":{"template":{"theme_id":"gid://shopify/Theme/3"}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"template":"product"}}]}`, "change_required", "test_groups[1].content.template"},
 		{"ZoneNotDeclared", `{"type":"shipping","name":"x","shared":{"shipping":{"zone_ids":["gid://shopify/DeliveryZone/1"]}},"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":"gid://shopify/DeliveryZone/2","name":"S","price":{"amount":"1.00","currency":"USD"}}]}}]}`, "zone_not_declared", "test_groups[1].content.rates[0].zone_id"},
 		{"ControlRates", `{"type":"shipping","name":"x","shared":{"shipping":{"zone_ids":["gid://shopify/DeliveryZone/1"]}},"test_groups":[{"index":0,"name":"A","split":50,"content":{"rates":[{"zone_id":"gid://shopify/DeliveryZone/1","name":"S","price":{"amount":"1.00","currency":"USD"}}]}},{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":"gid://shopify/DeliveryZone/1","name":"S","price":{"amount":"1.00","currency":"USD"}}]}}]}`, "control_offers_rates", "test_groups[0].content.rates"},
 		{"OfferCombination", `{"type":"offer","name":"x","test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"offers":[{"key":"k","title":"T","discount":{"type":"free_shipping"},"combines_with":["shipping"]}]}}]}`, "discount_combination_invalid", "test_groups[1].content.offers[0].combines_with[0]"},
