@@ -28,21 +28,20 @@ func unknownKeys(v *viper.Viper, file string) error {
 	return fmt.Errorf("config: %s: unknown key %s (lift config lists every key)", file, unknown[0])
 }
 
-// notEmpty are the keys whose default is not empty and for which empty
-// means nothing. An empty LIFT_* variable is a value (AllowEmptyEnv), so
-// that LIFT_WORKER_METRICS_ADDR= can turn the worker's listener off as
-// README says (ops audit O2-6); for these keys it would silently mean
-// something else (http.addr "" listens on port 80, data_dir "" is the
-// working directory), so it is refused like any other bad value. The
-// numbers, durations, role and log level are refused by their own checks.
-var notEmpty = []string{"data_dir", "http.addr", "clickhouse.database", "clickhouse.username", "platform.scopes"}
-
+// checkNotEmpty refuses an empty value for the keys whose default is not
+// empty and for which empty means nothing. An empty LIFT_* variable is a
+// value (AllowEmptyEnv), so that LIFT_WORKER_METRICS_ADDR= can turn the
+// worker's listener off as README says (ops audit O2-6); for these keys it
+// would silently mean something else (http.addr "" listens on port 80,
+// data_dir "" is the working directory), so it is refused like any other
+// bad value. The numbers, durations, role and log level are refused by
+// their own checks.
 func (c *Config) checkNotEmpty() error {
-	values := map[string]string{"data_dir": c.DataDir, "http.addr": c.HTTP.Addr, "clickhouse.database": c.ClickHouse.Database,
-		"clickhouse.username": c.ClickHouse.Username, "platform.scopes": c.Platform.Scopes}
-	for _, k := range notEmpty {
-		if values[k] == "" {
-			return fmt.Errorf("config: %s must not be empty (leave %s unset for the default)", k, EnvName(k))
+	for _, f := range []struct{ key, value string }{{"data_dir", c.DataDir}, {"http.addr", c.HTTP.Addr},
+		{"clickhouse.database", c.ClickHouse.Database}, {"clickhouse.username", c.ClickHouse.Username},
+		{"platform.scopes", c.Platform.Scopes}} {
+		if f.value == "" {
+			return fmt.Errorf("config: %s must not be empty (leave %s unset for the default)", f.key, EnvName(f.key))
 		}
 	}
 	return nil

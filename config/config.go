@@ -240,7 +240,7 @@ func BindFlags(fs *pflag.FlagSet, show ...string) {
 // variables, then flags from fs that were set explicitly.
 func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 	v := viper.New()
-	v.AllowEmptyEnv(true) // an empty LIFT_* variable is a value: see notEmpty
+	v.AllowEmptyEnv(true) // an empty LIFT_* variable is a value: see checkNotEmpty
 	for _, k := range keys {
 		v.SetDefault(k.name, k.def)
 		if err := v.BindEnv(k.name, EnvName(k.name)); err != nil {
