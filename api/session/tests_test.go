@@ -311,25 +311,29 @@ func TestFailedLaunch(t *testing.T) {
 	id := s.created(t, "/api/price-experiments/v1/create", priceV1("Flaky platform"))
 	status := func() any { return s.do(t, "GET", "/api/experiments/"+id, "").data().(map[string]any)["status"] }
 
-	e.fake.Fail(d, platform.OpCartTransform, http.StatusUnprocessableEntity)
-	if msg := wantError(t, s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`), http.StatusBadRequest); !strings.Contains(msg, "not launched") {
-		t.Fatalf("refused launch says %q", msg)
-	}
-	if st := status(); st != "DRAFT" {
-		t.Fatalf("after a refused launch the test is %v", st)
-	}
-	e.fake.Heal(d)
-	e.fake.Fail(d, platform.OpCartTransform, http.StatusInternalServerError)
-	if msg := wantError(t, s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`), http.StatusInternalServerError); !strings.Contains(msg, "FAILED") {
-		t.Fatalf("failed launch says %q", msg)
-	}
-	if st := status(); st != "FAILED" {
-		t.Fatalf("after a failed launch the test is %v", st)
-	}
-	e.fake.Heal(d)
-	wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`))
-	if st := status(); st != "ACTIVE" {
-		t.Fatalf("after the retry the test is %v", st)
+	for _, try := range []struct {
+		platform int // the cart transform's answer; 0: it works
+		status   int
+		says     string
+		after    string
+	}{
+		{http.StatusUnprocessableEntity, http.StatusBadRequest, "not launched", "DRAFT"},
+		{http.StatusInternalServerError, http.StatusInternalServerError, "FAILED", "FAILED"},
+		{0, http.StatusOK, "", "ACTIVE"},
+	} {
+		e.fake.Heal(d)
+		if try.platform != 0 {
+			e.fake.Fail(d, platform.OpCartTransform, try.platform)
+		}
+		r := s.do(t, "PUT", "/api/experiments/"+id, `{"status":"ACTIVE"}`)
+		if try.status == http.StatusOK {
+			wantSuccess(t, r)
+		} else if msg := wantError(t, r, try.status); !strings.Contains(msg, try.says) {
+			t.Fatalf("platform %d: the answer says %q, want %q", try.platform, msg, try.says)
+		}
+		if st := status(); st != try.after {
+			t.Fatalf("platform %d: the test is %v, want %s", try.platform, st, try.after)
+		}
 	}
 	if dups := e.fake.Duplicates(d, "gid://shopify/ProductVariant/"+teeS); len(dups) != 1 {
 		t.Fatalf("three launches left duplicates %v, want one", dups)

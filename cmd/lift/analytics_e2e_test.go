@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/liftab/lift/config"
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/lifttest"
 )
 
@@ -21,6 +22,20 @@ type groupTotals struct {
 	revenue  float64
 }
 
+// snapshotPlanted puts a test of shop that has run for two hours, with n
+// planted visitors a group (conversion 10% and 20%), and takes its snapshot.
+func snapshotPlanted(t *testing.T, s *server, shopID int64, name string, n int) *experiment.Test {
+	t.Helper()
+	started := time.Now().UTC().Add(-2 * time.Hour)
+	tt := lifttest.RunningTest(shopID, name, started)
+	lifttest.PutTest(t, s.app.DB, tt)
+	lifttest.PlantVisitors(t, s.app.Warehouse, shopID, tt.ID, started.Add(time.Minute), n, []float64{0.1, 0.2}, 40)
+	if err := s.app.results().TakeSnapshot(t.Context(), shopID, tt.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	return tt
+}
+
 // TestSessionAnalyticsTotalsMatchResultsAndExport: on one planted
 // population, the session analytics (per test, storewide, per type), the
 // v1 results snapshot and the CSV export give the same visitors, orders and
@@ -29,18 +44,10 @@ type groupTotals struct {
 // answer next to the session analytics' /api/analytics/… routes.
 func TestSessionAnalyticsTotalsMatchResultsAndExport(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	s := newServer(t, func(c *config.Config) { c.Platform.APIKey, c.Platform.APISecret = "key", "secret" })
 	shop, read, write := s.shop(true)
-	started := time.Now().UTC().Add(-2 * time.Hour)
-	tt := lifttest.RunningTest(shop.ID, "planted", started)
-	lifttest.PutTest(t, s.app.DB, tt)
-	lifttest.PlantVisitors(t, s.app.Warehouse, shop.ID, tt.ID, started.Add(time.Minute), 300, []float64{0.1, 0.2}, 40)
+	tt := snapshotPlanted(t, s, shop.ID, "planted", 300)
 	id := strconv.FormatInt(tt.ID, 10)
-
-	if err := s.app.results().TakeSnapshot(ctx, shop.ID, tt.ID, false); err != nil {
-		t.Fatal(err)
-	}
 	r := s.do("GET", "/v1/experiments/"+id+"/results", read, "")
 	if r.status != 200 {
 		t.Fatalf("v1 results = %d %s", r.status, r.raw)

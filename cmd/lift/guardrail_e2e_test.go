@@ -25,6 +25,23 @@ const guardedBody = `{"type":"url_redirect","name":"guarded",
 	"analysis":{"sequential":true,"correction":"holm","prior":{"mean":0,"stddev":0.3}},
 	"guardrails":[{"metric":"conversion_rate","max_harm":0.02}]}`
 
+// breachGuardrail makes test id (guardedBody) run for an hour, started
+// then (a launch needs the platform; the lifecycle under test is the
+// pause), with 1,500 visitors a group whose variant converts a third as
+// often as the control: its next snapshot finds the guardrail breached.
+func breachGuardrail(t *testing.T, s *server, shopID, id int64) time.Time {
+	t.Helper()
+	tt, err := s.app.DB.FindTestByID(context.Background(), shopID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
+	tt.Status, tt.StartedAt = experiment.StatusActive, &started
+	lifttest.PutTest(t, s.app.DB, tt)
+	lifttest.PlantVisitors(t, s.app.Warehouse, shopID, id, started, 1500, []float64{0.30, 0.10}, 40)
+	return started
+}
+
 // TestGuardrailBreachPausesTheTest is issue 15's must-show 3 on the real
 // stores: a test made through /v1 with sequential analysis and a
 // conversion-rate guardrail runs, its variant converts a third as often as
@@ -48,16 +65,7 @@ func TestGuardrailBreachPausesTheTest(t *testing.T) {
 	}
 	id, _ := strconv.ParseInt(r.body["id"].(string), 10, 64)
 
-	// The test has run for an hour (a launch needs the platform; the
-	// lifecycle under test here is the pause).
-	tt, err := s.app.DB.FindTestByID(ctx, shop.ID, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
-	tt.Status, tt.StartedAt = experiment.StatusActive, &started
-	lifttest.PutTest(t, s.app.DB, tt)
-	lifttest.PlantVisitors(t, s.app.Warehouse, shop.ID, id, started, 1500, []float64{0.30, 0.10}, 40)
+	breachGuardrail(t, s, shop.ID, id)
 
 	svc := s.app.results()
 	if err := svc.TakeSnapshot(ctx, shop.ID, id, false); err != nil {

@@ -14,8 +14,6 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 
-	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -57,14 +55,7 @@ func TestResultsAppGuardrailPause(t *testing.T) {
 	}
 	id, _ := strconv.ParseInt(r.body["id"].(string), 10, 64)
 	exp := strconv.FormatInt(id, 10)
-	tt, err := s.app.DB.FindTestByID(ctx, shop.ID, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
-	tt.Status, tt.StartedAt = experiment.StatusActive, &started
-	lifttest.PutTest(t, s.app.DB, tt)
-	lifttest.PlantVisitors(t, s.app.Warehouse, shop.ID, id, started, 1500, []float64{0.30, 0.10}, 40)
+	started := breachGuardrail(t, s, shop.ID, id)
 	plantShortVisits(t, s, shop.ID, exp, started, 300, []int{3, 4})
 	if err := s.app.results().TakeSnapshot(ctx, shop.ID, id, false); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/liftab/lift/config"
-	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/results"
 	"github.com/liftab/lift/store"
 )
@@ -66,15 +65,9 @@ func TestResetAnalyticsForgetsResults(t *testing.T) {
 	ctx := t.Context()
 	s := newServer(t, func(c *config.Config) { c.Platform.APIKey, c.Platform.APISecret = "key", "secret" })
 	shop, read, _ := s.shop(true)
-	started := time.Now().UTC().Add(-2 * time.Hour)
-	tt := lifttest.RunningTest(shop.ID, "reset", started)
-	lifttest.PutTest(t, s.app.DB, tt)
-	lifttest.PlantVisitors(t, s.app.Warehouse, shop.ID, tt.ID, started.Add(time.Minute), 100, []float64{0.1, 0.2}, 40)
+	tt := snapshotPlanted(t, s, shop.ID, "reset", 100)
 	id := strconv.FormatInt(tt.ID, 10)
 	svc := s.app.results()
-	if err := svc.TakeSnapshot(ctx, shop.ID, tt.ID, false); err != nil {
-		t.Fatal(err)
-	}
 	q, err := svc.CreateQuery(ctx, shop, tt.ID, results.QueryRequest{})
 	if err != nil {
 		t.Fatal(err)
