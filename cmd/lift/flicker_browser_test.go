@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -47,28 +46,8 @@ const seenPages = `new MutationObserver(function () {
 // visitor sees: seenPrices, seenPages) on every page it opens from now on.
 func holdConfig(t *testing.T, ctx context.Context, d time.Duration, watch string) {
 	t.Helper()
-	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watch}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/storefront/config*"}}})
-		return err
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for ev, err := range chromedp.Events(ctx, fetch.RequestPaused) {
-			if err != nil {
-				return
-			}
-			time.Sleep(d)
-			chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := cdp.Call(ctx, tg, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
-				return err
-			}))
-		}
-	}()
+	onEveryPage(t, ctx, watch)
+	hold(t, ctx, "*/api/storefront/config*", d, false)
 }
 
 // flicker: the demo store carries the anti-flicker snippet. A visitor forced

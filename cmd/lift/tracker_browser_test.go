@@ -162,6 +162,13 @@ func watchTracker(t *testing.T, ctx context.Context, more string) {
   console.warn = function () { window.__warns.push([].map.call(arguments, String).join(' ')); return warn.apply(console, arguments); };
   navigator.sendBeacon = function (u, body) { window.__beacons.push(String(u)); return beacon(u, body); };
 })();` + more
+	onEveryPage(t, ctx, src)
+}
+
+// onEveryPage runs src in every page the tab opens from now on, before
+// the page's own scripts.
+func onEveryPage(t *testing.T, ctx context.Context, src string) {
+	t.Helper()
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
 		return err
@@ -325,14 +332,7 @@ func (b *browserShop) forcedTab(t *testing.T, browser context.Context, tests ...
 		cancel()
 		t.Fatal(err)
 	}
-	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: loads})
-		return err
-	}))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	onEveryPage(t, ctx, loads)
 	return ctx, cancel
 }
 
