@@ -143,7 +143,7 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 	}
 	markets := v.marketCountries()
 	seen := map[string]bool{}
-	changes := 0
+	changes, known := 0, 0
 	for j, vp := range c.Prices {
 		ep := fmt.Sprintf("%s.prices[%d]", p, j)
 		id := vp.ProductVariantID
@@ -169,6 +169,7 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 		// price, shows what the control shows: a group of only such
 		// entries tests nothing (v1 audit 2, V5), as the published theme
 		// in a theme test does not.
+		known++
 		if vp.CompareAtPrice != nil || len(vp.CountryPrices) > 0 || variant.Price == "" || !decEqual(vp.Price.Amount, variant.Price) {
 			changes++
 		}
@@ -213,23 +214,30 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 				strings.Join(missing, ", "))
 		}
 	}
-	if len(c.Prices) > 0 && changes == 0 {
+	if known > 0 && changes == 0 {
+		// Only about entries that passed the checks above: one refused
+		// already (an unknown variant) says nothing of its price.
 		v.fail("change_required", p+".prices", "Every price in this group is the variant's catalog price: the group shows what the control shows.")
-		return len(c.Prices) // refused here, with the reason; not again as "no prices"
+	}
+	if len(c.Prices) > 0 && changes == 0 {
+		return len(c.Prices) // refused above, with the reason; not again as "no prices"
 	}
 	return changes
 }
 
-// decEqual reports a == b for decimal strings; unparsable values compare false.
-func decEqual(a, b string) bool {
+// decCmp compares decimal strings as big.Rat.Cmp does; ok is false when
+// either does not parse.
+func decCmp(a, b string) (c int, ok bool) {
 	x, ok1 := new(big.Rat).SetString(a)
 	y, ok2 := new(big.Rat).SetString(b)
-	return ok1 && ok2 && x.Cmp(y) == 0
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return x.Cmp(y), true
 }
 
+// decEqual reports a == b for decimal strings; unparsable values compare false.
+func decEqual(a, b string) bool { c, ok := decCmp(a, b); return ok && c == 0 }
+
 // decLess reports a < b for decimal strings; unparsable values compare false.
-func decLess(a, b string) bool {
-	x, ok1 := new(big.Rat).SetString(a)
-	y, ok2 := new(big.Rat).SetString(b)
-	return ok1 && ok2 && x.Cmp(y) < 0
-}
+func decLess(a, b string) bool { c, ok := decCmp(a, b); return ok && c < 0 }

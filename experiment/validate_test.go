@@ -442,3 +442,27 @@ func TestEntitlements(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedPriceIsNotAlsoUnchanged: a group whose only entry is refused
+// (an unknown variant, one of another product, a non-global id) gets that
+// finding alone, not also "every price is the catalog price", which would
+// be false: nothing was said of its price.
+func TestRefusedPriceIsNotAlsoUnchanged(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ variant, code string }{
+		"unknown":       {"gid://shopify/ProductVariant/404", "product_not_found"},
+		"other product": {"gid://shopify/ProductVariant/99", "product_not_found"},
+		"not a gid":     {"44001", "invalid_request"},
+	} {
+		_, err := validate(t, priceBody(`{"product_variant_id":"`+tc.variant+`","price":{"amount":"9.00","currency":"USD"}}`))
+		e, ok := AsError(err)
+		if !ok || e.Code != tc.code {
+			t.Fatalf("%s: %v, want %s", name, err, tc.code)
+		}
+		for _, f := range e.Findings {
+			if f.Code == "change_required" {
+				t.Errorf("%s: findings %v also say the group changes nothing", name, e.Findings)
+			}
+		}
+	}
+}
