@@ -159,9 +159,11 @@ func (t *Test) LiveAt(at time.Time) bool {
 	if t.Status == StatusActive || t.Status == StatusPaused {
 		return true
 	}
-	const skew = time.Minute
-	return t.StartedAt != nil && t.EndedAt != nil && !at.Before(t.StartedAt.Add(-skew)) && !at.After(t.EndedAt.Add(skew))
+	return t.StartedAt != nil && t.EndedAt != nil && !at.Before(t.StartedAt.Add(-LiveSkew)) && !at.After(t.EndedAt.Add(LiveSkew))
 }
+
+// LiveSkew is how far LiveAt's bounds stretch each way for clock skew.
+const LiveSkew = time.Minute
 
 // Scheduled reports whether the test waits for its schedule to start it.
 func (t *Test) Scheduled() bool {
@@ -202,7 +204,7 @@ type Filter struct {
 	CreatedGE *time.Time
 	CreatedLT *time.Time
 	CreatedLE *time.Time
-	EndedGE   *time.Time // not ended, or ended at or after this time
+	EndedGE   *time.Time // still running (active, paused), or ended at or after this time
 	// After continues a listing: only tests older than this position
 	// (newest first by created_at, then id).
 	After *Cursor

@@ -176,7 +176,7 @@ func findTests(ctx context.Context, q querier, shopID int64, f experiment.Filter
 		add("created_at <= ?", *f.CreatedLE)
 	}
 	if f.EndedGE != nil {
-		add("(ended_at IS NULL OR ended_at >= ?)", *f.EndedGE)
+		add("(status IN ('active','paused') OR ended_at >= ?)", *f.EndedGE)
 	}
 	if c := f.After; c != nil {
 		args = append(args, c.CreatedAt, c.ID)

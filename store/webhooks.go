@@ -327,7 +327,7 @@ func (db *DB) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Te
 // at: active or paused, or ended or archived no earlier than a minute
 // before it (Test.LiveAt says which were).
 func (db *DB) FindTestsLiveAt(ctx context.Context, shopID int64, at time.Time) ([]*experiment.Test, error) {
-	since := at.Add(-time.Minute)
+	since := at.Add(-experiment.LiveSkew)
 	out, err := db.allTests(ctx, shopID, experiment.Filter{EndedGE: &since, Statuses: []experiment.Status{
 		experiment.StatusActive, experiment.StatusPaused, experiment.StatusEnded, experiment.StatusArchived}})
 	if err != nil {

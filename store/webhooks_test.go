@@ -134,6 +134,8 @@ func TestFindTestsLiveAt(t *testing.T) {
 	put("ended long before", experiment.StatusEnded, ptr(-3*time.Hour), ptr(-2*time.Hour))
 	put("started after", experiment.StatusEnded, ptr(time.Hour), ptr(2*time.Hour))
 	put("draft", experiment.StatusDraft, nil, nil)
+	// Archived before it ran: no end, so not read at all (review 4).
+	put("archived draft", experiment.StatusArchived, nil, nil)
 
 	got, err := db.FindTestsLiveAt(ctx, shop.ID, at)
 	if err != nil {
