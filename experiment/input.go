@@ -332,9 +332,6 @@ func ApplyPatch(cur *Test, body []byte, now time.Time) (*Test, PatchResult, erro
 	return &next, res, nil
 }
 
-// checkReadOnly lets a PATCH carry back the id and status it read (they are
-// ignored), but refuses other values: {"status":"ended"} answered 200 and
-// left the test running, and a client may believe it ended it.
 // readOnlyFields are the keys of a test as GET shows it that no write sets
 // (status and id are checked before they go).
 var readOnlyFields = []string{"object", "id", "status", "has_force_assign_rules", "assignment_version", "product_group",
@@ -349,6 +346,9 @@ func withoutReadOnly(body map[string]any) map[string]any {
 	return body
 }
 
+// checkReadOnly lets a PATCH carry back the id and status it read (they are
+// ignored), but refuses other values: {"status":"ended"} answered 200 and
+// left the test running, and a client may believe it ended it.
 func checkReadOnly(cur *Test, patch map[string]any) error {
 	if v, ok := patch["id"]; ok && v != strconv.FormatInt(cur.ID, 10) {
 		return Refuse("invalid_request", "id", "A test's id cannot change; this is test %d.", cur.ID)

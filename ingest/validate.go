@@ -78,10 +78,10 @@ func validEvent(dst []Event, req *EventRequest, shopID int64, m Meta) ([]Event, 
 		return nil, invalid("experimentIds", "must hold at most %d ids", maxExperimentIDs)
 	}
 	for i, id := range req.ExperimentIDs {
-		if err := checkExperimentID("experimentIds", id); err != nil {
+		var err *experiment.Error
+		if req.ExperimentIDs[i], err = testID("experimentIds", id); err != nil {
 			return nil, err
 		}
-		req.ExperimentIDs[i] = canonicalTestID(id)
 	}
 	if custom != "" && len(req.ExperimentIDs) == 0 {
 		return nil, invalid("experimentIds", "must not be empty for a custom event (tracked only with an active assignment)")
@@ -200,10 +200,11 @@ func validAssignment(req *AssignmentRequest, shopID int64, m Meta) (Assignment, 
 	if err := requiredText("visitorId", req.VisitorID, maxIDChars); err != nil {
 		return a, err
 	}
-	if err := checkExperimentID("experimentId", string(req.ExperimentID)); err != nil {
+	id, err := testID("experimentId", string(req.ExperimentID))
+	if err != nil {
 		return a, err
 	}
-	req.ExperimentID = FlexString(canonicalTestID(string(req.ExperimentID)))
+	req.ExperimentID = FlexString(id)
 	group, err := checkTestGroup("testGroup", req.TestGroup)
 	if err != nil {
 		return a, err
@@ -250,10 +251,9 @@ func validSession(req *SessionRequest, shopID int64, m Meta) (Session, *experime
 	if err != nil {
 		return s, err
 	}
-	if err := checkExperimentID("experimentId", req.ExperimentID); err != nil {
+	if req.ExperimentID, err = testID("experimentId", req.ExperimentID); err != nil {
 		return s, err
 	}
-	req.ExperimentID = canonicalTestID(req.ExperimentID)
 	if err := checkText("visitorId", req.VisitorID, maxIDChars); err != nil {
 		return s, err
 	}
@@ -295,10 +295,9 @@ func validPageView(req *ObserveRequest, shopID int64, m Meta) (PageView, *experi
 	if err != nil {
 		return v, err
 	}
-	if err := checkExperimentID("experimentId", req.ExperimentID); err != nil {
+	if req.ExperimentID, err = testID("experimentId", req.ExperimentID); err != nil {
 		return v, err
 	}
-	req.ExperimentID = canonicalTestID(req.ExperimentID)
 	sessionID := ""
 	if req.SessionID != "" {
 		if sessionID, err = checkUUID("sessionId", req.SessionID); err != nil {
@@ -329,10 +328,11 @@ const (
 // is in shopCurrency: an order in another currency is refused, because
 // results add revenue in the shop's currency and Lift does not convert.
 func validLegacy(kind LegacyKind, req *LegacyRequest, shopID int64, shopCurrency string, m Meta) (*Event, *Order, *experiment.Error) {
-	if err := checkExperimentID("experimentId", string(req.ExperimentID)); err != nil {
+	id, err := testID("experimentId", string(req.ExperimentID))
+	if err != nil {
 		return nil, nil, err
 	}
-	req.ExperimentID = FlexString(canonicalTestID(string(req.ExperimentID)))
+	req.ExperimentID = FlexString(id)
 	group, err := checkTestGroup("testGroup", req.TestGroup)
 	if err != nil {
 		return nil, nil, err

@@ -151,6 +151,15 @@ func checkExperimentID(param, s string) *experiment.Error {
 	return nil
 }
 
+// testID checks a test id (checkExperimentID) and returns it canonical
+// (canonicalTestID), as every record that names a test stores it.
+func testID(param, s string) (string, *experiment.Error) {
+	if err := checkExperimentID(param, s); err != nil {
+		return "", err
+	}
+	return canonicalTestID(s), nil
+}
+
 // canonicalTestID writes a numeric id as the test's id is written: "0261"
 // was stored as sent and never matched test 261, while ga4/metadata read
 // it as 261 (storefront audit 2, S6). Other ids are kept as they are.

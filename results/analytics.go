@@ -297,17 +297,17 @@ func scopeOf(shop *experiment.Shop, t *experiment.Test, req AnalyticsRequest) (s
 		// The ids become literals of the queries: thousands of them took
 		// ClickHouse past its query size, a 500 (analytics audit A2). No
 		// test enrolls more products than this.
-		if len(s.q.ProductIDs) > MaxFilterProducts {
-			return scope{}, invalid("filterParams.productIds names at most %d different products.", MaxFilterProducts)
+		if len(s.q.ProductIDs) > maxFilterProducts {
+			return scope{}, invalid("filterParams.productIds names at most %d different products.", maxFilterProducts)
 		}
 	}
 	slices.Sort(s.q.ProductIDs)
 	return s, nil
 }
 
-// MaxFilterProducts bounds the different products of filterParams.productIds:
-// the most a price test may enroll (500, on shops with the raised limit).
-const MaxFilterProducts = 500
+// maxFilterProducts bounds the different products of filterParams.productIds:
+// the most a price test may enroll, on shops with the raised limit.
+const maxFilterProducts = experiment.RaisedProductLimit
 
 // EnrolledProducts is the numeric ids of the products a test is about: a
 // price test's products, an offer test's conditions, the products a content

@@ -266,12 +266,12 @@ func TestAnalyticsBadRequests(t *testing.T) {
 		{"NotEnrolled", &priced, with(func(r *AnalyticsRequest) { r.ProductIDs = []string{"8102"} }), "not in this test"},
 		// Thousands of ids overflowed ClickHouse's query size: a 500 (analytics audit A2).
 		{"TooManyProducts", tt, with(func(r *AnalyticsRequest) {
-			for i := range MaxFilterProducts + 1 {
+			for i := range maxFilterProducts + 1 {
 				r.ProductIDs = append(r.ProductIDs, strconv.Itoa(9000000+i))
 			}
 		}), "at most 500 different products"},
 		{"ManyTimesTheSameProduct", tt, with(func(r *AnalyticsRequest) {
-			for range 10 * MaxFilterProducts {
+			for range 10 * maxFilterProducts {
 				r.ProductIDs = append(r.ProductIDs, "8101")
 			}
 			r.DeviceType = "PHONE" // refused for this, not for the products
