@@ -224,7 +224,7 @@ func TestWebhookReceive(t *testing.T) {
 		// It said the header was missing (storefront audit 2, S8).
 		t.Parallel()
 		err := newWebhookFakes().service().Receive(context.Background(), with(func(r *experiment.WebhookReceipt) { r.DeliveryID = strings.Repeat("x", 256) }))
-		if e, _ := experiment.AsError(err); e == nil || !strings.Contains(e.Message, "256 bytes; it may hold at most 255") {
+		if e, _ := experiment.AsError(err); e == nil || e.Kind != experiment.KindInvalidRequest || e.Code != "invalid_request" || !strings.Contains(e.Message, "256 bytes; it may hold at most 255") {
 			t.Fatalf("err = %v", err)
 		}
 	})

@@ -293,11 +293,10 @@ func TestAnalyticsBadRequests(t *testing.T) {
 	}
 }
 
-func TestTimeseriesIsCumulative(t *testing.T) {
-	t.Parallel()
-	a, _, shop, tt := analyticsFixture()
-	body, err := a.Timeseries(context.Background(), shop, tt.ID,
-		TimeseriesRequest{DateStart: "2026-05-31", DateFinish: "2026-06-02", TotalViews: []int64{150, 150}})
+// timeseries answers req and decodes the answer.
+func timeseries(t *testing.T, a *Analytics, shop *experiment.Shop, tt *experiment.Test, req TimeseriesRequest) TimeseriesReport {
+	t.Helper()
+	body, err := a.Timeseries(context.Background(), shop, tt.ID, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,6 +304,13 @@ func TestTimeseriesIsCumulative(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}
+	return got
+}
+
+func TestTimeseriesIsCumulative(t *testing.T) {
+	t.Parallel()
+	a, _, shop, tt := analyticsFixture()
+	got := timeseries(t, a, shop, tt, TimeseriesRequest{DateStart: "2026-05-31", DateFinish: "2026-06-02", TotalViews: []int64{150, 150}})
 	if len(got.TimeSeriesData) != 3 || got.TimeSeriesData[0].Date != "2026-05-31" || got.TimeSeriesData[2].Date != "2026-06-02" {
 		t.Fatalf("dates: %+v", got.TimeSeriesData)
 	}
@@ -347,15 +353,7 @@ func TestTimeseriesEndsToday(t *testing.T) {
 		{"America/Los_Angeles", []string{"2026-05-31", "2026-06-01"}},
 	} {
 		shop := &experiment.Shop{ID: 7, Timezone: tc.timezone}
-		body, err := a.Timeseries(context.Background(), shop, tt.ID,
-			TimeseriesRequest{DateStart: "2026-05-31", DateFinish: "2026-06-30", TotalViews: []int64{1, 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got TimeseriesReport
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatal(err)
-		}
+		got := timeseries(t, a, shop, tt, TimeseriesRequest{DateStart: "2026-05-31", DateFinish: "2026-06-30", TotalViews: []int64{1, 1}})
 		var dates []string
 		for _, p := range got.TimeSeriesData {
 			dates = append(dates, p.Date)

@@ -41,8 +41,8 @@ func historyUnits(n int, lift float64, history bool) []plantedUnit {
 	return out
 }
 
-// snapshotDoc computes a snapshot of tt with opts and decodes it.
-func snapshotDoc(t *testing.T, b *bundle, tt *experiment.Test, opts experiment.AnalysisOptions) results.SnapshotDoc {
+// snapshotWith computes a snapshot of tt with opts and decodes it.
+func snapshotWith(t *testing.T, b *bundle, tt *experiment.Test, opts experiment.AnalysisOptions) results.SnapshotDoc {
 	t.Helper()
 	c := *tt
 	c.Analysis = opts
@@ -79,7 +79,7 @@ func TestCUPED(t *testing.T) {
 				plainOpts := experiment.AnalysisOptions{Winsorize: c.winsorize, Correction: experiment.CorrectionNone}
 				cupedOpts := plainOpts
 				cupedOpts.CUPED = true
-				plain, adjusted := snapshotDoc(t, b, tt, plainOpts), snapshotDoc(t, b, tt, cupedOpts)
+				plain, adjusted := snapshotWith(t, b, tt, plainOpts), snapshotWith(t, b, tt, cupedOpts)
 				a := adjusted.Analysis
 
 				if !c.history {
@@ -253,7 +253,7 @@ func TestCUPEDThetaZeroIsNotAdjusted(t *testing.T) {
 			units[i].preRevenue = 0
 		}
 		b.plant(t, tt, units)
-		doc := snapshotDoc(t, b, tt, experiment.AnalysisOptions{CUPED: true, Winsorize: 0, Correction: experiment.CorrectionNone})
+		doc := snapshotWith(t, b, tt, experiment.AnalysisOptions{CUPED: true, Winsorize: 0, Correction: experiment.CorrectionNone})
 		adj := doc.Analysis.CUPEDAdjustment
 		if adj == nil {
 			t.Fatalf("CUPED not applied at all: %s", mustJSON(doc.Analysis))

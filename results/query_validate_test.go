@@ -18,7 +18,7 @@ func TestResultsNotAvailableSaysWhatComesNext(t *testing.T) {
 		experiment.StatusArchived: "will have none",
 	} {
 		e := ErrResultsNotAvailable(&experiment.Test{ID: 7, Status: status})
-		if e.Code != "results_not_available" || e.Param != "id" || !strings.Contains(e.Message, want) {
+		if e.Kind != experiment.KindValidation || e.Code != "results_not_available" || e.Param != "id" || !strings.Contains(e.Message, want) {
 			t.Errorf("%s: %s %s %q, want the message to say %q", status, e.Code, e.Param, e.Message, want)
 		}
 	}
