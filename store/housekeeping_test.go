@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/store"
 )
@@ -17,20 +15,13 @@ import (
 func TestPurge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := lifttest.PostgresURL(t)
+	url := lifttest.PostgresURL(t) // migrated already
 	db, err := store.Open(ctx, store.Config{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := lifttest.Pool(t, url)
 	shop := newShop(t, db, "purge.myshopify.com", false)
 	now := time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
 	old, recent := now.Add(-30*24*time.Hour), now.Add(-time.Hour)
