@@ -61,8 +61,11 @@ func decodeInto(b *Batch, p []byte) error {
 // the batch's end. On Close it drains what is left.
 func (in *Ingester) flushLoop() {
 	defer close(in.flushed)
+	// The batch starts with room for a full one of events: grown from
+	// nothing, its copies took 0.47 s of a 10 s phase's 17.5 s of CPU at
+	// 512 connections (lift bench ingest --cpuprofile); Reset keeps it.
 	var (
-		batch   Batch
+		batch   = Batch{Events: make([]Event, 0, in.cfg.MaxBatchRows)}
 		first   time.Time
 		closing bool
 		timer   = time.NewTimer(time.Hour)

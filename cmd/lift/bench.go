@@ -53,7 +53,7 @@ of issue 14 (ratio ≥ 0.70, no non-2xx answer, p99 < 20 ms at half rate) with o
 	ing.Flags().DurationVar(&o.sustain, "sustain", 20*time.Second, "length of the half-rate phase")
 	ing.Flags().IntSliceVar(&o.workers, "workers", []int{64, 256, 512}, "concurrent connections of the closed-loop load, one phase pair per value")
 	ing.Flags().Int64Var(&o.maxEvents, "max-events", 5_000_000, "stop a phase after this many requests")
-	ing.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the ingest closed-loop phase to this file")
+	ing.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the last --workers ingest phase to this file, and of the bare handler's second half at that concurrency to this file + .bare")
 	config.BindFlags(ing.Flags())
 	cmd.AddCommand(ing)
 	for _, sub := range benchSubcommands {
@@ -138,21 +138,22 @@ func (o *ingestBench) peaks(out io.Writer, rig *ingestRig, runs *[]loadResult) (
 		// half after, so load from other processes that rises or falls
 		// during the run weighs on both sides alike (back to back, the
 		// ratio swung from 0.4 to 1.1 on a shared box).
+		profiled := o.cpuProfile != "" && workers == o.workers[len(o.workers)-1]
 		bareRes := closedLoop(out, rig.bareURL, rig.bodies, workers, o.duration/2, o.maxEvents/2)
-		if o.cpuProfile != "" && workers == o.workers[len(o.workers)-1] {
-			f, err := os.Create(o.cpuProfile)
-			if err != nil {
-				return loadResult{}, 0, err
-			}
-			defer f.Close()
-			pprof.StartCPUProfile(f)
+		stop, err := startProfile(profiled, o.cpuProfile)
+		if err != nil {
+			return loadResult{}, 0, err
 		}
 		fs := readWALFsyncs(rig.app.Metrics)
 		realRes := closedLoop(out, rig.realURL, rig.bodies, workers, o.duration, o.maxEvents)
-		pprof.StopCPUProfile()
+		stop()
 		walLine := readWALFsyncs(rig.app.Metrics).since(fs, realRes.ok)
 		*runs = append(*runs, realRes)
+		if stop, err = startProfile(profiled, o.cpuProfile+".bare"); err != nil {
+			return loadResult{}, 0, err
+		}
 		bareRes = bareRes.add(closedLoop(out, rig.bareURL, rig.bodies, workers, o.duration-o.duration/2, o.maxEvents-o.maxEvents/2))
+		stop()
 		fmt.Fprintf(out, "%4d conns  bare 202 handler  %s\n", workers, bareRes)
 		fmt.Fprintf(out, "%4d conns  lift ingest       %s  ratio %.2f\n", workers, realRes, realRes.rate()/bareRes.rate())
 		fmt.Fprintf(out, "            %s\n", walLine)
@@ -167,6 +168,25 @@ func (o *ingestBench) peaks(out io.Writer, rig *ingestRig, runs *[]loadResult) (
 	fmt.Fprintf(out, "peak: bare %.0f events/s, lift ingest %.0f events/s, ratio %.2f (target ≥ %.2f); load average %s\n",
 		bestBare.rate(), bestReal.rate(), ratio, targetRatio, loadAverage())
 	return bestReal, ratio, nil
+}
+
+// startProfile starts a CPU profile into path when on, and returns what
+// stops it. The bare phase gets one too, so the two can be diffed per
+// request (go tool pprof -diff_base counts samples, so mind the phases'
+// lengths and request counts).
+func startProfile(on bool, path string) (stop func(), err error) {
+	if !on {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // halfRate holds the ingest server at rate (open loop) for --sustain and
