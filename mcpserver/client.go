@@ -87,7 +87,7 @@ func (c *Client) call(ctx context.Context, req *mcp.CallToolRequest, method, pat
 		return nil, fmt.Errorf("lift v1 %s %s: %w", method, path, err)
 	}
 	if len(out) > maxAnswer {
-		return toolText(true, fmt.Sprintf("answer_too_large: v1 answered %s %s with more than %d MiB; narrow the request (fewer breakdown dimensions, a shorter date range).",
+		return refuse("api_error", "answer_too_large", "", fmt.Sprintf("v1 answered %s %s with more than %d MiB; narrow the request (fewer breakdown dimensions, a shorter date range).",
 			method, path, maxAnswer>>20)), nil
 	}
 	if resp.StatusCode/100 != 2 {
@@ -150,6 +150,15 @@ var argumentOf = map[string]string{
 // toolError turns a non-2xx v1 answer into an IsError result: a first line
 // "code: message" a model can act on, then the envelope as v1 sent it
 // (findings, details and param included).
+// refuse is an error the tool finds itself, before or after v1: the same
+// line and envelope as one v1 answered, so an assistant reads one shape.
+func refuse(typ, code, param, message string) *mcp.CallToolResult {
+	var e envelope
+	e.Error.Type, e.Error.Code, e.Error.Param, e.Error.Message = typ, code, param, message
+	body, _ := json.Marshal(e) // four strings: cannot fail
+	return toolError(0, body)
+}
+
 func toolError(status int, body []byte) *mcp.CallToolResult {
 	var e envelope
 	line := fmt.Sprintf("http_%d: %s", status, strings.TrimSpace(string(body)))

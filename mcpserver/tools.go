@@ -61,11 +61,13 @@ type GetExportInput struct {
 	ExportID string `json:"export_id" jsonschema:"the id create_export returned (export_…)"`
 }
 
-// The path ids' patterns: a test id is digits, a query or export id a word.
-// An empty id or one with a slash would name another route of v1 (an empty
-// get_test id was the test list: MCP audit M2).
+// The path ids' patterns: a test id is v1's (digits, no leading zero,
+// within int64: api.TestID), a query or export id a word. An empty id or
+// one with a slash would name another route of v1 (an empty get_test id was
+// the test list: MCP audit M2), and "01" passed the schema only to be a
+// 404 from v1.
 const (
-	testIDPattern = `^[0-9]+$`
+	testIDPattern = `^[1-9][0-9]{0,17}$`
 	wordPattern   = `^[A-Za-z0-9_-]+$`
 )
 
@@ -193,7 +195,8 @@ func (c *Client) createExport(ctx context.Context, req *mcp.CallToolRequest, in 
 		// travel at all.
 		key := strings.Trim(*in.IdempotencyKey, " \t")
 		if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return toolText(true, "invalid_idempotency_key: idempotency_key is sent as the Idempotency-Key header, which cannot hold a control character such as a newline."), nil, nil
+			return refuse("invalid_request_error", "invalid_idempotency_key", "Idempotency-Key",
+				"idempotency_key is sent as the Idempotency-Key header, which cannot hold a control character such as a newline."), nil, nil
 		}
 		h["Idempotency-Key"] = []string{key}
 	}

@@ -126,6 +126,7 @@ func TestRefusedArguments(t *testing.T) {
 	}{
 		{"get_test", map[string]any{"id": ""}, "pattern"},
 		{"get_test", map[string]any{"id": "1/results"}, "pattern"},
+		{"get_test", map[string]any{"id": "01"}, "pattern"}, // v1's spelling only: "01" is not test 1
 		{"get_result_query", map[string]any{"id": "1", "query_id": ""}, "pattern"},
 		{"get_export", map[string]any{"export_id": "../experiments"}, "pattern"},
 		{"create_result_query", map[string]any{"id": "1", "sample_basis": ""}, "enum"},
@@ -251,7 +252,11 @@ func TestAnswers(t *testing.T) {
 	}{
 		// A redirect is v1 saying "another resource": never followed.
 		{"redirect", 301, `<a href="/v1/experiments">Moved</a>`, map[string]any{"id": "1"}, true, []string{"http_301", "Moved"}},
-		{"too large", 200, big, map[string]any{"id": "1"}, true, []string{"answer_too_large"}},
+		{"too large", 200, big, map[string]any{"id": "1"}, true, []string{"answer_too_large: v1 answered POST", `"type":"api_error","code":"answer_too_large"`}},
+		// Refused before v1 is called, in the shape v1's refusals take.
+		{"control character in the key", 200, `{"ok":true}`, map[string]any{"id": "1", "idempotency_key": "k\n2"}, true,
+			[]string{"invalid_idempotency_key: idempotency_key is sent as the Idempotency-Key header, which cannot hold a control character such as a newline. (tool argument idempotency_key)",
+				`"code":"invalid_idempotency_key"`}},
 		{"param named as the argument", 422, `{"error":{"type":"invalid_request_error","code":"invalid_request","message":"Bad time.","param":"Idempotency-Key"}}`,
 			map[string]any{"id": "1"}, true, []string{"invalid_request: Bad time. (tool argument idempotency_key)", `"param":"Idempotency-Key"`}},
 		{"replayed", 200, `{"id":"export_1"}`, map[string]any{"id": "1", "idempotency_key": "replayed"}, false, []string{`{"id":"export_1"}`, "Idempotent-Replayed"}},
@@ -295,7 +300,7 @@ func TestToolList(t *testing.T) {
 		}
 		if tool.Name == "create_result_query" {
 			schema, _ := json.Marshal(tool.InputSchema)
-			for _, want := range []string{`"enum":["visitors","sessions",null]`, `"maxItems":3`, `"benjamini_hochberg"`, `"prior"`, `"pattern":"^[0-9]+$"`} {
+			for _, want := range []string{`"enum":["visitors","sessions",null]`, `"maxItems":3`, `"benjamini_hochberg"`, `"prior"`, `"pattern":"^[1-9][0-9]{0,17}$"`} {
 				if !strings.Contains(string(schema), want) {
 					t.Errorf("create_result_query schema lacks %s", want)
 				}
