@@ -204,7 +204,6 @@ type Filter struct {
 	CreatedGE *time.Time
 	CreatedLT *time.Time
 	CreatedLE *time.Time
-	EndedGE   *time.Time // still running (active, paused), or ended at or after this time
 	// After continues a listing: only tests older than this position
 	// (newest first by created_at, then id).
 	After *Cursor

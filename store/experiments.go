@@ -141,9 +141,17 @@ func findTestByID(ctx context.Context, q querier, shopID, id int64, lock bool) (
 	return t, nil
 }
 
-// FindTests lists a shop's tests newest first, one page of f.Limit, and
+// testFilter is experiment.Filter and what only the store asks: tests
+// running or ended since endedGE (FindTestsLiveAt). No use case filters on
+// it, so the domain's Filter, and its fake, do without it.
+type testFilter struct {
+	experiment.Filter
+	endedGE *time.Time
+}
+
+// findTests lists a shop's tests newest first, one page of f.Limit, and
 // reports whether more follow.
-func findTests(ctx context.Context, q querier, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
+func findTests(ctx context.Context, q querier, shopID int64, f testFilter) ([]*experiment.Test, bool, error) {
 	where := []string{"shop_id=$1"}
 	args := []any{shopID}
 	add := func(cond string, v any) {
@@ -175,8 +183,8 @@ func findTests(ctx context.Context, q querier, shopID int64, f experiment.Filter
 	if f.CreatedLE != nil {
 		add("created_at <= ?", *f.CreatedLE)
 	}
-	if f.EndedGE != nil {
-		add("(status IN ('active','paused') OR ended_at >= ?)", *f.EndedGE)
+	if f.endedGE != nil {
+		add("(status IN ('active','paused') OR ended_at >= ?)", *f.endedGE)
 	}
 	if c := f.After; c != nil {
 		args = append(args, c.CreatedAt, c.ID)
@@ -416,7 +424,7 @@ func (db *DB) FindTestByID(ctx context.Context, shopID, id int64) (*experiment.T
 
 // FindTests lists a shop's tests newest first and reports whether more follow.
 func (db *DB) FindTests(ctx context.Context, shopID int64, f experiment.Filter) ([]*experiment.Test, bool, error) {
-	return findTests(ctx, db.pool, shopID, f)
+	return findTests(ctx, db.pool, shopID, testFilter{Filter: f})
 }
 
 // Catalog is the shop catalog mirror that validation reads.

@@ -316,7 +316,7 @@ func (db *DB) VariantCosts(ctx context.Context, shopID int64, numericIDs []strin
 // FindLiveTests returns every active or paused test of the shop (the tests
 // a webhook can affect), with their groups.
 func (db *DB) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Test, error) {
-	out, err := db.allTests(ctx, shopID, experiment.Filter{Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}})
+	out, err := db.allTests(ctx, shopID, testFilter{Filter: experiment.Filter{Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}}})
 	if err != nil {
 		return nil, fmt.Errorf("store.FindLiveTests %d: %w", shopID, err)
 	}
@@ -328,8 +328,8 @@ func (db *DB) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Te
 // before it (Test.LiveAt says which were).
 func (db *DB) FindTestsLiveAt(ctx context.Context, shopID int64, at time.Time) ([]*experiment.Test, error) {
 	since := at.Add(-experiment.LiveSkew)
-	out, err := db.allTests(ctx, shopID, experiment.Filter{EndedGE: &since, Statuses: []experiment.Status{
-		experiment.StatusActive, experiment.StatusPaused, experiment.StatusEnded, experiment.StatusArchived}})
+	out, err := db.allTests(ctx, shopID, testFilter{endedGE: &since, Filter: experiment.Filter{Statuses: []experiment.Status{
+		experiment.StatusActive, experiment.StatusPaused, experiment.StatusEnded, experiment.StatusArchived}}})
 	if err != nil {
 		return nil, fmt.Errorf("store.FindTestsLiveAt %d: %w", shopID, err)
 	}
@@ -337,7 +337,7 @@ func (db *DB) FindTestsLiveAt(ctx context.Context, shopID int64, at time.Time) (
 }
 
 // allTests pages through every test f selects.
-func (db *DB) allTests(ctx context.Context, shopID int64, f experiment.Filter) ([]*experiment.Test, error) {
+func (db *DB) allTests(ctx context.Context, shopID int64, f testFilter) ([]*experiment.Test, error) {
 	var out []*experiment.Test
 	f.Limit = 500
 	for {

@@ -187,10 +187,6 @@ func matches(t *experiment.Test, f experiment.Filter) bool {
 		f.CreatedLT != nil && !c.Before(*f.CreatedLT) || f.CreatedLE != nil && c.After(*f.CreatedLE) {
 		return false
 	}
-	running := t.Status == experiment.StatusActive || t.Status == experiment.StatusPaused
-	if f.EndedGE != nil && !running && (t.EndedAt == nil || t.EndedAt.Before(*f.EndedGE)) {
-		return false
-	}
 	return f.After == nil || newer(&experiment.Test{CreatedAt: f.After.CreatedAt, ID: f.After.ID}, t)
 }
 
