@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,21 +21,36 @@ import (
 // node answers tens of thousands a second, and an unbuffered line each would
 // cost more than the request; the ingest metrics count them instead);
 // refused ones still log.
+//
+// A probe's answer logs when it changes: a /readyz that starts failing logs
+// once at warn, its recovery once at info, and the probes in between at
+// debug. A load balancer probes every node every few seconds, and a warn
+// line for each failing probe flooded the log through an outage (ops audit
+// O2-11).
 func AccessLog(log *slog.Logger, quietOK ...string) gin.HandlerFunc {
 	quiet := map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 	for _, r := range quietOK {
 		quiet[r] = true
 	}
+	probes := map[string]*atomic.Int32{"/healthz": {}, "/readyz": {}}
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		route := routeOf(c)
+		route, status := routeOf(c), c.Writer.Status()
 		level := slog.LevelInfo
-		switch status := c.Writer.Status(); {
+		switch {
 		case status >= 500:
 			level = slog.LevelWarn
 		case status < 400 && quiet[route]:
 			level = slog.LevelDebug
+		}
+		var previous int32
+		if last, ok := probes[route]; ok {
+			if previous = last.Swap(int32(status)); previous == int32(status) || previous == 0 && status < 400 {
+				level = slog.LevelDebug
+			} else if status < 400 {
+				level = slog.LevelInfo // recovered
+			}
 		}
 		if !log.Enabled(context.Background(), level) {
 			return
@@ -43,9 +59,12 @@ func AccessLog(log *slog.Logger, quietOK ...string) gin.HandlerFunc {
 			slog.String("request_id", RequestID(c)),
 			slog.String("method", c.Request.Method),
 			slog.String("route", route),
-			slog.Int("status", c.Writer.Status()),
+			slog.Int("status", status),
 			slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
+		}
+		if previous != 0 && previous != int32(status) {
+			attrs = append(attrs, slog.Int("previous_status", int(previous)))
 		}
 		if shop := Shop(c); shop != nil {
 			attrs = append(attrs, slog.String("shop", shop.Domain))

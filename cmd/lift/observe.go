@@ -26,11 +26,21 @@ import (
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Log.Level)) // config.Load validated it
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationText}
 	if cfg.Log.Format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// durationText writes a duration as Go spells it ("1.6s", "5.17ms"): the
+// JSON handler's integer nanoseconds carry no unit, and an operator read
+// "retry_in":1600000000 as a count (ops audit O2-11).
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // metrics is the process's metrics; an App not made by openApp (tests,

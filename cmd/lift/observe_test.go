@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	dto "github.com/prometheus/client_model/go"
@@ -270,5 +271,20 @@ func TestWorkerWritesNoGinDebug(t *testing.T) {
 	}
 	if gin.Mode() != gin.ReleaseMode || buf.Len() > 0 {
 		t.Errorf("gin mode %s, wrote %q; want release mode and nothing", gin.Mode(), buf.String())
+	}
+}
+
+// TestLogDurations: durations read with their unit in both formats, not as
+// JSON's bare nanoseconds (ops audit O2-11).
+func TestLogDurations(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"json", "text"} {
+		var buf bytes.Buffer
+		cfg := &config.Config{}
+		cfg.Log.Level, cfg.Log.Format = "info", format
+		newLogger(cfg, &buf).Info("x", "retry_in", 1600*time.Millisecond)
+		if !strings.Contains(buf.String(), "1.6s") || strings.Contains(buf.String(), "1600000000") {
+			t.Errorf("%s: %s, want retry_in as 1.6s", format, buf.String())
+		}
 	}
 }
