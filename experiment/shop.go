@@ -1,6 +1,9 @@
 package experiment
 
-import "time"
+import (
+	"regexp"
+	"time"
+)
 
 // Shop is a store that installed Lift, with what its plan lets it do.
 type Shop struct {
@@ -34,6 +37,20 @@ func (s *Shop) HasFeature(slug string) bool {
 		}
 	}
 	return false
+}
+
+// measurementID is a GA4 measurement id as Google issues them: "G-" and
+// upper-case letters and digits (G-XXXXXXXXXX).
+var measurementID = regexp.MustCompile(`^G-[A-Z0-9]{4,20}$`)
+
+// CheckMeasurementID refuses an analytics id the storefront's GA4 tag
+// cannot use: a typo would be handed to every page and silently measure
+// nothing. Empty is allowed: it turns the metadata off.
+func CheckMeasurementID(id string) error {
+	if id != "" && !measurementID.MatchString(id) {
+		return Errorf(KindInvalidRequest, "invalid_request", "%q is not a GA4 measurement id: G- and upper-case letters and digits, e.g. G-ABC123DEF4; \"\" turns the metadata off.", id)
+	}
+	return nil
 }
 
 // Installed reports whether Lift may still act for the shop.

@@ -124,12 +124,15 @@ func newShopsCmd() *cobra.Command {
 		Short: "Set the shop's analytics measurement id (GA4 G-…) that /api/ga4/metadata hands to the storefront; \"\" turns it off",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			id := strings.TrimSpace(args[1])
+			if err := experiment.CheckMeasurementID(id); err != nil {
+				return err
+			}
 			return withApp(cmd, "cli", func(ctx context.Context, a *App) error {
 				s, err := a.DB.FindShopByDomain(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				id := strings.TrimSpace(args[1])
 				if _, err := a.DB.UpdateShop(ctx, s.ID, store.ShopUpdate{AnalyticsMeasurementID: &id}); err != nil {
 					return err
 				}
