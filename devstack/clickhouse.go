@@ -86,6 +86,6 @@ func (c *clickhouse) start(ctx context.Context) error {
 		"--config-file="+cfgPath, "--pid-file="+c.pidFile(), "--daemon")
 }
 
-func (c *clickhouse) stop(ctx context.Context) error {
-	return killPidFile(ctx, c.pidFile())
+func (c *clickhouse) stop(ctx context.Context) (bool, error) {
+	return killPidFile(ctx, c.pidFile(), "clickhouse")
 }

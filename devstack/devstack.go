@@ -66,7 +66,8 @@ type service interface {
 	installable
 	ready(ctx context.Context) bool
 	start(ctx context.Context) error
-	stop(ctx context.Context) error
+	// stop stops the service when it runs, and reports whether it did.
+	stop(ctx context.Context) (bool, error)
 }
 
 // Up ensures every service that was not given is running, and returns their
@@ -137,11 +138,14 @@ func Down(ctx context.Context, o Options, names ...string) error {
 		if len(names) > 0 && !contains(names, s.name()) {
 			continue
 		}
-		if err := s.stop(ctx); err != nil {
+		switch stopped, err := s.stop(ctx); {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("stop %s: %w", s.name(), err))
-			continue
+		case stopped:
+			l.logf("%s: stopped", s.name())
+		default:
+			l.logf("%s: was not running", s.name())
 		}
-		l.logf("%s: stopped", s.name())
 	}
 	return errors.Join(errs...)
 }

@@ -116,9 +116,11 @@ func (p *postgres) start(ctx context.Context) error {
 	return p.asPostgres(ctx, "pg_ctl", "-D", p.dataDir(), "-l", p.logPath(), "-o", opts, "-w", "-t", "60", "start")
 }
 
-func (p *postgres) stop(ctx context.Context) error {
+func (p *postgres) stop(ctx context.Context) (bool, error) {
 	if _, err := os.Stat(filepath.Join(p.dataDir(), "postmaster.pid")); err != nil {
-		return nil
+		return false, nil
 	}
-	return p.asPostgres(ctx, "pg_ctl", "-D", p.dataDir(), "-m", "fast", "-w", "stop")
+	// pg_ctl checks that the pid file names a running postmaster of this
+	// data directory, and removes a stale one itself.
+	return true, p.asPostgres(ctx, "pg_ctl", "-D", p.dataDir(), "-m", "fast", "-w", "stop")
 }

@@ -1,9 +1,12 @@
 package devstack
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -63,36 +66,53 @@ func (r *redis) start(ctx context.Context) error {
 		"--dir", r.dir(), "--save", "", "--appendonly", aof, "--databases", "256")
 }
 
-func (r *redis) stop(ctx context.Context) error {
-	return killPidFile(ctx, r.pidFile())
+func (r *redis) stop(ctx context.Context) (bool, error) {
+	return killPidFile(ctx, r.pidFile(), "redis-server")
 }
 
-// killPidFile sends SIGTERM to the process in a pid file and waits for it to
-// exit; an absent file or a dead process is already stopped.
-func killPidFile(ctx context.Context, path string) error {
+// killPidFile sends SIGTERM to the process in a pid file when it is program
+// and waits for it to exit, and reports whether there was one to stop. An
+// absent file, a dead process, or one that is not program (the pid file
+// outlived a reboot and the pid went to another process) is not running;
+// the stale file is removed.
+func killPidFile(ctx context.Context, path, program string) (bool, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil
+		return false, nil
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return nil
+	if err != nil || pid <= 0 || !runs(pid, program) {
+		os.Remove(path)
+		return false, nil
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		os.Remove(path)
-		return nil
+		return false, nil
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if syscall.Kill(pid, 0) != nil {
 			os.Remove(path)
-			return nil
+			return true, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return syscall.Kill(pid, syscall.SIGKILL)
+	return true, syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// runs reports whether process pid's command line names program. Where
+// /proc cannot say (not Linux), a live pid is taken as program.
+func runs(pid int, program string) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, statErr := os.Stat("/proc/self"); statErr == nil {
+			return false // /proc works and has no such process
+		}
+		return syscall.Kill(pid, 0) == nil
+	}
+	return err == nil && bytes.Contains(cmdline, []byte(program))
 }
