@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,9 +32,11 @@ type Metrics struct {
 	walFsync      prometheus.Histogram
 	walGroupRows  prometheus.Histogram
 	jobDuration   *prometheus.HistogramVec
+	ingestOnce    sync.Once
 }
 
-// New registers every metric, with the Go runtime and process collectors.
+// New registers the metrics every process has, with the Go runtime and
+// process collectors; the ingest ones are registered by Ingest.
 func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
@@ -76,7 +79,7 @@ func New() *Metrics {
 		}, []string{"type", "outcome"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration, m.ingestRows, m.ingestRefused, m.flushRows, m.flushFailures, m.walFsync, m.walGroupRows, m.jobDuration)
+		m.httpRequests, m.httpDuration, m.jobDuration)
 	return m
 }
 
@@ -101,8 +104,16 @@ func (m *Metrics) ObserveJob(taskType string, took time.Duration, err error) {
 	m.jobDuration.WithLabelValues(taskType, outcome).Observe(took.Seconds())
 }
 
-// Ingest is the ingester's observer (it satisfies ingest.Observer).
-func (m *Metrics) Ingest() IngestObserver { return IngestObserver{m} }
+// Ingest is the ingester's observer (it satisfies ingest.Observer). The
+// lift_ingest_* series exist from its first call: an api-role server or a
+// worker has no ingester, and a series of zeros from each such pod is noise
+// beside the ingest nodes' (ops audit O2-11).
+func (m *Metrics) Ingest() IngestObserver {
+	m.ingestOnce.Do(func() {
+		m.reg.MustRegister(m.ingestRows, m.ingestRefused, m.flushRows, m.flushFailures, m.walFsync, m.walGroupRows)
+	})
+	return IngestObserver{m}
+}
 
 // IngestObserver counts the ingester's rows and flushes.
 type IngestObserver struct{ m *Metrics }

@@ -152,3 +152,25 @@ func TestQueueReadHangs(t *testing.T) {
 	}
 	t.Fatalf("no lift_jobs_queue_up 0 in %v", families)
 }
+
+// TestNoIngestSeriesWithoutIngester: a process with no ingester (api role,
+// worker) exports no lift_ingest_* series; one with an ingester exports
+// them from the start, before any row.
+func TestNoIngestSeriesWithoutIngester(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.ObserveJob("results:snapshot", 1e9, nil)
+	for name := range scrape(t, m) {
+		if strings.HasPrefix(name, "lift_ingest_") {
+			t.Errorf("%s is exported by a process without an ingester", name)
+		}
+	}
+	m.Ingest()
+	m.Ingest() // a second observer registers nothing twice
+	f := scrape(t, m)
+	for _, name := range []string{"lift_ingest_flush_rows_total", "lift_ingest_flush_failures_total", "lift_ingest_wal_fsync_seconds", "lift_ingest_wal_group_rows"} {
+		if f[name] == nil {
+			t.Errorf("%s missing once the ingester's observer exists", name)
+		}
+	}
+}
