@@ -6,6 +6,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -173,6 +174,32 @@ type QueueDepths func() (map[string]map[string]int, error)
 // lift_jobs_queue_up 0 and no depths rather than failing.
 func (m *Metrics) WatchQueues(depths QueueDepths) {
 	m.reg.MustRegister(queueCollector{depths: depths, budget: queueReadBudget})
+}
+
+// WatchDeadLetters exports lift_webhook_dead_letters, the deliveries the
+// worker gave up on (count is read at each scrape, within the same budget
+// as the queues). A scrape that cannot read it carries no sample: alert on
+// the value, and on its absence as on any target down.
+func (m *Metrics) WatchDeadLetters(count func(context.Context) (int64, error)) {
+	m.reg.MustRegister(deadLetterCollector{count: count, budget: queueReadBudget})
+}
+
+var deadLettersDesc = prometheus.NewDesc("lift_webhook_dead_letters",
+	"Platform webhook deliveries the worker gave up on and no redelivery has completed since (all shops).", nil, nil)
+
+type deadLetterCollector struct {
+	count  func(context.Context) (int64, error)
+	budget time.Duration
+}
+
+func (d deadLetterCollector) Describe(ch chan<- *prometheus.Desc) { ch <- deadLettersDesc }
+
+func (d deadLetterCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), d.budget)
+	defer cancel()
+	if n, err := d.count(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(deadLettersDesc, prometheus.GaugeValue, float64(n))
+	}
 }
 
 var errTimeout = errors.New("metrics: the queue read took longer than its budget")

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"net/http/httptest"
 	"strings"
@@ -172,5 +173,26 @@ func TestNoIngestSeriesWithoutIngester(t *testing.T) {
 		if f[name] == nil {
 			t.Errorf("%s missing once the ingester's observer exists", name)
 		}
+	}
+}
+
+// TestDeadLetters: the gauge reads its count at each scrape, and a scrape
+// that cannot read it carries no sample rather than a false zero.
+func TestDeadLetters(t *testing.T) {
+	t.Parallel()
+	m := New()
+	var n int64 = 3
+	var fail error
+	m.WatchDeadLetters(func(context.Context) (int64, error) { return n, fail })
+	if got, ok := value(scrape(t, m), "lift_webhook_dead_letters", nil); !ok || got != 3 {
+		t.Errorf("lift_webhook_dead_letters = %v (%v), want 3", got, ok)
+	}
+	n = 4
+	if got, ok := value(scrape(t, m), "lift_webhook_dead_letters", nil); !ok || got != 4 {
+		t.Errorf("lift_webhook_dead_letters = %v (%v) after a fourth, want 4", got, ok)
+	}
+	fail = errors.New("postgres down")
+	if f := scrape(t, m)["lift_webhook_dead_letters"]; f != nil && len(f.GetMetric()) > 0 {
+		t.Errorf("a failed read still gave a sample: %v", f)
 	}
 }

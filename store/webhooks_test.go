@@ -67,6 +67,9 @@ func TestWebhookDeliveriesAndDeadLetters(t *testing.T) {
 			got[0].Tries != 5 || !got[0].At.Equal(at) || got[0].DeliveryID != "d1" {
 			t.Fatalf("dead letters = %+v, want %+v", got, want)
 		}
+		if n, err := db.CountDeadLetters(ctx); err != nil || n != 1 {
+			t.Errorf("CountDeadLetters = %d, %v; want 1", n, err)
+		}
 	})
 }
 

@@ -80,6 +80,7 @@ func (a *App) startWorker(ctx context.Context, interval time.Duration) (stop fun
 	}
 	w := jobs.NewWorker(jobs.Redis{Addr: a.Config.Redis.Addr, DB: a.Config.Redis.DB}, jobs.WorkerConfig{Logger: a.Log, Observe: a.metrics().ObserveJob})
 	a.watchQueues()
+	a.metrics().WatchDeadLetters(a.DB.CountDeadLetters)
 	var sources []jobs.Source
 	for _, kind := range jobKinds {
 		sources = append(sources, kind(a, w)...)
