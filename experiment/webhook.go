@@ -42,11 +42,24 @@ type WebhookService struct {
 	// MaxTries bounds how often a failing delivery is tried before it is
 	// dead-lettered. Default 5.
 	MaxTries int
-	Logger   *slog.Logger
+	// RetryHorizon is how long after an order is placed its ORDERS_CREATE
+	// may still be unprocessed: its delivery, then the queue's tries and
+	// their backoff. Only an ORDERS_EDITED received within it of the
+	// order's creation waits for the create (retries); one received later
+	// finds what the create wrote or nothing, for good. Default
+	// DefaultWebhookRetryHorizon.
+	RetryHorizon time.Duration
+	Logger       *slog.Logger
 }
 
 // DefaultWebhookMaxTries is MaxTries when unset.
 const DefaultWebhookMaxTries = 5
+
+// DefaultWebhookRetryHorizon is RetryHorizon when unset. The queue's default
+// backoff spreads DefaultWebhookMaxTries tries over at most 7 min 38 s
+// (jobs: TestWebhookRetryHorizonCoversTheBackoff); the rest is room for the
+// create's own delivery and queueing.
+const DefaultWebhookRetryHorizon = 15 * time.Minute
 
 // maxDeliveryIDChars bounds the platform's delivery id.
 const maxDeliveryIDChars = 255
@@ -148,9 +161,14 @@ func (s *WebhookService) Process(ctx context.Context, shopID int64, deliveryID s
 		return nil
 	}
 	last := attempt.Last || attempt.Try >= s.maxTries()
-	err = s.apply(ctx, d, last)
+	err = s.apply(ctx, d)
 	if err == nil {
 		return nil
+	}
+	if last && errors.Is(err, errEditBeforeCreate) {
+		// The create did not come in time: the edit is final, unattributed,
+		// not a fault for the dead letters.
+		return s.markProcessed(ctx, d, outcomeUnattributed, nil)
 	}
 	err = fmt.Errorf("experiment.WebhookService.Process %s %s: %w", d.Topic, d.ID, err)
 	if !last {
@@ -163,9 +181,8 @@ func (s *WebhookService) Process(ctx context.Context, shopID int64, deliveryID s
 	return nil
 }
 
-// apply runs the topic's effect and marks the delivery processed; last says
-// no retry follows a failure.
-func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery, last bool) error {
+// apply runs the topic's effect and marks the delivery processed.
+func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery) error {
 	shop, err := s.Repo.FindShopByID(ctx, d.ShopID)
 	if err != nil {
 		return err
@@ -180,7 +197,7 @@ func (s *WebhookService) apply(ctx context.Context, d *WebhookDelivery, last boo
 	}
 	switch d.Topic {
 	case TopicOrdersCreate, TopicOrdersEdited:
-		outcome, effect, err = s.order(ctx, shop, d, last)
+		outcome, effect, err = s.order(ctx, shop, d)
 	case TopicAppUninstalled:
 		outcome, effect, err = s.uninstalled(ctx, shop)
 	case TopicShopUpdate:
@@ -290,6 +307,13 @@ func (s *WebhookService) maxTries() int {
 		return DefaultWebhookMaxTries
 	}
 	return s.MaxTries
+}
+
+func (s *WebhookService) retryHorizon() time.Duration {
+	if s.RetryHorizon <= 0 {
+		return DefaultWebhookRetryHorizon
+	}
+	return s.RetryHorizon
 }
 
 func (s *WebhookService) logger() *slog.Logger {

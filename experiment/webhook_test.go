@@ -457,22 +457,23 @@ func TestUninstalledShopMirrorsNothing(t *testing.T) {
 	}
 }
 
-// TestEditBeforeItsCreate: an edit that finds neither the order's
-// attributed rows nor an assignment is retried, not marked processed: its
-// create may still be in the queue (storefront audit 2, S2: the refund was
-// lost for good). Once the create's rows exist it lands; on the last try
-// it ends unattributed rather than in the dead letters.
+// TestEditBeforeItsCreate: an edit received soon after its order was placed
+// that finds neither the order's attributed rows nor an assignment is
+// retried, not marked processed: its create may still be in the queue
+// (storefront audit 2, S2: the refund was lost for good). Once the create's
+// rows exist it lands; on the last try it ends unattributed rather than in
+// the dead letters. TestEditRetriedOnlyWhileCreateMayBePending has when.
 func TestEditBeforeItsCreate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	created := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
-	edit := `{"id":5001,"created_at":"2026-06-01T09:00:00Z","updated_at":"2026-06-01T10:00:00Z","total_price":"50.00","current_total_price":"30.00"}`
+	edit := `{"id":5001,"created_at":"2026-06-01T09:00:00Z","updated_at":"2026-06-01T09:02:00Z","total_price":"50.00","current_total_price":"30.00"}`
 	f := newWebhookFakes()
 	f.live = []*experiment.Test{{ID: 42, Status: experiment.StatusActive, Groups: []experiment.Group{{Index: 0}, {Index: 1}}}}
 	deliver := func(id string) {
 		t.Helper()
 		if _, _, err := f.InsertDelivery(ctx, experiment.WebhookDelivery{ShopID: 1, ID: id, Topic: experiment.TopicOrdersEdited,
-			Body: []byte(edit), ReceivedAt: created.Add(time.Hour)}); err != nil {
+			Body: []byte(edit), ReceivedAt: created.Add(2 * time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
@@ -58,5 +60,29 @@ func TestWebhookQueueAndHandler(t *testing.T) {
 	case got := <-calls:
 		t.Fatalf("processed twice: %+v", got)
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// TestWebhookRetryHorizonCoversTheBackoff: an edit waits for its order's
+// create only within experiment.DefaultWebhookRetryHorizon of the order's
+// creation, so that horizon must cover the create's tries under the
+// worker's default backoff (asynq's: retried⁴ + 15 s + up to 30 s ×
+// (retried + 1) of jitter), whose bound is checked here against asynq
+// itself.
+func TestWebhookRetryHorizonCoversTheBackoff(t *testing.T) {
+	t.Parallel()
+	var worst time.Duration
+	for n := 0; n < experiment.DefaultWebhookMaxTries-1; n++ {
+		bound := time.Duration(n*n*n*n+15+30*(n+1)) * time.Second
+		for range 500 {
+			if d := asynq.DefaultRetryDelayFunc(n, nil, nil); d > bound {
+				t.Fatalf("retry %d waits %s, above the bound %s this test assumes", n, d, bound)
+			}
+		}
+		worst += bound
+	}
+	if worst >= experiment.DefaultWebhookRetryHorizon {
+		t.Fatalf("%d tries may take %s, not within experiment.DefaultWebhookRetryHorizon (%s)",
+			experiment.DefaultWebhookMaxTries, worst, experiment.DefaultWebhookRetryHorizon)
 	}
 }
