@@ -25,6 +25,12 @@ func init() {
 // configuration every command reads, until fn returns or the process is
 // interrupted. Writes with no actor of their own are audited as actor.
 func withApp(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *App) error) error {
+	return withAppOpened(cmd, actor, openApp, fn)
+}
+
+// withAppOpened is withApp with the connections made by open.
+func withAppOpened(cmd *cobra.Command, actor string, open func(context.Context, *config.Config) (*App, error),
+	fn func(ctx context.Context, a *App) error) error {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return err
@@ -32,7 +38,7 @@ func withApp(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *A
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx = experiment.WithActor(ctx, experiment.Actor{Name: actor})
-	a, err := openApp(ctx, cfg)
+	a, err := open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -45,8 +51,9 @@ func withApp(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *A
 // format, not a plain line after it.
 // A failure to connect at start (Postgres down) is logged the same way; only
 // a configuration that does not load stays a plain line, having no format.
-func withServer(cmd *cobra.Command, actor string, fn func(ctx context.Context, a *App) error) error {
-	err := withApp(cmd, actor, fn)
+func withServer(cmd *cobra.Command, actor string, open func(context.Context, *config.Config) (*App, error),
+	fn func(ctx context.Context, a *App) error) error {
+	err := withAppOpened(cmd, actor, open, fn)
 	if err == nil {
 		return nil
 	}

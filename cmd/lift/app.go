@@ -224,8 +224,51 @@ func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
 
 // openApp connects to Postgres, Redis and ClickHouse. Redis and ClickHouse
 // being down is not fatal to a server (readyz reports it, ingest buffers in
-// its WAL); Postgres is required.
+// its WAL); Postgres is required (openServer spares an ingest node that).
 func openApp(ctx context.Context, cfg *config.Config) (*App, error) {
+	a, err := dialApp(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.DB.Ping(ctx); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("postgres at %s: %w", describePostgres(cfg.Postgres.URL), err)
+	}
+	return a, nil
+}
+
+// ingestPingTimeout bounds the start's look at Postgres on an ingest node,
+// which starts whatever the answer: a hung server must not hold the WAL's
+// drain either.
+const ingestPingTimeout = 5 * time.Second
+
+// openServer is openApp for lift serve. An ingest node starts without
+// Postgres (ops audit O2-3): its WAL holds rows already answered 202, and
+// draining them to ClickHouse needs no Postgres, while a node that exited
+// kept them there for the whole outage (a rolling restart took every node
+// down). Its shop lookups connect once Postgres answers (the pool dials on
+// demand); until then tracking for a shop it has not seen answers 503 and
+// /readyz says postgres degraded.
+func openServer(ctx context.Context, cfg *config.Config) (*App, error) {
+	if cfg.Role != "ingest" {
+		return openApp(ctx, cfg)
+	}
+	a, err := dialApp(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, ingestPingTimeout)
+	defer cancel()
+	if err := a.DB.Ping(pctx); err != nil {
+		a.Log.Warn("postgres unreachable: ingest starts without it, drains its WAL to ClickHouse and looks shops up once it answers",
+			"postgres", describePostgres(cfg.Postgres.URL), "err", err)
+	}
+	return a, nil
+}
+
+// dialApp builds the process's connections without waiting on any server:
+// the Postgres pool, Redis and ClickHouse all connect on first use.
+func dialApp(ctx context.Context, cfg *config.Config) (*App, error) {
 	a := &App{Config: cfg, Now: func() time.Time { return time.Now().UTC() }, Log: newLogger(cfg, os.Stderr),
 		Metrics: metrics.New()}
 	// Packages that log without an App (the health checks, the error
@@ -237,10 +280,6 @@ func openApp(ctx context.Context, cfg *config.Config) (*App, error) {
 	a.DB, err = store.Open(ctx, store.Config{URL: cfg.Postgres.URL, MaxConns: cfg.Postgres.MaxConns, Now: a.Now, WriteTimeout: cfg.HTTP.WriteTimeout})
 	if err != nil {
 		return nil, err
-	}
-	if err := a.DB.Ping(ctx); err != nil {
-		a.DB.Close()
-		return nil, fmt.Errorf("postgres at %s: %w", describePostgres(cfg.Postgres.URL), err)
 	}
 	a.Redis = redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, DialTimeout: 2 * time.Second, MaxRetries: 1})
 	a.Jobs = jobs.NewClient(jobs.Redis{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB})

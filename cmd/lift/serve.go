@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -44,9 +45,10 @@ func newServeCmd() *cobra.Command {
 			return nil
 		},
 		Short: "Serve the merchant API (/v1, /api admin) and/or the storefront ingest (/api/track, /api/observe)",
-		Long:  "Serve HTTP. --role api serves the merchant surfaces, --role ingest the storefront tracking\nendpoints (scale it apart behind any load balancer; each node keeps its own WAL), --role all both.\n\n" + configHelp(),
+		Long: "Serve HTTP. --role api serves the merchant surfaces, --role ingest the storefront tracking\nendpoints (scale it apart behind any load balancer; each node keeps its own WAL), --role all both.\n" +
+			"An ingest node starts while Postgres is unreachable: it drains its WAL to ClickHouse and connects\nwhen Postgres answers (/readyz degraded until then).\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withServer(cmd, "system", func(ctx context.Context, a *App) error { return a.serve(ctx, nil) })
+			return withServer(cmd, "system", openServer, func(ctx context.Context, a *App) error { return a.serve(ctx, nil) })
 		},
 	}
 	config.BindFlags(cmd.Flags(), "role", "http.addr", "log.format", "log.level")
@@ -70,8 +72,20 @@ func (a *App) serve(ctx context.Context, ready chan<- string) error {
 			return err
 		}
 	}
-	if err := a.requireMigrated(ctx); err != nil {
-		return err
+	mctx, cancel := ctx, context.CancelFunc(func() {})
+	if role == "ingest" {
+		mctx, cancel = context.WithTimeout(ctx, ingestPingTimeout)
+	}
+	err := a.requireMigrated(mctx)
+	cancel()
+	if err != nil {
+		// An ingest node starts through a Postgres outage (openServer);
+		// its readiness check runs this check once Postgres answers. A
+		// database that answers and lacks migrations still stops it.
+		if role != "ingest" || errors.Is(err, errUnmigrated) {
+			return err
+		}
+		a.Log.Warn("ingest: the migration check waits for Postgres; /readyz reports postgres degraded until it passes", "err", err)
 	}
 	if role != "ingest" {
 		if err := a.requireTokenKey(ctx); err != nil {
@@ -247,22 +261,44 @@ func (a *App) health(role string) api.Health {
 		h.Optional["redis"] = func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }
 		h.Optional["clickhouse"] = a.Warehouse.Ping
 	} else {
-		h.Optional["postgres"] = a.DB.Ping
+		h.Optional["postgres"] = a.migratedPostgres()
 	}
 	return h
 }
 
+// migratedPostgres checks that Postgres answers and, until that has passed
+// once, that it has this binary's migrations: an ingest node that started
+// during an outage ran no migration check at start (serve).
+func (a *App) migratedPostgres() api.Check {
+	var migrated atomic.Bool
+	return func(ctx context.Context) error {
+		if migrated.Load() {
+			return a.DB.Ping(ctx)
+		}
+		if err := a.requireMigrated(ctx); err != nil {
+			return err
+		}
+		migrated.Store(true)
+		return nil
+	}
+}
+
+// errUnmigrated is what requireMigrated answers for a database that
+// answers and lacks migrations, as against one it could not reach.
+var errUnmigrated = errors.New("run `lift migrate` first")
+
 // requireMigrated refuses to start on a Postgres database that lacks this
 // binary's migrations: the server would start, report ready and answer 500
 // to every request (the ops audit). lift dev and lift migrate apply them.
+// Errors: errUnmigrated, or why Postgres could not be read.
 func (a *App) requireMigrated(ctx context.Context) error {
 	pending, err := a.DB.Pending(ctx)
 	if err != nil {
 		return err
 	}
 	if len(pending) > 0 {
-		return fmt.Errorf("the Postgres database %s lacks %d migration(s) of this binary, from %s: run `lift migrate` first",
-			describePostgres(a.Config.Postgres.URL), len(pending), pending[0])
+		return fmt.Errorf("the Postgres database %s lacks %d migration(s) of this binary, from %s: %w",
+			describePostgres(a.Config.Postgres.URL), len(pending), pending[0], errUnmigrated)
 	}
 	return nil
 }

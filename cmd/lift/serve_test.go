@@ -166,12 +166,14 @@ func TestServeLogsWhyItStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	for _, c := range []struct{ name, postgres, why string }{
-		{"TakenAddress", s.cfg.Postgres.URL, "address already in use"},
-		{"PostgresDown", "postgres://postgres@" + taken.Addr().String() + "/lift?sslmode=disable&connect_timeout=2", "postgres"},
+	// An ingest node starts without Postgres (TestIngestStartsWithoutPostgres);
+	// an API node does not.
+	for _, c := range []struct{ name, role, postgres, why string }{
+		{"TakenAddress", "ingest", s.cfg.Postgres.URL, "address already in use"},
+		{"PostgresDown", "api", "postgres://postgres@" + taken.Addr().String() + "/lift?sslmode=disable&connect_timeout=2", "postgres"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "serve", "--role", "ingest", "--http-addr", taken.Addr().String(), "--log-format", "json")
+			cmd := exec.Command(os.Args[0], "serve", "--role", c.role, "--http-addr", taken.Addr().String(), "--log-format", "json")
 			cmd.Env = append(os.Environ(), liftMainEnv+"=1", "LIFT_POSTGRES_URL="+c.postgres, "LIFT_REDIS_ADDR="+s.cfg.Redis.Addr,
 				"LIFT_CLICKHOUSE_ADDR="+s.cfg.ClickHouse.Addr, "LIFT_CLICKHOUSE_DATABASE="+s.cfg.ClickHouse.Database, "LIFT_DATA_DIR="+t.TempDir())
 			var stderr bytes.Buffer

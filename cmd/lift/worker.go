@@ -42,7 +42,7 @@ func newWorkerCmd() *cobra.Command {
 				// The scheduler would run every 15 s instead, unsaid.
 				return fmt.Errorf("worker: --scheduler-interval must be positive, not %s", interval)
 			}
-			return withServer(cmd, "worker", func(ctx context.Context, a *App) error {
+			return withServer(cmd, "worker", openApp, func(ctx context.Context, a *App) error {
 				if err := a.requireMigrated(ctx); err != nil {
 					return err
 				}
