@@ -58,7 +58,8 @@ type Download struct {
 // this service mints; otherwise KindNotFound export_not_found for a link
 // that is expired, badly signed, or names an export that is not completed
 // or whose file is gone — one answer, so a link reveals nothing about
-// exports it does not name.
+// exports it does not name; a good link to an expired export says the
+// export expired.
 func (s *Service) OpenDownload(ctx context.Context, id, expires, signature string) (*Download, error) {
 	gone := experiment.Errorf(experiment.KindNotFound, "export_not_found",
 		"This download link is unknown or expired. Read the export again (GET /v1/exports/%s) for a fresh link.", id)
@@ -78,6 +79,9 @@ func (s *Service) OpenDownload(ctx context.Context, id, expires, signature strin
 	x, err := s.cfg.Repo.FindExportByID(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if x.Status == ExportExpired {
+		return nil, s.expired(x) // the link is signed for it: saying so reveals nothing
 	}
 	if x.Status != ExportCompleted || x.File == "" {
 		return nil, gone

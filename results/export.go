@@ -16,6 +16,10 @@ const (
 	ExportRunning   = "running"
 	ExportCompleted = "completed"
 	ExportFailed    = "failed"
+	// ExportExpired is a completed export whose file was deleted after
+	// Config.ExportRetention (ExpireExports). The contract knows no such
+	// status: reading one answers 404 export_not_found, saying so.
+	ExportExpired = "expired"
 )
 
 // Export is a CSV export of one test's orders.
@@ -30,6 +34,7 @@ type Export struct {
 	CreatedAt    time.Time
 	StartedAt    *time.Time
 	CompletedAt  *time.Time
+	ExpiredAt    *time.Time // set when its file was deleted
 }
 
 // ExportHeader is the first line of an export's CSV: one row per order as it
@@ -80,9 +85,16 @@ func (s *Service) CreateExport(ctx context.Context, shop *experiment.Shop, testI
 }
 
 // FindExport reads the shop's export. Errors: KindNotFound export_not_found
-// (also another shop's).
+// (also another shop's, and an expired one, whose message says it expired).
 func (s *Service) FindExport(ctx context.Context, shopID int64, id string) (*Export, error) {
-	return s.cfg.Repo.FindExport(ctx, shopID, id)
+	x, err := s.cfg.Repo.FindExport(ctx, shopID, id)
+	if err != nil {
+		return nil, err
+	}
+	if x.Status == ExportExpired {
+		return nil, s.expired(x)
+	}
+	return x, nil
 }
 
 // RunExport writes the export's CSV and marks it completed with its row

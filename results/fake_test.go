@@ -172,6 +172,31 @@ func (m *memory) FindExportByID(_ context.Context, id string) (*results.Export, 
 	return &c, nil
 }
 
+func (m *memory) ExpireExports(_ context.Context, before, at time.Time) ([]*results.Export, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*results.Export
+	for _, x := range m.exports {
+		if x.Status == results.ExportCompleted && x.CompletedAt.Before(before) {
+			x.Status, x.ExpiredAt = results.ExportExpired, &at
+		}
+		if x.Status == results.ExportExpired && x.File != "" {
+			c := *x
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+func (m *memory) ForgetExportFile(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if x := m.exports[id]; x != nil && x.Status == results.ExportExpired {
+		x.File = ""
+	}
+	return nil
+}
+
 // memTx buffers a unit's changes until Write commits them.
 type memTx struct {
 	m   *memory

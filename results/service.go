@@ -43,6 +43,14 @@ type Repository interface {
 	// FindExportByID reads any shop's export (the signed download). Errors:
 	// KindNotFound export_not_found.
 	FindExportByID(ctx context.Context, id string) (*Export, error)
+	// ExpireExports marks every export completed before `before` expired
+	// (ExpiredAt at), keeping its File, and returns those together with
+	// the expired exports whose file is not forgotten yet (an earlier run
+	// stopped before ForgetExportFile).
+	ExpireExports(ctx context.Context, before, at time.Time) ([]*Export, error)
+	// ForgetExportFile clears an expired export's File once the file is
+	// deleted.
+	ForgetExportFile(ctx context.Context, id string) error
 }
 
 // Tx is the unit of work of Repository.Write.
@@ -110,6 +118,10 @@ type Config struct {
 	// SigningSecret signs export download links; every node that mints or
 	// serves links must share it.
 	SigningSecret []byte
+	// ExportRetention is how long an export's file is kept after it
+	// completes (exports.retention); ExpireExports deletes it then. Zero
+	// keeps every file.
+	ExportRetention time.Duration
 }
 
 // Service is the results domain service.

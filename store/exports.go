@@ -3,17 +3,18 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/results"
 )
 
-const exportColumns = `id, shop_id, experiment_id, status, row_count, file, failure, created_at, started_at, completed_at`
+const exportColumns = `id, shop_id, experiment_id, status, row_count, file, failure, created_at, started_at, completed_at, expired_at`
 
 func scanExport(row scanner) (*results.Export, error) {
 	var e results.Export
 	err := row.Scan(&e.ID, &e.ShopID, &e.ExperimentID, &e.Status, &e.RowCount, &e.File, &e.Failure,
-		&e.CreatedAt, &e.StartedAt, &e.CompletedAt)
+		&e.CreatedAt, &e.StartedAt, &e.CompletedAt, &e.ExpiredAt)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +97,46 @@ func (tx *Tx) finishExport(ctx context.Context, shopID int64, id, op, sql string
 	}
 	if tag.RowsAffected() == 0 {
 		return experiment.Errorf(experiment.KindConflict, "export_not_running", "export %s is not running", id)
+	}
+	return nil
+}
+
+// ExpireExports marks the exports completed before `before` expired at at,
+// keeping their file names, and returns them together with the exports an
+// earlier run marked and whose file it did not delete (ForgetExportFile was
+// not reached). Marking first means no completed export ever points at a
+// deleted file.
+func (db *DB) ExpireExports(ctx context.Context, before, at time.Time) ([]*results.Export, error) {
+	// The statements of one query share a snapshot: the second SELECT does
+	// not see the rows the UPDATE marks, so none is returned twice.
+	rows, err := db.pool.Query(ctx, `WITH marked AS (
+			UPDATE exports SET status = 'expired', expired_at = $2
+			WHERE status = 'completed' AND completed_at < $1 RETURNING `+exportColumns+`)
+		SELECT `+exportColumns+` FROM marked
+		UNION ALL SELECT `+exportColumns+` FROM exports WHERE status = 'expired' AND file <> ''`, before, at)
+	if err != nil {
+		return nil, fmt.Errorf("store.ExpireExports: %w", err)
+	}
+	defer rows.Close()
+	var out []*results.Export
+	for rows.Next() {
+		e, err := scanExport(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store.ExpireExports: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store.ExpireExports: %w", err)
+	}
+	return out, nil
+}
+
+// ForgetExportFile records that an expired export's file is deleted; an
+// export that is not expired keeps its file name.
+func (db *DB) ForgetExportFile(ctx context.Context, id string) error {
+	if _, err := db.pool.Exec(ctx, `UPDATE exports SET file = '' WHERE id = $1 AND status = 'expired'`, id); err != nil {
+		return fmt.Errorf("store.ForgetExportFile %s: %w", id, err)
 	}
 	return nil
 }
