@@ -108,6 +108,12 @@ type Config struct {
 		Retention  time.Duration `mapstructure:"retention"`
 	} `mapstructure:"idempotency"`
 
+	Exports struct {
+		// Retention is how long an export's CSV is kept after it
+		// completes (results.Service.ExpireExports); 0 keeps every file.
+		Retention time.Duration `mapstructure:"retention"`
+	} `mapstructure:"exports"`
+
 	Log struct {
 		// Format is json, text, or empty: text in lift dev, json elsewhere.
 		Format string `mapstructure:"format"`
@@ -170,6 +176,7 @@ var keys = []key{
 	{"results.first_snapshot_after", 15 * time.Minute, "how long after its launch a running test gets its first results snapshot (then one about every 6 hours)"},
 	{"idempotency.stale_after", 90 * time.Second, "after this an unfinished Idempotency-Key claim may be taken again"},
 	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},
+	{"exports.retention", 7 * 24 * time.Hour, "how long an export's CSV under <data_dir>/exports is kept after it completes; then the worker's hourly housekeeping deletes it and reading the export answers 404 export_not_found saying it expired; 0 keeps every file"},
 	{"log.format", "", "log format: json (one object per line) or text; empty means text under lift dev and json everywhere else"},
 	{"log.level", "info", "lowest level logged: debug, info, warn or error"},
 	{"worker.metrics_addr", ":9091", "address lift worker serves Prometheus /metrics on (servers serve it on http.addr); empty serves none"},
@@ -293,6 +300,8 @@ func (c *Config) validateLimits() error {
 		return fmt.Errorf("config: redis.db must be a database number from 0 to 15, not %d", c.Redis.DB)
 	case c.ClickHouse.Retention < 0:
 		return fmt.Errorf("config: clickhouse.retention must not be negative (0 keeps everything), not %s", c.ClickHouse.Retention)
+	case c.Exports.Retention < 0:
+		return fmt.Errorf("config: exports.retention must not be negative (0 keeps every file), not %s", c.Exports.Retention)
 	case c.Idempotency.StaleAfter <= c.HTTP.WriteTimeout:
 		return fmt.Errorf("config: idempotency.stale_after (%s) must be above http.write_timeout (%s): a claim may be re-taken only once its write is over",
 			c.Idempotency.StaleAfter, c.HTTP.WriteTimeout)

@@ -185,6 +185,7 @@ func TestLoadRefusesBadLimits(t *testing.T) {
 		{"LIFT_REDIS_DB", "16", "redis.db"},
 		{"LIFT_REDIS_DB", "-1", "redis.db"},
 		{"LIFT_CLICKHOUSE_RETENTION", "-24h", "clickhouse.retention"},
+		{"LIFT_EXPORTS_RETENTION", "-1h", "exports.retention"},
 		{"LIFT_IDEMPOTENCY_STALE_AFTER", "-1s", "idempotency.stale_after"},
 		{"LIFT_IDEMPOTENCY_STALE_AFTER", "5s", "idempotency.stale_after"},
 		{"LIFT_IDEMPOTENCY_RETENTION", "1m", "idempotency.retention"},

@@ -8,7 +8,8 @@ import (
 )
 
 // TypeHousekeeping deletes what the stores keep only for a while
-// (store.DB.Purge: old idempotency keys and webhook deliveries).
+// (store.DB.Purge: old idempotency keys and webhook deliveries;
+// results.Service.ExpireExports: export files past their retention).
 const TypeHousekeeping = "housekeeping:purge"
 
 // HousekeepingEvery is how often the purge runs.

@@ -101,3 +101,43 @@ func TestSigningSecret(t *testing.T) {
 		t.Fatal("two data directories share a generated secret")
 	}
 }
+
+// TestExportExpiresAfterRetention: the worker's hourly housekeeping deletes
+// an export's file once exports.retention has passed since it completed;
+// reading the export then answers the contract's 404 export_not_found,
+// saying it expired, never a link to the missing file (ops audit 2, O2-8).
+func TestExportExpiresAfterRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newServer(t, func(c *config.Config) { c.Exports.Retention = 48 * time.Hour })
+	shop, read, _ := s.shop(true)
+	tt := lifttest.RunningTest(shop.ID, "t", time.Now().UTC().Add(-time.Hour))
+	lifttest.PutTest(t, s.app.DB, tt)
+	r := s.do("POST", "/v1/experiments/"+strconv.FormatInt(tt.ID, 10)+"/exports", read, "")
+	if r.status != 202 {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	id := r.body["id"].(string)
+	if err := s.app.results().RunExport(ctx, shop.ID, id, true); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(s.app.exportsDir(), id+".csv")
+
+	if err := s.app.housekeep(ctx, time.Now().Add(47*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.do("GET", "/v1/exports/"+id, read, ""); r.status != 200 || r.body["download_url"] == nil {
+		t.Fatalf("within the retention: %d %s", r.status, r.raw)
+	}
+	if err := s.app.housekeep(ctx, time.Now().Add(49*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("the file is still there after the retention: %v", err)
+	}
+	r = s.do("GET", "/v1/exports/"+id, read, "")
+	wantError(t, r, 404, "not_found_error", "export_not_found", nil)
+	if msg, _ := r.errField("message").(string); !strings.Contains(msg, "expired") || !strings.Contains(msg, "2 days") {
+		t.Fatalf("message %q, want it to say the export expired", msg)
+	}
+}

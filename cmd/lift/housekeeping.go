@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/liftab/lift/jobs"
@@ -9,18 +10,26 @@ import (
 
 func init() { jobKinds = append(jobKinds, housekeepingJobs) }
 
-// housekeepingJobs: once an hour, the rows Postgres keeps only for a while
-// go (store.DB.Purge), and the worker logs what went.
+// housekeepingJobs: once an hour, housekeep.
 func housekeepingJobs(a *App, w *jobs.Worker) []jobs.Source {
-	jobs.HandleHousekeeping(w, func(ctx context.Context, at time.Time) error {
-		p, err := a.DB.Purge(ctx, at, a.Config.Idempotency.Retention)
-		if err != nil {
-			return err
-		}
-		if p.IdempotencyKeys+p.WebhookDeliveries > 0 {
-			a.Log.Info("housekeeping: purged", "idempotency_keys", p.IdempotencyKeys, "webhook_deliveries", p.WebhookDeliveries)
-		}
-		return nil
-	})
+	jobs.HandleHousekeeping(w, a.housekeep)
 	return []jobs.Source{jobs.HousekeepingSource()}
+}
+
+// housekeep deletes what is kept only for a while, as of at: the rows
+// Postgres keeps (store.DB.Purge) and the export files past
+// exports.retention (results.Service.ExpireExports); it logs what went.
+// Each runs whatever the other did: an export directory that refuses a
+// delete must not keep the tables growing, nor the reverse. A failure of
+// either fails the job, which is retried; both are idempotent.
+func (a *App) housekeep(ctx context.Context, at time.Time) error {
+	p, perr := a.DB.Purge(ctx, at, a.Config.Idempotency.Retention)
+	if perr == nil && p.IdempotencyKeys+p.WebhookDeliveries > 0 {
+		a.Log.Info("housekeeping: purged", "idempotency_keys", p.IdempotencyKeys, "webhook_deliveries", p.WebhookDeliveries)
+	}
+	x, xerr := a.results().ExpireExports(ctx, at)
+	if x.Files+x.TempFiles > 0 {
+		a.Log.Info("housekeeping: export files deleted", "expired_exports", x.Files, "temp_files", x.TempFiles)
+	}
+	return errors.Join(perr, xerr)
 }

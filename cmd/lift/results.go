@@ -18,16 +18,17 @@ func init() { jobKinds = append(jobKinds, resultsJobs) }
 // results is the results service on this process's connections.
 func (a *App) results() *results.Service {
 	return results.New(results.Config{
-		Repo:          store.ResultsRepository{DB: a.DB},
-		Tests:         a.DB,
-		Warehouse:     a.Warehouse,
-		Jobs:          jobs.ResultsQueue{Client: a.Jobs},
-		Pauser:        a.experiments(), // a guardrail breach pauses through the lifecycle
-		Now:           a.Now,
-		Logger:        a.Log,
-		Snapshots:     results.SnapshotPolicy{FirstAfter: a.Config.Results.FirstSnapshotAfter},
-		ExportDir:     a.exportsDir(),
-		SigningSecret: a.SigningSecret,
+		Repo:            store.ResultsRepository{DB: a.DB},
+		Tests:           a.DB,
+		Warehouse:       a.Warehouse,
+		Jobs:            jobs.ResultsQueue{Client: a.Jobs},
+		Pauser:          a.experiments(), // a guardrail breach pauses through the lifecycle
+		Now:             a.Now,
+		Logger:          a.Log,
+		Snapshots:       results.SnapshotPolicy{FirstAfter: a.Config.Results.FirstSnapshotAfter},
+		ExportDir:       a.exportsDir(),
+		SigningSecret:   a.SigningSecret,
+		ExportRetention: a.Config.Exports.Retention,
 	})
 }
 
