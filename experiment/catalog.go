@@ -13,21 +13,27 @@ type Catalog interface {
 
 // CatalogRefs are the platform ids a test names, by kind.
 type CatalogRefs struct {
-	Products    []string
-	Variants    []string
-	Collections []string
-	Themes      []string
-	Zones       []string
-	Markets     []string
+	Products []string
+	Variants []string
+	// ProductVariants are products whose every variant the view carries
+	// in Variants: a discount on a product names no variant, yet must
+	// leave the cheapest one above zero.
+	ProductVariants []string
+	Collections     []string
+	Themes          []string
+	Zones           []string
+	Markets         []string
 }
 
 func (r *CatalogRefs) empty() bool {
-	return len(r.Products)+len(r.Variants)+len(r.Collections)+len(r.Themes)+len(r.Zones)+len(r.Markets) == 0
+	return len(r.Products)+len(r.Variants)+len(r.ProductVariants)+len(r.Collections)+len(r.Themes)+len(r.Zones)+len(r.Markets) == 0
 }
 
 // CatalogView is what Lookup found.
 type CatalogView struct {
-	Products    map[string]Product
+	Products map[string]Product
+	// Variants are those named in CatalogRefs.Variants and every variant
+	// of the products in CatalogRefs.ProductVariants.
 	Variants    map[string]Variant
 	Collections map[string]Collection
 	Themes      map[string]Theme

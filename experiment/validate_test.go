@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,11 @@ func (m memCatalog) Lookup(_ context.Context, _ int64, r CatalogRefs) (*CatalogV
 	}
 	for _, id := range r.Variants {
 		if p, ok := m.v.Variants[id]; ok {
+			out.Variants[id] = p
+		}
+	}
+	for id, p := range m.v.Variants {
+		if slices.Contains(r.ProductVariants, p.ProductID) {
 			out.Variants[id] = p
 		}
 	}

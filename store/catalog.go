@@ -224,6 +224,14 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 				v.Variants[x.ID] = x
 				return err
 			}),
+		lookup(ctx, c.Q, shopID, r.ProductVariants, `SELECT id, product_id, title, sku, price::text, coalesce(cost::text, '')
+			FROM catalog_variants WHERE shop_id=$1 AND product_id = ANY($2)`,
+			func(row pgx.Rows) error {
+				var x experiment.Variant
+				err := row.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost)
+				v.Variants[x.ID] = x
+				return err
+			}),
 		lookup(ctx, c.Q, shopID, r.Collections, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1 AND id = ANY($2)`,
 			func(row pgx.Rows) error {
 				var x experiment.Collection

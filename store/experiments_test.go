@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,6 +62,25 @@ func TestCatalogImportAndLookup(t *testing.T) {
 		Title: "S", SKU: "ORGANI-S", Price: "28.00", Cost: "9.50"}
 	if diff := cmp.Diff(want, v.Variants[want.ID]); diff != "" {
 		t.Fatalf("variant mismatch (-want +got):\n%s", diff)
+	}
+	// A product's variants are looked up by the product, for a discount
+	// that names no variant (experiment's "keeps every price above zero").
+	byProduct, err := store.Catalog{Q: pool}.Lookup(ctx, shopID, experiment.CatalogRefs{
+		ProductVariants: []string{"gid://shopify/Product/8102", "gid://shopify/Product/1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sweater []string
+	for id, x := range byProduct.Variants {
+		if x.ProductID != "gid://shopify/Product/8102" || x.Price != "98.00" {
+			t.Fatalf("variant %s = %+v, want one of the sweater's at 98.00", id, x)
+		}
+		sweater = append(sweater, id)
+	}
+	slices.Sort(sweater)
+	if want := []string{"gid://shopify/ProductVariant/44005", "gid://shopify/ProductVariant/44006", "gid://shopify/ProductVariant/44007"}; !slices.Equal(sweater, want) {
+		t.Fatalf("variants of the sweater = %v, want %v", sweater, want)
 	}
 	if z := v.Zones["gid://shopify/DeliveryZone/501"]; len(z.Rates) != 2 || z.Rates[0].Price != "6.95" {
 		t.Fatalf("zone = %+v", z)

@@ -295,11 +295,17 @@ func (c catalog) Lookup(_ context.Context, shopID int64, refs experiment.Catalog
 	if all == nil {
 		all = &experiment.CatalogView{}
 	}
-	return &experiment.CatalogView{
+	v := &experiment.CatalogView{
 		Products: pick(all.Products, refs.Products), Variants: pick(all.Variants, refs.Variants),
 		Collections: pick(all.Collections, refs.Collections), Themes: pick(all.Themes, refs.Themes),
 		Zones: pick(all.Zones, refs.Zones), Markets: pick(all.Markets, refs.Markets),
-	}, nil
+	}
+	for id, x := range all.Variants {
+		if slices.Contains(refs.ProductVariants, x.ProductID) {
+			v.Variants[id] = x
+		}
+	}
+	return v, nil
 }
 
 func pick[V any](all map[string]V, ids []string) map[string]V {
