@@ -92,7 +92,7 @@ func (v *validator) checkGroups() {
 			var n int
 			switch k {
 			case TypePrice:
-				n = v.checkPrices(gc.price, p, control)
+				n = v.checkPrices(gc.price, p, g.Name, control)
 			case TypeShipping:
 				n = v.checkRates(gc.shipping, p, control)
 			case TypeTheme:
@@ -137,7 +137,7 @@ func (v *validator) checkGroups() {
 					}
 				}
 			case TypeOffer:
-				n = v.checkOffers(gc.offer, p, control)
+				n = v.checkOffers(gc.offer, p, g.Name, control)
 			case TypeVisualEditor:
 				if c := gc.visual; c != nil {
 					if c.CustomCSS != "" || c.CustomJS != "" {

@@ -174,6 +174,9 @@ func (v *validator) collectRefs() {
 				if c := o.Conditions; c != nil {
 					r.Products = append(r.Products, c.ProductIDs...)
 					r.Collections = append(r.Collections, c.CollectionIDs...)
+					if o.Discount.Type == "fixed_amount" {
+						r.ProductVariants = append(r.ProductVariants, c.ProductIDs...)
+					}
 				}
 			}
 		}

@@ -8,11 +8,13 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+
+	"github.com/liftab/lift/money"
 )
 
 var combinable = map[string]bool{"order": true, "product": true, "shipping": true}
 
-func (v *validator) checkOffers(c *OfferContent, p string, control bool) int {
+func (v *validator) checkOffers(c *OfferContent, p, group string, control bool) int {
 	if c == nil || len(c.Offers) == 0 {
 		return 0
 	}
@@ -33,7 +35,9 @@ func (v *validator) checkOffers(c *OfferContent, p string, control bool) int {
 		if strings.TrimSpace(o.Title) == "" {
 			v.fail("invalid_request", op+".title", "Every offer needs the title buyers see.")
 		}
-		v.checkDiscount(o.Discount, op+".discount")
+		if v.checkDiscount(o.Discount, op+".discount") {
+			v.checkPriceStaysPositive(o, op+".discount.value", group)
+		}
 		seen := map[string]bool{}
 		for k, w := range o.CombinesWith {
 			cp := fmt.Sprintf("%s.combines_with[%d]", op, k)
@@ -54,7 +58,9 @@ func (v *validator) checkOffers(c *OfferContent, p string, control bool) int {
 	return len(c.Offers)
 }
 
-func (v *validator) checkDiscount(d Discount, p string) {
+// checkDiscount checks a discount's own fields and reports whether its
+// value is one the price rule below can read.
+func (v *validator) checkDiscount(d Discount, p string) bool {
 	if d.MaxDiscountAmount != nil {
 		v.fail("max_discount_amount_not_allowed", p+".max_discount_amount",
 			"A maximum discount amount is authored in the admin panel.")
@@ -63,21 +69,97 @@ func (v *validator) checkDiscount(d Discount, p string) {
 	case "percentage":
 		r, ok := new(big.Rat).SetString(d.Value)
 		if !ok || !amountPattern.MatchString(d.Value) || r.Sign() <= 0 || r.Cmp(big.NewRat(100, 1)) > 0 {
-			v.fail("invalid_request", p+".value", "A percentage is a number above 0 and at most 100; got %q.", d.Value)
+			v.fail("invalid_request", p+".value", "A percentage is a number above 0 and below 100; got %q.", d.Value)
+			return false
 		}
 	case "fixed_amount":
 		if !amountPattern.MatchString(d.Value) || decLess(d.Value, "0.0001") {
 			v.fail("invalid_request", p+".value", "A fixed amount is a positive decimal string; got %q.", d.Value)
-		} else {
-			v.checkUnits(d.Value, p+".value", v.shopCurrency()) // it is in the shop's money
+			return false
 		}
+		return v.checkUnits(d.Value, p+".value", v.shopCurrency()) // it is in the shop's money
 	case "free_shipping":
 		if d.Value != "" {
 			v.fail("invalid_request", p+".value", "A free_shipping discount takes no value.")
 		}
 	default:
 		v.fail("invalid_request", p+".type", "discount.type is percentage, fixed_amount or free_shipping; got %q.", d.Type)
+		return false
 	}
+	return true
+}
+
+// checkPriceStaysPositive refuses a discount that leaves a product it
+// applies to at zero or less (session audit 2, F6): a free product tests
+// no price, and every order of it gives the goods away. 100 percent does
+// that to anything. A fixed amount comes off each item, so it must stay
+// below the cheapest variant of every product named; one the catalog does
+// not price is left alone (checkConditions refuses an unknown product).
+// An offer on collections or the whole order names no product whose price
+// is known here, so only its percentage is held to this.
+func (v *validator) checkPriceStaysPositive(o Offer, param, group string) {
+	var products []string
+	if o.Conditions != nil {
+		products = o.Conditions.ProductIDs
+	}
+	switch o.Discount.Type {
+	case "percentage":
+		if c, ok := decCmp(o.Discount.Value, "100"); !ok || c < 0 {
+			return
+		}
+		what := "every item it applies to"
+		if len(products) > 0 {
+			what = v.productNames(products)
+		}
+		v.fail("invalid_request", param,
+			"Test group %q takes 100%% off %s, which would then cost nothing: a price change keeps every price above zero.", group, what)
+	case "fixed_amount":
+		for _, id := range products {
+			cheapest, ok := v.cheapestVariant(id)
+			if !ok || decLess(o.Discount.Value, cheapest.Price) {
+				continue
+			}
+			left, _ := money.Parse(cheapest.Price)
+			off, _ := money.Parse(o.Discount.Value)
+			v.fail("invalid_request", param,
+				"Test group %q takes %s off %s, whose cheapest variant (%s) costs %s: it would cost %s. A price change keeps every price above zero; take less than %s off.",
+				group, o.Discount.Value, v.productNames([]string{id}), cheapest.Title, cheapest.Price,
+				left.Sub(off).StringFixed(money.MinorUnits(v.shopCurrency())), cheapest.Price)
+		}
+	}
+}
+
+// cheapestVariant is the lowest-priced variant of product id in the
+// catalog (ties by id, so the message is the same every time).
+func (v *validator) cheapestVariant(id string) (Variant, bool) {
+	var best Variant
+	found := false
+	for _, x := range v.cat.Variants {
+		if x.ProductID != id || x.Price == "" {
+			continue
+		}
+		c, ok := decCmp(x.Price, best.Price)
+		if !found || (ok && (c < 0 || (c == 0 && x.ID < best.ID))) {
+			best, found = x, true
+		}
+	}
+	return best, found
+}
+
+// productNames names products for a message: "product <title> (<id>)".
+func (v *validator) productNames(ids []string) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		if p, ok := v.cat.Products[id]; ok && p.Title != "" {
+			names[i] = fmt.Sprintf("%s (%s)", p.Title, id)
+		} else {
+			names[i] = id
+		}
+	}
+	if len(ids) == 1 {
+		return "product " + names[0]
+	}
+	return "products " + strings.Join(names, ", ")
 }
 
 func (v *validator) checkConditions(c *OfferConditions, p string) {

@@ -128,7 +128,7 @@ func (v *validator) shopCurrency() string {
 }
 
 // checkPrices validates a price group's content and returns how many changes it makes.
-func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
+func (v *validator) checkPrices(c *PriceContent, p, group string, control bool) int {
 	if c == nil {
 		return 0
 	}
@@ -173,7 +173,7 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 		if vp.CompareAtPrice != nil || len(vp.CountryPrices) > 0 || variant.Price == "" || !decEqual(vp.Price.Amount, variant.Price) {
 			changes++
 		}
-		if v.checkMoney(vp.Price, ep+".price", v.shopCurrency()) {
+		if v.checkMoney(vp.Price, ep+".price", v.shopCurrency()) && v.checkAboveZero(vp.Price.Amount, ep+".price.amount", group, id) {
 			if variant.Cost != "" && decLess(vp.Price.Amount, variant.Cost) {
 				v.warn("price_below_cost", ep+".price.amount",
 					"%s is below the variant's unit cost %s; every sale of it loses money.", vp.Price.Amount, variant.Cost)
@@ -197,7 +197,9 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 			case priced[cp.Country]:
 				v.fail("duplicate_change", cpp+".country", "Country %s is priced twice for this variant.", cp.Country)
 			default:
-				v.checkMoney(cp.Price, cpp+".price", cur)
+				if v.checkMoney(cp.Price, cpp+".price", cur) {
+					v.checkAboveZero(cp.Price.Amount, cpp+".price.amount", group, id)
+				}
 			}
 			priced[cp.Country] = true
 		}
@@ -223,6 +225,18 @@ func (v *validator) checkPrices(c *PriceContent, p string, control bool) int {
 		return len(c.Prices) // refused above, with the reason; not again as "no prices"
 	}
 	return changes
+}
+
+// checkAboveZero refuses a variant priced at zero (a valid amount,
+// checked before): a free product tests no price and gives the goods away,
+// as a discount of all of the price would (checkPriceStaysPositive).
+func (v *validator) checkAboveZero(amount, param, group, variant string) bool {
+	if c, ok := decCmp(amount, "0"); ok && c > 0 {
+		return true
+	}
+	v.fail("invalid_request", param,
+		"Test group %q prices variant %s at %s, which would then cost nothing: a price change keeps every price above zero.", group, variant, amount)
+	return false
 }
 
 // decCmp compares decimal strings as big.Rat.Cmp does; ok is false when

@@ -249,6 +249,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 	}{
 		{"Create", testCreate},
 		{"CreateRefused", testCreateRefused},
+		{"CreateRules", testCreateRules},
 		{"Update", testUpdate},
 		{"GetAndList", testGetAndList},
 		{"Lifecycle", testLifecycle},

@@ -1,0 +1,67 @@
+package experimenttest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// ruleCase is a create body the service refuses with a 422 of code at
+// param, whose message holds every want; code "" is a create that must
+// succeed.
+type ruleCase struct {
+	name, body, code, param string
+	want                    []string
+}
+
+// offerOn is an offer test whose variant group "Cheaper" takes discount
+// off products.
+func offerOn(discount string, products ...string) string {
+	ids := `"` + strings.Join(products, `","`) + `"`
+	return fmt.Sprintf(`{"type":"offer","name":"o","test_groups":`+twoGroups+`}`, fmt.Sprintf(
+		`{"offers":[{"key":"price-change","title":"Cheaper","discount":%s,"conditions":{"product_ids":[%s]}}]}`, discount, ids))
+}
+
+// testCreateRules runs the content rules that read the catalog (a
+// product's variants, a zone's rates) on the backend's own catalog: on
+// Postgres, the store's lookup answers them.
+func testCreateRules(t *testing.T, nb NewBackend) {
+	b := Setup(t, nb)
+	const value = "test_groups[1].content.offers[0].discount.value"
+	cases := []ruleCase{
+		// Session audit 2, F6: FIXED 500 off the sweater (98.00) made it
+		// free, and so did 100 percent.
+		{"ErrFixedAmountOverThePrice", offerOn(`{"type":"fixed_amount","value":"500"}`, Sweater), "invalid_request", value,
+			[]string{`"Variant"`, "Merino Crew Sweater (" + Sweater + ")", "costs 98.00", "-402.00"}},
+		{"ErrFixedAmountOfThePrice", offerOn(`{"type":"fixed_amount","value":"28.00"}`, Sweater, Tee), "invalid_request", value,
+			[]string{"Organic Cotton Tee (" + Tee + ")", "costs 28.00", "0.00"}},
+		{"ErrHundredPercent", offerOn(`{"type":"percentage","value":"100"}`, Sweater), "invalid_request", value,
+			[]string{`"Variant"`, "100%", "Merino Crew Sweater"}},
+		{"ErrPriceZero", strings.Replace(PriceTest("Free"), `"19.00"`, `"0"`, 1), "invalid_request",
+			"test_groups[1].content.prices[0].price.amount", []string{TeeS, "above zero"}},
+		{"FixedAmountBelowThePrice", offerOn(`{"type":"fixed_amount","value":"27.99"}`, Sweater, Tee), "", "", nil},
+		{"PercentBelow100", offerOn(`{"type":"percentage","value":"99"}`, Sweater), "", "", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := b.Service.Create(b.Ctx(), b.Shop, []byte(c.body), JSONReply(201))
+			if c.code == "" {
+				if err != nil || out.Test.ID == 0 {
+					t.Fatalf("create refused: %v", err)
+				}
+				return
+			}
+			e := WantCode(t, err, experiment.KindValidation, c.code)
+			if e.Param != c.param {
+				t.Fatalf("param = %q, want %q", e.Param, c.param)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(e.Message, w) {
+					t.Errorf("message %q does not say %q", e.Message, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// floorCatalog prices one product's variants differently, so a rule that
+// reads the first variant instead of the cheapest is caught.
+var floorCatalog = memCatalog{CatalogView{
+	Products: map[string]Product{
+		"gid://shopify/Product/1": {ID: "gid://shopify/Product/1", Title: "Tee"},
+		"gid://shopify/Product/2": {ID: "gid://shopify/Product/2", Title: "Sweater"},
+	},
+	Variants: map[string]Variant{
+		"gid://shopify/ProductVariant/11": {ID: "gid://shopify/ProductVariant/11", ProductID: "gid://shopify/Product/1", Title: "L", Price: "25.00"},
+		"gid://shopify/ProductVariant/12": {ID: "gid://shopify/ProductVariant/12", ProductID: "gid://shopify/Product/1", Title: "S", Price: "18.00"},
+		"gid://shopify/ProductVariant/21": {ID: "gid://shopify/ProductVariant/21", ProductID: "gid://shopify/Product/2", Title: "M", Price: "98.00"},
+	},
+	Collections: map[string]Collection{"gid://shopify/Collection/3": {ID: "gid://shopify/Collection/3", Title: "Tops"}},
+}}
+
+func validateWith(t *testing.T, cat Catalog, body string) ([]Finding, error) {
+	t.Helper()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tt, err := ParseCreate([]byte(body), 1, now)
+	if err != nil {
+		return nil, err
+	}
+	return Validate(context.Background(), testShop, tt, cat, ValidateFull, now)
+}
+
+// offerBody is an offer test whose group "Half off" takes discount off
+// conditions (JSON, or "" for none).
+func offerBody(discount, conditions string) string {
+	o := `{"key":"price-change","title":"T","discount":` + discount
+	if conditions != "" {
+		o += `,"conditions":` + conditions
+	}
+	return `{"type":"offer","name":"o","test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Half off","split":50,"content":{"offers":[` + o + `}]}}]}`
+}
+
+// floorCase is a body refused with code at param whose first finding's
+// message holds every want, or accepted when code is "".
+type floorCase struct {
+	name, body, code, param string
+	want                    []string
+}
+
+func runFloorCases(t *testing.T, cases []floorCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := validateWith(t, floorCatalog, tc.body)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			e, ok := AsError(err)
+			if !ok || e.Kind != KindValidation || e.Code != tc.code || e.Param != tc.param {
+				t.Fatalf("error = %v, want 422 %s at %s", err, tc.code, tc.param)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(e.Message, w) {
+					t.Errorf("message %q does not say %q", e.Message, w)
+				}
+			}
+			if n := errorFindings(e.Findings); n != 1 {
+				t.Errorf("%d blocking findings, want this one alone: %+v", n, e.Findings)
+			}
+		})
+	}
+}
+
+func errorFindings(fs []Finding) int {
+	n := 0
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDiscountKeepsPriceAboveZero: a discount may not make a product free
+// (session audit 2, F6): not 100 percent, not a fixed amount of the
+// cheapest variant's price or more.
+func TestDiscountKeepsPriceAboveZero(t *testing.T) {
+	t.Parallel()
+	const value = "test_groups[1].content.offers[0].discount.value"
+	pct := func(v string) string { return fmt.Sprintf(`{"type":"percentage","value":%q}`, v) }
+	fixed := func(v string) string { return fmt.Sprintf(`{"type":"fixed_amount","value":%q}`, v) }
+	tee := `{"product_ids":["gid://shopify/Product/1"]}`
+	both := `{"product_ids":["gid://shopify/Product/2","gid://shopify/Product/1"]}`
+	runFloorCases(t, []floorCase{
+		{"Fixed500OffASweaterOf98", offerBody(fixed("500"), `{"product_ids":["gid://shopify/Product/2"]}`), "invalid_request", value,
+			[]string{`"Half off"`, "Sweater (gid://shopify/Product/2)", "costs 98.00", "-402.00", "above zero"}},
+		// The cheapest variant decides, not the first or the dearest.
+		{"FixedOfTheCheapestVariant", offerBody(fixed("18"), tee), "invalid_request", value,
+			[]string{`"Half off"`, "Tee", "cheapest variant (S) costs 18.00", "0.00"}},
+		{"FixedAboveOneOfTwoProducts", offerBody(fixed("20.00"), both), "invalid_request", value,
+			[]string{"product Tee (gid://shopify/Product/1)", "18.00"}},
+		{"FixedJustBelowTheCheapest", offerBody(fixed("17.99"), tee), "", "", nil},
+		{"Percent100", offerBody(pct("100"), tee), "invalid_request", value,
+			[]string{`"Half off"`, "100%", "product Tee (gid://shopify/Product/1)", "above zero"}},
+		{"Percent100WrittenWithDecimals", offerBody(pct("100.00"), both), "invalid_request", value,
+			[]string{"products Sweater (gid://shopify/Product/2), Tee (gid://shopify/Product/1)"}},
+		{"Percent100OnTheWholeCart", offerBody(pct("100"), ""), "invalid_request", value, []string{"every item it applies to"}},
+		{"Percent99_99", offerBody(pct("99.99"), tee), "", "", nil},
+		{"PercentOver100", offerBody(pct("101"), tee), "invalid_request", value, []string{"below 100", `"101"`}},
+		// An unknown product is refused as such, not also as free.
+		{"FixedOnAnUnknownProduct", offerBody(fixed("500"), `{"product_ids":["gid://shopify/Product/7"]}`), "product_not_found",
+			"test_groups[1].content.offers[0].conditions.product_ids[0]", nil},
+		// A collection names no product whose price is known here.
+		{"FixedOnACollection", offerBody(fixed("500"), `{"collection_ids":["gid://shopify/Collection/3"]}`), "", "", nil},
+	})
+}
+
+// TestVariantPriceAboveZero: a price test cannot price a variant at zero,
+// in the shop's currency or a market's.
+func TestVariantPriceAboveZero(t *testing.T) {
+	t.Parallel()
+	body := func(variant string) string {
+		return `{"type":"price","name":"P","shared":{"price":{"product_ids":["gid://shopify/Product/1"]}},"test_groups":[{"index":0,"name":"Control","split":50},
+	{"index":1,"name":"Free","split":50,"content":{"prices":[` + variant + `]}}]}`
+	}
+	runFloorCases(t, []floorCase{
+		{"Zero", body(`{"product_variant_id":"gid://shopify/ProductVariant/12","price":{"amount":"0.00","currency":"USD"}}`),
+			"invalid_request", "test_groups[1].content.prices[0].price.amount", []string{`"Free"`, "gid://shopify/ProductVariant/12", "above zero"}},
+		{"OneCent", body(`{"product_variant_id":"gid://shopify/ProductVariant/12","price":{"amount":"0.01","currency":"USD"}}`), "", "", nil},
+	})
+}
