@@ -94,7 +94,7 @@ func (v *validator) checkGroups() {
 			case TypePrice:
 				n = v.checkPrices(gc.price, p, g.Name, control)
 			case TypeShipping:
-				n = v.checkRates(gc.shipping, p, control)
+				n = v.checkRates(gc.shipping, p, g.Name, control)
 			case TypeTheme:
 				if gc.theme != nil && gc.theme.ThemeID != "" {
 					n = 1

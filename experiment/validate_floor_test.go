@@ -9,7 +9,8 @@ import (
 )
 
 // floorCatalog prices one product's variants differently, so a rule that
-// reads the first variant instead of the cheapest is caught.
+// reads the first variant instead of the cheapest is caught, and has a
+// zone whose rates a shipping group may copy.
 var floorCatalog = memCatalog{CatalogView{
 	Products: map[string]Product{
 		"gid://shopify/Product/1": {ID: "gid://shopify/Product/1", Title: "Tee"},
@@ -21,6 +22,9 @@ var floorCatalog = memCatalog{CatalogView{
 		"gid://shopify/ProductVariant/21": {ID: "gid://shopify/ProductVariant/21", ProductID: "gid://shopify/Product/2", Title: "M", Price: "98.00"},
 	},
 	Collections: map[string]Collection{"gid://shopify/Collection/3": {ID: "gid://shopify/Collection/3", Title: "Tops"}},
+	Zones: map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{
+		{ID: "gid://shopify/DeliveryRate/1", Name: "Standard", Price: "5.00"},
+		{ID: "gid://shopify/DeliveryRate/2", Name: "Express", Price: "12.00"}}}},
 }}
 
 func validateWith(t *testing.T, cat Catalog, body string) ([]Finding, error) {
@@ -134,5 +138,38 @@ func TestVariantPriceAboveZero(t *testing.T) {
 		{"Zero", body(`{"product_variant_id":"gid://shopify/ProductVariant/12","price":{"amount":"0.00","currency":"USD"}}`),
 			"invalid_request", "test_groups[1].content.prices[0].price.amount", []string{`"Free"`, "gid://shopify/ProductVariant/12", "above zero"}},
 		{"OneCent", body(`{"product_variant_id":"gid://shopify/ProductVariant/12","price":{"amount":"0.01","currency":"USD"}}`), "", "", nil},
+	})
+}
+
+// TestShippingGroupMustChangeARate: a group whose every rate is one its
+// zone already has, at the same name and price, shows buyers what the
+// control does (session audit 2, F7 re-check and S2-6).
+func TestShippingGroupMustChangeARate(t *testing.T) {
+	t.Parallel()
+	body := func(rates string) string {
+		return `{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":["gid://shopify/DeliveryZone/1"]}},"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Same","split":50,"content":{"rates":[` + rates + `]}}]}`
+	}
+	rate := func(id, name, amount string) string {
+		r := `{"zone_id":"gid://shopify/DeliveryZone/1","name":` + fmt.Sprintf("%q", name) + `,"price":{"amount":"` + amount + `","currency":"USD"}`
+		if id != "" {
+			r += `,"rate_id":"gid://shopify/DeliveryRate/` + id + `"`
+		}
+		return r + "}"
+	}
+	const rates = "test_groups[1].content.rates"
+	unchanged := []string{`"Same"`, "same name and price", "what the control shows"}
+	runFloorCases(t, []floorCase{
+		{"RateAtItsOwnNameAndPrice", body(rate("1", "Standard", "5")), "change_required", rates, unchanged},
+		{"EveryRateUnchanged", body(rate("1", "Standard", "5.00") + "," + rate("2", "Express", "12.0")), "change_required", rates, unchanged},
+		// Added without rate_id, a copy of a rate the zone has is no change.
+		{"AddedCopyOfARate", body(rate("", "Express", "12.00")), "change_required", rates, unchanged},
+		{"NewPrice", body(rate("1", "Standard", "4.00")), "", "", nil},
+		{"NewName", body(rate("1", "Standard (2-5 days)", "5.00")), "", "", nil},
+		// Another rate's name and price on this one is a change of this one.
+		{"AnotherRatesNameAndPrice", body(rate("1", "Express", "12.00")), "", "", nil},
+		{"OneOfTwoChanged", body(rate("1", "Standard", "5.00") + "," + rate("2", "Express", "9.00")), "", "", nil},
+		{"AddedRate", body(rate("", "Pickup", "0.00")), "", "", nil},
+		// An unknown rate is refused as such, not also as unchanged.
+		{"UnknownRate", body(rate("9", "Standard", "5.00")), "rate_not_found", "test_groups[1].content.rates[0].rate_id", nil},
 	})
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 )
 
-func (v *validator) checkRates(c *ShippingContent, p string, control bool) int {
+// checkRates validates a shipping group's rates and returns how many it
+// sets.
+func (v *validator) checkRates(c *ShippingContent, p, group string, control bool) int {
 	if c == nil || len(c.Rates) == 0 {
 		return 0
 	}
@@ -23,6 +25,7 @@ func (v *validator) checkRates(c *ShippingContent, p string, control bool) int {
 		}
 	}
 	seen := map[string]bool{}
+	checked, changes := 0, 0
 	for j, r := range c.Rates {
 		rp := fmt.Sprintf("%s.rates[%d]", p, j)
 		if !declared[r.ZoneID] {
@@ -38,15 +41,31 @@ func (v *validator) checkRates(c *ShippingContent, p string, control bool) int {
 			continue
 		}
 		seen[key] = true
-		if r.RateID != "" {
-			if z, ok := v.cat.Zones[r.ZoneID]; ok && !hasRate(z, r.RateID) {
-				v.fail("rate_not_found", rp+".rate_id", "Zone %s has no rate %s.", z.Name, r.RateID)
-			}
+		z, known := v.cat.Zones[r.ZoneID]
+		if r.RateID != "" && known && !hasRate(z, r.RateID) {
+			v.fail("rate_not_found", rp+".rate_id", "Zone %s has no rate %s.", z.Name, r.RateID)
+			known = false
 		}
-		if strings.TrimSpace(r.Name) == "" {
+		named := strings.TrimSpace(r.Name) != ""
+		if !named {
 			v.fail("invalid_request", rp+".name", "A rate needs the name buyers see.")
 		}
 		v.checkMoney(r.Price, rp+".price", v.shopCurrency())
+		if named && known {
+			// As for prices (checkPrices): only a rate of a known zone and
+			// rate says whether the group changes anything; a refused
+			// amount is no catalog price, so it does not add this finding.
+			checked++
+			if !isCatalogRate(z, r) {
+				changes++
+			}
+		}
+	}
+	if checked > 0 && changes == 0 {
+		// Buyers in this group would see the zone's own rates, as the
+		// control's do (session audit 2, F7 and S2-6).
+		v.fail("change_required", p+".rates",
+			"Every rate of test group %q is a rate its zone already has, at the same name and price: the group shows what the control shows.", group)
 	}
 	return len(c.Rates)
 }
@@ -54,6 +73,18 @@ func (v *validator) checkRates(c *ShippingContent, p string, control bool) int {
 func hasRate(z Zone, id string) bool {
 	for _, r := range z.Rates {
 		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// isCatalogRate reports whether r shows buyers what zone z already does:
+// the rate it replaces (or, added without rate_id, one of the zone's rates)
+// at the same name and price.
+func isCatalogRate(z Zone, r Rate) bool {
+	for _, cr := range z.Rates {
+		if (r.RateID == "" || cr.ID == r.RateID) && strings.TrimSpace(r.Name) == strings.TrimSpace(cr.Name) && decEqual(r.Price.Amount, cr.Price) {
 			return true
 		}
 	}

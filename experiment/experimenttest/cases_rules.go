@@ -24,6 +24,21 @@ func offerOn(discount string, products ...string) string {
 		`{"offers":[{"key":"price-change","title":"Cheaper","discount":%s,"conditions":{"product_ids":[%s]}}]}`, discount, ids))
 }
 
+// ship is a shipping test of both demo zones whose variant group sets rates.
+func ship(rates string) string {
+	return fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q,%q]}},"test_groups":`+twoGroups+`}`,
+		Domestic, Intl, `{"rates":[`+rates+`]}`)
+}
+
+// rateOf is one rate of zone; rateID "" adds a rate.
+func rateOf(zone, rateID, name, amount string) string {
+	id := ""
+	if rateID != "" {
+		id = fmt.Sprintf(`"rate_id":%q,`, rateID)
+	}
+	return fmt.Sprintf(`{"zone_id":%q,%s"name":%q,"price":{"amount":%q,"currency":"USD"}}`, zone, id, name, amount)
+}
+
 // testCreateRules runs the content rules that read the catalog (a
 // product's variants, a zone's rates) on the backend's own catalog: on
 // Postgres, the store's lookup answers them.
@@ -41,6 +56,13 @@ func testCreateRules(t *testing.T, nb NewBackend) {
 			[]string{`"Variant"`, "100%", "Merino Crew Sweater"}},
 		{"ErrPriceZero", strings.Replace(PriceTest("Free"), `"19.00"`, `"0"`, 1), "invalid_request",
 			"test_groups[1].content.prices[0].price.amount", []string{TeeS, "above zero"}},
+		// F7 re-check: rate 5011 at its own name and price, and S2-6: a
+		// variant whose rates are the store's, as the control's are.
+		{"ErrRateUnchanged", ship(rateOf(Domestic, Standard, "Standard", "6.95")), "change_required", "test_groups[1].content.rates",
+			[]string{`"Variant"`, "same name and price"}},
+		{"ErrRatesCopied", ship(rateOf(Domestic, "", "Standard", "6.95") + "," + rateOf(Intl, "", "International Standard", "19")), "change_required",
+			"test_groups[1].content.rates", []string{"what the control shows"}},
+		{"RateRepriced", ship(rateOf(Domestic, Standard, "Standard", "5.95")), "", "", nil},
 		{"FixedAmountBelowThePrice", offerOn(`{"type":"fixed_amount","value":"27.99"}`, Sweater, Tee), "", "", nil},
 		{"PercentBelow100", offerOn(`{"type":"percentage","value":"99"}`, Sweater), "", "", nil},
 	}
