@@ -162,6 +162,18 @@ func TestCreate422(t *testing.T) {
 		r = raised.do(t, "POST", "/v1/experiments", price(manyProducts(150), `{}`))
 		wantError(t, r, 422, "validation_error", "product_not_found", "shared.price.product_ids[0]")
 	})
+	t.Run("FreeProductMessageNamesGroupAndProduct", func(t *testing.T) {
+		t.Parallel()
+		body := fmt.Sprintf(`{"type":"offer","name":"o","test_groups":`+twoGroups+`}`, fmt.Sprintf(
+			`{"offers":[{"key":"k","title":"T","discount":{"type":"fixed_amount","value":"500"},"conditions":{"product_ids":[%q]}}]}`, sweater))
+		e := wantError(t, s.do(t, "POST", "/v1/experiments", body), 422, "validation_error", "invalid_request", "test_groups[1].content.offers[0].discount.value")
+		msg, _ := e["message"].(string)
+		for _, w := range []string{`"Variant"`, "Merino Crew Sweater (" + sweater + ")", "costs 98.00", "above zero"} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("message %q does not say %q", msg, w)
+			}
+		}
+	})
 	t.Run("MarketsPriced", func(t *testing.T) {
 		t.Parallel()
 		body := price(fmt.Sprintf(`{"product_ids":[%q],"markets":[{"id":%q,"countries":["DE","FR"]}]}`, tee, euMarket),
@@ -334,6 +346,9 @@ func createFindingCases() []createCase {
 		{"DestinationRequired", redirect(`{"source_path":"/"}`, `{}`), "destination_required", "test_groups[1].content.destination"},
 		{"ChangeRequired", price(teeShared, `{"prices":[]}`), "change_required", "test_groups[1].content.prices"},
 		{"RateRequired", ship(`{}`), "rate_required", "test_groups[1].content.rates"},
+		// A rate at its own catalog name and price (session audit 2, F7 re-check).
+		{"RateUnchanged", ship(fmt.Sprintf(`{"rates":[{"zone_id":%q,"rate_id":%q,"name":"Standard","price":{"amount":"6.95","currency":"USD"}}]}`, domestic, standard)),
+			"change_required", "test_groups[1].content.rates"},
 		{"OfferRequired", fmt.Sprintf(`{"type":"offer","name":"o","test_groups":%s}`, g(`{}`)), "offer_required", "test_groups[1].content.offers"},
 		// Parts of the request disagree.
 		{"DuplicateChange", price(teeShared, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s},{"product_variant_id":%q,"price":%s}]}`, teeS, usd19, teeS, usd19)), "duplicate_change", "test_groups[1].content.prices[1].product_variant_id"},
@@ -357,6 +372,12 @@ func createFindingCases() []createCase {
 		// create will not honour (V6), an audience over 8 KB (V1).
 		{"DestinationOtherHost", redirect(`{"source_path":"/collections"}`, `{"destination":"//evil.example/x"}`), "invalid_request", "test_groups[1].content.destination"},
 		{"DestinationBackslash", redirect(`{"source_path":"/collections"}`, `{"destination":"/\\evil.example"}`), "invalid_request", "test_groups[1].content.destination"},
+		// No price becomes zero (session audit 2, F6).
+		{"FixedAmountOverThePrice", offer(fmt.Sprintf(`{"key":"k","title":"T","discount":{"type":"fixed_amount","value":"500"},"conditions":{"product_ids":[%q]}}`, sweater)),
+			"invalid_request", "test_groups[1].content.offers[0].discount.value"},
+		{"HundredPercentOff", offer(fmt.Sprintf(`{"key":"k","title":"T","discount":{"type":"percentage","value":"100"},"conditions":{"product_ids":[%q]}}`, sweater)),
+			"invalid_request", "test_groups[1].content.offers[0].discount.value"},
+		{"PriceZero", price(teeShared, priceOf(teeS, `{"amount":"0.00","currency":"USD"}`)), "invalid_request", "test_groups[1].content.prices[0].price.amount"},
 		{"PriceUnchanged", price(teeShared, priceOf(teeS, `{"amount":"28.00","currency":"USD"}`)), "change_required", "test_groups[1].content.prices"},
 		{"StatusOnCreate", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `{"type"`, `{"status":"active","type"`, 1), "invalid_request", "status"},
 		{"AudienceOver8KB", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `{"type"`, `{"audience":{`+bigAudience+`},"type"`, 1), "invalid_request", "audience"},
