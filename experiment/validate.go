@@ -16,7 +16,6 @@ const (
 	ProductLimit       = 100
 	RaisedProductLimit = 500
 	maxGroups          = 10
-	maxNameLen         = 255
 )
 
 var (
@@ -148,8 +147,8 @@ func (v *validator) top() {
 	t := v.t
 	if strings.TrimSpace(t.Name) == "" {
 		v.fail("invalid_request", "name", "A test needs a name.")
-	} else if utf8.RuneCountInString(t.Name) > maxNameLen {
-		v.fail("invalid_request", "name", "name is at most %d characters.", maxNameLen)
+	} else if nameTooLong(t.Name) {
+		v.fail("invalid_request", "name", "name is at most %d characters.", MaxNameChars)
 	}
 	if t.PrimaryMetric != nil && !t.PrimaryMetric.Known() {
 		v.fail("invalid_request", "primary_metric", "primary_metric %q is not one of %v.", *t.PrimaryMetric, Metrics)
@@ -179,6 +178,12 @@ func (v *validator) top() {
 	}
 }
 
+// nameTooLong is the one length rule of a test's and a group's name, for
+// every type and surface: MaxNameChars characters (code points), as
+// CheckJSONText counts a body's text, never bytes, so "é" counts once
+// (session audit 2, S2-11).
+func nameTooLong(name string) bool { return utf8.RuneCountInString(name) > MaxNameChars }
+
 // groupStructure checks indexes, names and splits: the rules that stay in force
 // after launch.
 func (v *validator) groupStructure() {
@@ -207,8 +212,8 @@ func (v *validator) groupStructure() {
 		switch {
 		case name == "":
 			v.fail("invalid_request", p+".name", "Every test group needs a name.")
-		case utf8.RuneCountInString(g.Name) > maxNameLen:
-			v.fail("invalid_request", p+".name", "A group name is at most %d characters.", maxNameLen)
+		case nameTooLong(g.Name):
+			v.fail("invalid_request", p+".name", "A group name is at most %d characters.", MaxNameChars)
 		default:
 			if j, dup := seenName[name]; dup {
 				// Named by index, the group's identity (part 2.1): after a

@@ -72,3 +72,31 @@ func TestCreateRefusesFreeProductsAndUnchangedRates(t *testing.T) {
 	wantSuccess(t, s.do(t, "POST", v2, priceV2("PERCENTAGE", "99")))
 	wantSuccess(t, s.do(t, "POST", ship, shipping("", rate(standard, "Standard", "5.95"))))
 }
+
+// TestNameCountsCharacters: a name of 200 × "é" (400 bytes) was refused
+// for checkout and accepted for a content test (session audit 2, S2-11).
+// Every type counts characters, up to 255, by the domain's one rule.
+func TestNameCountsCharacters(t *testing.T) {
+	t.Parallel()
+	s := newEnv(t).newShop()
+	withCheckoutPlan(t, s)
+	bodies := map[string]string{
+		"/api/checkout-experiments/create": `"testGroups":[{"name":"Control","weight":50},{"name":"Badges","weight":50,"checkout":{"blocks":[]}}]`,
+		"/api/content-experiments/create":  withGroups(`,"customCss":"a{}"`),
+		"/api/redirect-experiments/create": `"sourcePath":"/a",` + withGroups(`,"destination":"/b"`),
+	}
+	made := 0
+	for path, rest := range bodies {
+		for _, n := range []int{200, 255} {
+			wantSuccess(t, s.do(t, "POST", path, fmt.Sprintf(`{"name":%q,%s}`, strings.Repeat("é", n), rest)))
+			made++
+		}
+		msg := wantError(t, s.do(t, "POST", path, fmt.Sprintf(`{"name":%q,%s}`, strings.Repeat("é", 256), rest)), http.StatusBadRequest)
+		if msg != "name is at most 255 characters." {
+			t.Errorf("%s: 256 characters: %q", path, msg)
+		}
+	}
+	if l := s.list(t); len(l) != made {
+		t.Fatalf("listed %d tests, want %d", len(l), made)
+	}
+}

@@ -174,6 +174,14 @@ func TestCreate422(t *testing.T) {
 			}
 		}
 	})
+	t.Run("NameOf255Characters", func(t *testing.T) {
+		t.Parallel()
+		name := strings.Repeat("é", 255)
+		body := strings.Replace(price(fmt.Sprintf(`{"product_ids":[%q]}`, tee), fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s}]}`, teeS, usd19)), `"name":"p"`, `"name":"`+name+`"`, 1)
+		if x := s.create(t, body); x["name"] != name {
+			t.Fatalf("name = %v", x["name"])
+		}
+	})
 	t.Run("MarketsPriced", func(t *testing.T) {
 		t.Parallel()
 		body := price(fmt.Sprintf(`{"product_ids":[%q],"markets":[{"id":%q,"countries":["DE","FR"]}]}`, tee, euMarket),
@@ -379,6 +387,8 @@ func createFindingCases() []createCase {
 			"invalid_request", "test_groups[1].content.offers[0].discount.value"},
 		{"PriceZero", price(teeShared, priceOf(teeS, `{"amount":"0.00","currency":"USD"}`)), "invalid_request", "test_groups[1].content.prices[0].price.amount"},
 		{"PriceUnchanged", price(teeShared, priceOf(teeS, `{"amount":"28.00","currency":"USD"}`)), "change_required", "test_groups[1].content.prices"},
+		// Characters, not bytes, as every type counts them (session audit 2, S2-11).
+		{"NameOf256Characters", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `"name":"p"`, `"name":"`+strings.Repeat("é", 256)+`"`, 1), "invalid_request", "name"},
 		{"StatusOnCreate", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `{"type"`, `{"status":"active","type"`, 1), "invalid_request", "status"},
 		{"AudienceOver8KB", strings.Replace(price(teeShared, priceOf(teeS, usd19)), `{"type"`, `{"audience":{`+bigAudience+`},"type"`, 1), "invalid_request", "audience"},
 		// Codes that are not finding rules.

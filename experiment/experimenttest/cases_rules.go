@@ -1,6 +1,7 @@
 package experimenttest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -83,6 +84,53 @@ func testCreateRules(t *testing.T, nb NewBackend) {
 				if !strings.Contains(e.Message, w) {
 					t.Errorf("message %q does not say %q", e.Message, w)
 				}
+			}
+		})
+	}
+}
+
+// testNameLength: a test's name is at most experiment.MaxNameChars
+// characters in every type, checkout included, counted as characters: 255
+// × "é" (510 bytes) is a name, 256 is not (session audit 2, S2-11, where
+// checkout counted bytes).
+func testNameLength(t *testing.T, nb NewBackend) {
+	b := Setup(t, nb)
+	shop := b.NewShop(t, Plan{Features: append([]string{"checkout_blocks"}, FullPlan.Features...), SubscriptionActive: true, CarrierService: true})
+	bodies := map[experiment.Type]string{experiment.TypeCheckout: fmt.Sprintf(`{"type":"checkout","name":"x","test_groups":`+twoGroups+`}`, `{"blocks":[]}`)}
+	for typ, body := range TypeBodies() {
+		bodies[typ] = body
+	}
+	named := func(body, name string) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(body), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["name"] = name
+		out, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	for typ, body := range bodies {
+		t.Run(string(typ), func(t *testing.T) {
+			create := func(name string) (*experiment.Outcome, error) {
+				// The admin panel's way in, which every surface's create of
+				// a checkout test takes; other types it hands to Create.
+				return b.Service.CreateFromAdminPanel(b.Ctx(), shop, []byte(named(body, name)))
+			}
+			name := strings.Repeat("é", experiment.MaxNameChars)
+			out, err := create(name)
+			if err != nil {
+				t.Fatalf("a name of %d characters (%d bytes): %v", experiment.MaxNameChars, len(name), err)
+			}
+			if out.Test.Name != name {
+				t.Fatalf("stored name of %d bytes, want %d", len(out.Test.Name), len(name))
+			}
+			_, err = create(name + "é")
+			e := WantCode(t, err, experiment.KindValidation, "invalid_request")
+			if e.Param != "name" || !strings.Contains(e.Message, "at most 255 characters") {
+				t.Fatalf("over the limit: param %q, message %q", e.Param, e.Message)
 			}
 		})
 	}

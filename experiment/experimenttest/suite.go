@@ -250,6 +250,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"Create", testCreate},
 		{"CreateRefused", testCreateRefused},
 		{"CreateRules", testCreateRules},
+		{"NameLength", testNameLength},
 		{"Update", testUpdate},
 		{"GetAndList", testGetAndList},
 		{"Lifecycle", testLifecycle},
