@@ -1,5 +1,5 @@
 // Package tracker serves /lift.js, the storefront tracker: plain
-// JavaScript embedded in the binary, sent gzipped when the browser accepts
+// JavaScript embedded in the binary (lift.js and nav.js, as one script), sent gzipped when the browser accepts
 // it, cacheable by browsers and CDNs and revalidated by a strong ETag (a hash
 // of the bytes), so a new release reaches storefronts within minutes.
 package tracker
@@ -19,8 +19,28 @@ import (
 // Path is where storefronts load the tracker from.
 const Path = "/lift.js"
 
-//go:embed lift.js
-var script []byte
+// The tracker is one closure written in two files: lift.js, and nav.js
+// (moving the visitor to other pages), which goes in at lift.js's include
+// line. Served as one script: a storefront makes one request for it.
+var (
+	//go:embed lift.js
+	main []byte
+	//go:embed nav.js
+	nav []byte
+)
+
+// includeNav is the line of lift.js that nav.js takes the place of.
+const includeNav = "  // include nav.js: moving the visitor to other pages (tracker.go puts it here)\n"
+
+// bundle puts nav into main at its include line. A lift.js without exactly
+// one such line is a broken build: it panics when the package loads, so
+// every test of it fails.
+func bundle(main, nav []byte) []byte {
+	if n := bytes.Count(main, []byte(includeNav)); n != 1 {
+		panic("tracker: lift.js has " + strconv.Itoa(n) + " include lines for nav.js, want 1")
+	}
+	return bytes.Replace(main, []byte(includeNav), nav, 1)
+}
 
 // CacheControl keeps the script five minutes and lets a cache serve it a day
 // stale while it revalidates: a page never waits on Lift for it, and a fix
@@ -36,7 +56,7 @@ type Asset struct {
 // Script returns the embedded tracker.
 func Script() *Asset { return asset }
 
-var asset = build(script)
+var asset = build(bundle(main, nav))
 
 func build(raw []byte) *Asset {
 	var buf bytes.Buffer

@@ -25,6 +25,17 @@ func TestScriptSize(t *testing.T) {
 	t.Logf("lift.js: %d bytes raw, %d gzipped", len(a.Raw), len(a.Gzip))
 }
 
+// The served script is lift.js with nav.js in its place, inside the
+// closure: one request for the whole tracker.
+func TestBundle(t *testing.T) {
+	t.Parallel()
+	raw := string(tracker.Script().Raw)
+	nav, end := strings.Index(raw, "function navigate("), strings.LastIndex(raw, "})(window, document);")
+	if nav < 0 || end < nav || strings.Contains(raw, "include nav.js") {
+		t.Errorf("nav.js is not inside the served script (navigate at %d, the closure ends at %d)", nav, end)
+	}
+}
+
 func TestServe(t *testing.T) {
 	t.Parallel()
 	a := tracker.Script()
