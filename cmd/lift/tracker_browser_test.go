@@ -39,6 +39,7 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a second tab opened before the first has its session shares it", func(t *testing.T) { b.twoTabs(t, browser) })
 	t.Run("a preview link shows its draft's group and records nothing", func(t *testing.T) { b.previewLink(t, browser) })
 	t.Run("a visitor who declined analytics is neither stored nor tracked", func(t *testing.T) { b.declined(t, browser) })
+	t.Run("a known visitor past the deadline is not counted on that page", func(t *testing.T) { b.lateKnown(t, browser) })
 }
 
 // declined (B2-9): a visitor whose browser sends Global Privacy Control, or

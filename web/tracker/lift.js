@@ -17,9 +17,11 @@
   // Changes apply only until the deadline (ms from navigation start): the
   // anti-flicker snippet's (data-lift-timeout on <html>), else the script's
   // data-timeout, else 2 s. Later, the page stays as served: a visitor never
-  // sees a price change under their eyes, and one not yet in a test is not
-  // entered on this page (lift.assignments[id].late), so nobody is counted
-  // in a group whose page they did not see.
+  // sees a price change under their eyes, and is not counted in any test on
+  // this page (lift.assignments[id].late): one not yet in a test is not
+  // entered, and one already in it is left out of this page's events and
+  // cart attributes, so nobody is counted in a group whose page they did not
+  // see.
   var deadline = +html.getAttribute('data-lift-timeout') || +attr('data-timeout') || 2000;
   function late() { return !!(w.performance && performance.now) && performance.now() > deadline; }
   // reveal ends the snippet's hiding of [data-lift-price] and test content,
@@ -343,7 +345,6 @@
   }
 
   // record sends an assignment once per visitor, test and assignment version.
-  function recorded(t) { return getJSON(ls, '_lift_rec')[t.id] === t.assignment_version; }
   function record(t, a, ctx) {
     var done = getJSON(ls, '_lift_rec');
     if (a.preview || a.forced || a.late || done[t.id] === t.assignment_version) return;
@@ -369,11 +370,10 @@
     var go = '', isLate = late(), away = [];
     (cfg.tests || []).forEach(function (t) {
       var a = assign(t, ctx);
-      if (isLate && !a.preview && !recorded(t)) a.late = true;
+      if (isLate && !a.preview) a.late = true;
       lift.assignments[t.id] = a;
+      if (a.group >= 0 && !a.preview) leaves(t, a.group, away);
       if (a.group < 0 || a.late) return blocks(t, 0);
-      if (!a.preview) leaves(t, a.group, away);
-      if (isLate && !a.preview) return blocks(t, 0);
       go = go || navigate(t, a.group);
       carryView(t, a.group);
       show(t, a.group);
