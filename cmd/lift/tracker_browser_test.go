@@ -39,13 +39,14 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a second tab opened before the first has its session shares it", func(t *testing.T) { b.twoTabs(t, browser) })
 	t.Run("a preview link shows its draft's group and records nothing", func(t *testing.T) { b.previewLink(t, browser) })
 	t.Run("a visitor who declined analytics is neither stored nor tracked", func(t *testing.T) { b.declined(t, browser) })
-	t.Run("a known visitor past the deadline is not counted on that page", func(t *testing.T) { b.lateKnown(t, browser) })
+	t.Run("a known visitor past the deadline sees its kept group", func(t *testing.T) { b.cachedGroup(t, browser) })
+	t.Run("a known visitor late without a kept config is not counted on that page", func(t *testing.T) { b.lateKnown(t, browser) })
 }
 
 // declined (B2-9): a visitor whose browser sends Global Privacy Control, or
 // whom the platform's customer privacy API says no for, sees the store as
-// it is; the tracker stores no identifier and sends nothing, and the shop's
-// own lift.track calls do nothing.
+// it is; the tracker stores nothing (no identifier, no config kept) and
+// sends nothing, and the shop's own lift.track calls do nothing.
 func (b *browserShop) declined(t *testing.T, browser context.Context) {
 	for name, says := range map[string]string{
 		"gpc":     `Object.defineProperty(navigator, 'globalPrivacyControl', {get: function () { return true; }});`,
@@ -69,7 +70,8 @@ func (b *browserShop) declined(t *testing.T, browser context.Context) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[seen](`lift.track('product_added_to_cart', {}); ({price: document.querySelector('.price[data-variant="44001"]').textContent,
-				cookies: document.cookie, stored: !!localStorage.getItem('_lift_vid'), beacons: window.__beacons.length})`))
+				cookies: document.cookie, beacons: window.__beacons.length,
+				stored: [localStorage, sessionStorage].some(s => Object.keys(s).some(k => k.indexOf('_lift_') === 0))})`))
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -40,7 +40,7 @@ func (b *browserShop) readTee(t *testing.T, ctx context.Context) teeState {
 
 // knownVisitor is a tab of a visitor whom the split puts in the price test's
 // $24 group and who has seen the tee's page once, on time: its assignment is
-// recorded. The tab has no HTTP cache, so every
+// recorded and the page's config kept. The tab has no HTTP cache, so every
 // config request reaches the network, where holdConfig holds it.
 func (b *browserShop) knownVisitor(t *testing.T, browser context.Context) (context.Context, context.CancelFunc) {
 	t.Helper()
@@ -75,7 +75,32 @@ func (b *browserShop) withDeadline(path string, ms int) string {
 	return strings.Replace(b.url(path), "lift_timeout=30000", "lift_timeout="+strconv.Itoa(ms), 1)
 }
 
-// lateKnown: the known $24 visitor's next tee page, its config 2.5 s late and its deadline 1 s, shows the catalog's
+// cachedGroup: the known $24 visitor's next tee page, its config 5 s late
+// and its deadline 3 s, shows $24 (the price was hidden, then $24, never
+// $28): the page applied the config the last page kept, without waiting on
+// the network, and counts the visitor in its group.
+func (b *browserShop) cachedGroup(t *testing.T, browser context.Context) {
+	ctx, cancel := b.knownVisitor(t, browser)
+	defer cancel()
+	holdConfig(t, ctx, 5*time.Second, seenPrices)
+	if _, err := open(ctx, b.withDeadline("/demo/products/8101", 3000)); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__seen`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(seen, "$28.00") || len(seen) == 0 || seen[len(seen)-1] != "$24.00" {
+		t.Errorf("with its config kept, the $24 visitor saw the price as %q, want hidden then $24.00 only", seen)
+	}
+	s := b.readTee(t, ctx)
+	if s.Price != "$24.00" || s.Shown != "24.00" || s.Late || !slices.Contains(s.IDs, b.price) || !strings.Contains(s.Cart, b.price+":1") {
+		t.Errorf("with its config kept, the $24 visitor's page is %+v; want $24.00 shown and test %s counted (%s:1)", s, b.price, b.price)
+	}
+}
+
+// lateKnown: the known $24 visitor's next tee page, without the kept
+// config, its config 2.5 s late and its deadline 1 s, shows the catalog's
 // $28 as served, so it does not count the visitor in the $24 group: the
 // test is out of its experiment ids and cart attributes, and the tee it
 // adds to the cart there goes in at $28 in a cart that carries no group of
@@ -83,6 +108,9 @@ func (b *browserShop) withDeadline(path string, ms int) string {
 func (b *browserShop) lateKnown(t *testing.T, browser context.Context) {
 	ctx, cancel := b.knownVisitor(t, browser)
 	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('_lift_cfg')`)); err != nil {
+		t.Fatal(err)
+	}
 	holdConfig(t, ctx, 2500*time.Millisecond, seenPrices)
 	if _, err := open(ctx, b.withDeadline("/demo/products/8101", 1000)); err != nil {
 		t.Fatal(err)

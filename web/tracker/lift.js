@@ -21,7 +21,8 @@
   // this page (lift.assignments[id].late): one not yet in a test is not
   // entered, and one already in it is left out of this page's events and
   // cart attributes, so nobody is counted in a group whose page they did not
-  // see.
+  // see. A returning page is rarely late: it applies the cached config
+  // (cached()) without waiting on the network.
   var deadline = +html.getAttribute('data-lift-timeout') || +attr('data-timeout') || 2000;
   function late() { return !!(w.performance && performance.now) && performance.now() > deadline; }
   // reveal ends the snippet's hiding of [data-lift-price] and test content,
@@ -270,16 +271,17 @@
   // Lift defines yet, so it is not applied.)
   var scripts = [];
   function runScripts() {
-    var run = function () {
+    parsed(function () {
       scripts.splice(0).forEach(function (s) {
         try { new Function(s.code)(); } catch (e) { if (w.console) console.warn('lift: custom_js of test ' + s.id + ':', e); }
       });
-    };
-    if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', run); else run();
+    });
   }
+  function parsed(fn) { if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', fn); else fn(); }
 
   // counted: the visitor is in the test's group for results and orders
-  // (not for a preview or a QA view, lift_force, nor past the deadline).
+  // (not for a preview or a QA view, lift_force, nor on a page that did not
+  // show the group: late).
   function counted(a) { return a.group >= 0 && !a.preview && !a.forced && !a.late; }
 
   // blocks shows a test's content blocks of one group only: a visitor
@@ -364,15 +366,22 @@
     return p.product_ids.some(function (id) { return digits(id) === page.product; });
   }
 
-  // apply assigns the visitor to each test and shows its group's changes,
-  // unless the deadline has passed. It returns the page to move to, or ''.
-  function apply(cfg, ctx) {
-    var go = '', isLate = late(), away = [];
-    (cfg.tests || []).forEach(function (t) {
-      var a = assign(t, ctx);
-      if (isLate && !a.preview) a.late = true;
+  // apply assigns the visitor to each test of plan p's config and shows
+  // its group's changes, unless the deadline has passed; p.go is the page to
+  // move to, or '', and p.shown what it showed (test id: group and test).
+  // shown is what the cached config showed on this page before: a test
+  // shown alike stays as it is, and any other is late, the page being in
+  // the visitor's sight already; one shown otherwise is left as shown.
+  function apply(p, shown) {
+    var go = '', isLate = !!shown || late(), away = [];
+    lift.assignments = {};
+    p.shown = {};
+    (p.cfg.tests || []).forEach(function (t) {
+      var a = assign(t, p.ctx), key = a.group + ' ' + JSON.stringify(t), was = shown && shown[t.id];
+      if (isLate && was !== key && !a.preview) a.late = true; else p.shown[t.id] = key;
       lift.assignments[t.id] = a;
       if (a.group >= 0 && !a.preview) leaves(t, a.group, away);
+      if (was) return;
       if (a.group < 0 || a.late) return blocks(t, 0);
       go = go || navigate(t, a.group);
       carryView(t, a.group);
@@ -384,8 +393,27 @@
     // visitor is redirected from never shows.
     set(ls, '_lift_nav', JSON.stringify(away));
     if (!go) runScripts(); // on a page the visitor leaves, none
-    return go;
+    p.go = go;
   }
+
+  // The last config answer is kept (localStorage _lift_cfg, with the
+  // country it was applied with), so a returning page shows the visitor's
+  // groups as soon as it is parsed, on time, without waiting on the network:
+  // a known visitor is not late for want of a slow answer. The groups follow
+  // from the config and the visitor id, so the config is all there is to
+  // keep. Each page's answer replaces it and decides what that page counts
+  // (apply's shown): a test ended or changed since shows on one page, not
+  // counted. It is used for 30 minutes, a session's idle time: past that, a
+  // visitor back after a while (or a config endpoint that keeps failing)
+  // waits for the network as on a first page rather than meet tests, or
+  // redirects, that may have ended long ago. A preview tab neither reads
+  // nor writes it: its config holds the previewed test alone.
+  function cached() {
+    var c = getJSON(ls, '_lift_cfg'), age = Date.now() - c.at;
+    return !pm && c.cfg && c.shop === shop && age >= 0 && age < 30 * 60 * 1000 ? c : null;
+  }
+  function keep(cfg, cc) { if (!pm) set(ls, '_lift_cfg', JSON.stringify({ at: Date.now(), shop: shop, cc: cc, cfg: cfg })); }
+
   // The calls of session document 6.1: get-session, then observe/session,
   // observe on product pages and track/event. The config and the country
   // are read alongside the session, so changes show after one round trip.
@@ -394,41 +422,33 @@
   // A preview link asks for its test alone (the server checks its
   // signature): the previewer sees that group, in no running test.
   var configURL = '/api/storefront/config?shop=' + encodeURIComponent(shop) + (pm ? '&preview=' + encodeURIComponent(preview) : '');
-  lift.ready = Promise.all([getJSONFrom(configURL, pm ? 'no-store' : ''), country()]).then(function (r) {
-    if (r[0] && r[0].preview) r[0].tests = [r[0].preview.test];
-    var plan = { cfg: r[0], ctx: { country: r[1] } };
-    plan.go = apply(plan.cfg, plan.ctx);
-    if (!plan.go) reveal();
-    return sid.then(function (id) { lift.session = id; return plan; });
-  }, function (err) {
-    reveal();
-    throw err;
-  }).then(function (plan) {
-    var cfg = plan.cfg, ctx = plan.ctx;
-    setCookie('_lift_sid', lift.session, 30 * 60 * 1000);
-    (cfg.tests || []).forEach(function (t) { record(t, lift.assignments[t.id], ctx); });
-    if (plan.go) { // the next page tracks the view; this one is never ready
-      flush(); // calls the shop made before: beacons outlive the page
-      if (hopTo) set(ss, '_lift_hop', hopTo);
-      location.replace(plan.go);
-      return new Promise(function () {});
-    }
-    var ids = lift.experimentIds();
-    ids.forEach(function (id) {
-      ping('/api/observe/session', { sessionId: lift.session, experimentId: id, visitorId: visitor,
-        pagePath: location.pathname, referrer: d.referrer, device: device, country: ctx.country,
-        visitorType: returning ? 'returning' : 'new' });
+  var loaded = Promise.all([getJSONFrom(configURL, pm ? 'no-store' : ''), country()]);
+  loaded['catch'](function () { /* reported through lift.ready, or moot on a page left */ });
+  var current = null; // the plan this page applied last: {cfg, ctx, go, shown}
+  function run(cfg, cc, shown) {
+    current = { cfg: cfg, ctx: { country: cc } };
+    apply(current, shown);
+    if (!current.go) reveal();
+    return current;
+  }
+  var c = cached();
+  var early = c ? new Promise(function (ok) { parsed(function () { ok(run(c.cfg, c.cc)); }); }) : Promise.resolve(null);
+  lift.ready = early.then(function (e) {
+    if (e && e.go) return e; // the cached groups send the visitor on at once
+    return loaded.then(function (r) {
+      if (r[0] && r[0].preview) r[0].tests = [r[0].preview.test]; else keep(r[0], r[1]);
+      return run(r[0], r[1], e && e.shown);
+    }, function (err) {
+      reveal();
+      throw err;
     });
-    if (page.product) {
-      (cfg.tests || []).forEach(function (t) {
-        if (ids.indexOf(t.id) >= 0 && inScope(t)) {
-          ping('/api/observe', { productId: page.product, experimentId: t.id, sessionId: lift.session, visitorId: visitor });
-        }
-      });
-      lift.track('product_viewed', { productIds: [page.product], variantIds: page.variants, pageType: page.type });
-    } else {
-      lift.track('page_viewed', { pageType: page.type });
-    }
+  }).then(function (plan) {
+    return sid.then(function (id) { lift.session = id; return plan; });
+  }).then(function (plan) {
+    setCookie('_lift_sid', lift.session, 30 * 60 * 1000);
+    (plan.cfg.tests || []).forEach(function (t) { record(t, lift.assignments[t.id], plan.ctx); });
+    if (plan.go) return leave(plan.go);
+    sendView();
     flush();
     return writeCart(page.type === 'cart' || page.type === 'checkout');
   }).then(function () {
@@ -443,4 +463,24 @@
     if (w.console) console.warn('lift:', err, dropped ? '(' + dropped + ' tracked events dropped)' : '');
     return lift;
   });
+
+  // sendView sends what a page view sends: observe/session for each test the
+  // visitor is counted in, observe for those of a product page's product,
+  // and page_viewed or product_viewed.
+  function sendView() {
+    var ids = lift.experimentIds(), now = Date.now();
+    ids.forEach(function (id) {
+      ping('/api/observe/session', { sessionId: lift.session, experimentId: id, visitorId: visitor,
+        pagePath: location.pathname, referrer: d.referrer, device: device, country: current.ctx.country,
+        visitorType: returning ? 'returning' : 'new' });
+    });
+    if (!page.product) return event('page_viewed', { pageType: page.type }, now);
+    (current.cfg.tests || []).forEach(function (t) {
+      if (ids.indexOf(t.id) >= 0 && inScope(t)) {
+        ping('/api/observe', { productId: page.product, experimentId: t.id, sessionId: lift.session, visitorId: visitor });
+      }
+    });
+    event('product_viewed', { productIds: [page.product], variantIds: page.variants, pageType: page.type }, now);
+  }
+
 })(window, document);

@@ -36,8 +36,8 @@
       // The platform keeps a preview theme for the session (Shopify.theme
       // is the theme this page renders in): only a page in another theme
       // needs the parameter, or every page would load twice.
-      var current = w.Shopify && w.Shopify.theme && w.Shopify.theme.id;
-      if (String(current) !== digits(th.theme_id) && u.searchParams.get('preview_theme_id') !== digits(th.theme_id)) {
+      var rendered = w.Shopify && w.Shopify.theme && w.Shopify.theme.id;
+      if (String(rendered) !== digits(th.theme_id) && u.searchParams.get('preview_theme_id') !== digits(th.theme_id)) {
         u.searchParams.set('preview_theme_id', digits(th.theme_id)); moved = true;
       }
     }
@@ -93,3 +93,12 @@
       }
     }
   }, true);
+
+  // leave sends the visitor to go; the next page tracks the view, and this
+  // one is never ready.
+  function leave(go) {
+    flush(); // calls the shop made before: beacons outlive the page
+    if (hopTo) set(ss, '_lift_hop', hopTo);
+    location.replace(go);
+    return new Promise(function () {});
+  }
