@@ -41,6 +41,8 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a visitor who declined analytics is neither stored nor tracked", func(t *testing.T) { b.declined(t, browser) })
 	t.Run("a known visitor past the deadline sees its kept group", func(t *testing.T) { b.cachedGroup(t, browser) })
 	t.Run("a known visitor late without a kept config is not counted on that page", func(t *testing.T) { b.lateKnown(t, browser) })
+	t.Run("a route change to a redirect's source redirects", func(t *testing.T) { b.spaRedirect(t, browser, x) })
+	t.Run("a route change is one page view", func(t *testing.T) { b.spaViews(t, browser) })
 }
 
 // declined (B2-9): a visitor whose browser sends Global Privacy Control, or

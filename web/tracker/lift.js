@@ -91,7 +91,7 @@
     var none = function () { return null; };
     w.lift = { visitor: '', session: '', shop: shop, assignments: {}, declined: true, experimentIds: function () { return []; },
       price: none, track: none, cartAttributes: function () { return {}; }, syncCart: function () { return Promise.resolve(); },
-      bucket: none };
+      bucket: none, page: function () { return w.lift.ready; } };
     w.lift.ready = Promise.resolve(w.lift);
     return;
   }
@@ -115,13 +115,19 @@
     : /iPad|Tablet|PlayBook|Silk|Android(?!.*Mobi)/i.test(ua) ? 'tablet'
     : /Mobi|iPhone|iPod|Android|Windows Phone/i.test(ua) ? 'mobile' : 'desktop';
 
-  var page = (function () {
+  // page is what the page marks of itself, read again on a route change.
+  function readPage() {
     var el = d.querySelector('[data-lift-page-type]') || d.body || d.documentElement;
     var g = function (n) { return (el.getAttribute && el.getAttribute(n)) || ''; };
     var split = function (s) { return s ? s.split(',') : []; };
     return { type: g('data-lift-page-type') || 'page', product: digits(g('data-lift-product-id')),
       variants: split(g('data-lift-variant-ids')) };
-  })();
+  }
+  var page = readPage();
+  // here is the path this page counts views at (hereURL its address) and
+  // ref where it came from: the document's, until a client-side route
+  // change (route(), in nav.js).
+  var here = location.pathname, hereURL = location.href, ref = d.referrer;
 
   function send(path, body) {
     var url = base + path + '?shop=' + encodeURIComponent(shop), data = JSON.stringify(body);
@@ -316,6 +322,10 @@
     },
     // syncCart writes the cart attributes now (call it after adding to a new cart).
     syncCart: function () { return writeCart(true); },
+    // page reports a client-side route change, once the route is rendered
+    // (route(), in nav.js); history.pushState and the back button report
+    // theirs themselves, unless the script tag says data-routes="manual".
+    page: function () { return lift.ready.then(route).then(function () { return lift; }); },
     // bucket tells where a visitor id falls in a test ({id, bucketing}):
     // traffic 0-99 against traffic_allocation, split 0-9999 against the
     // groups' weights. For support ("which group does this visitor get?").
@@ -329,7 +339,7 @@
     if (custom && !ids.length) return; // custom events count only inside a test
     send('/api/track/event', { eventId: uuid(), sessionId: lift.session, visitorId: visitor, source: 'script',
       eventType: custom ? 'lift:custom_event:' + name : name, createdAt: at, experimentIds: ids,
-      pagePath: location.pathname.slice(0, 2000), payload: payload || {} });
+      pagePath: here.slice(0, 2000), payload: payload || {} });
   }
   function flush() {
     var q = queue || [];
@@ -471,7 +481,7 @@
     var ids = lift.experimentIds(), now = Date.now();
     ids.forEach(function (id) {
       ping('/api/observe/session', { sessionId: lift.session, experimentId: id, visitorId: visitor,
-        pagePath: location.pathname, referrer: d.referrer, device: device, country: current.ctx.country,
+        pagePath: here, referrer: ref, device: device, country: current.ctx.country,
         visitorType: returning ? 'returning' : 'new' });
     });
     if (!page.product) return event('page_viewed', { pageType: page.type }, now);

@@ -1,7 +1,8 @@
 // nav.js is the part of the storefront tracker that moves the visitor to
-// other pages: URL redirects, preview themes and template views. It is no
-// script of its own: tracker.go serves lift.js with this file in place of
-// its include line, inside the tracker's closure, whose names it uses.
+// other pages: URL redirects, preview themes, template views, and the
+// routes of a storefront that routes in the browser. It is no script of its
+// own: tracker.go serves lift.js with this file in place of its include
+// line, inside the tracker's closure, whose names it uses.
 
   // A page reached by a Lift redirect in this tab is not redirected again:
   // two tests sending A to B and B to A would otherwise bounce the visitor
@@ -101,4 +102,36 @@
     if (hopTo) set(ss, '_lift_hop', hopTo);
     location.replace(go);
     return new Promise(function () {});
+  }
+
+  // A storefront that routes in the browser (a headless one:
+  // history.pushState, the back button) changes pages without loading a
+  // document. route() takes a new path as a page load: its redirects apply
+  // and its view is sent, once, however many of the hooks and lift.page()
+  // report it (a query or #fragment change is no new page). The visitor's
+  // groups and their lateness stay those of the document: prices in a route
+  // rendered later come from lift.price().
+  function route() {
+    if (!current || !lift.session || location.pathname === here) return;
+    ref = hereURL; hereURL = location.href; here = location.pathname; page = readPage();
+    hopped = false; // the loop stop holds for the document a redirect opened
+    var go = '';
+    (current.cfg.tests || []).forEach(function (t) {
+      var a = lift.assignments[t.id];
+      if (a && a.group >= 0 && !a.late) go = go || navigate(t, a.group);
+    });
+    if (go) return leave(go);
+    sendView();
+  }
+  // The hooks wait a task, so a router that renders the route as it changes
+  // the address has done so when route() reads the page's marks. One that
+  // renders later sets data-routes="manual" on the script tag and calls
+  // lift.page() once the route is rendered.
+  if (attr('data-routes') !== 'manual' && w.history) {
+    var later = function () { if (location.pathname !== here) setTimeout(lift.page, 0); };
+    ['pushState', 'replaceState'].forEach(function (m) {
+      var f = history[m];
+      if (typeof f === 'function') history[m] = function () { var r = f.apply(this, arguments); later(); return r; };
+    });
+    w.addEventListener('popstate', later);
   }
