@@ -203,11 +203,21 @@ func importCatalog(ctx context.Context, q querier, shopID int64, f *CatalogFile)
 // experiment.Catalog.
 type Catalog struct{ Q querier }
 
+const variantColumns = `id, product_id, title, sku, price::text, coalesce(cost::text, '')`
+
 // Lookup implements experiment.Catalog with one query per kind named.
 func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogRefs) (*experiment.CatalogView, error) {
 	v := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{},
 		Collections: map[string]experiment.Collection{}, Themes: map[string]experiment.Theme{},
 		Zones: map[string]experiment.Zone{}, Markets: map[string]experiment.Market{}}
+	// Variants named themselves, and every variant of the products named
+	// for it (a fixed discount is checked against the cheapest).
+	variant := func(row pgx.Rows) error {
+		var x experiment.Variant
+		err := row.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost)
+		v.Variants[x.ID] = x
+		return err
+	}
 	err := errors.Join(
 		lookup(ctx, c.Q, shopID, r.Products, `SELECT id, title, handle FROM catalog_products WHERE shop_id=$1 AND id = ANY($2)`,
 			func(row pgx.Rows) error {
@@ -216,22 +226,8 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 				v.Products[x.ID] = x
 				return err
 			}),
-		lookup(ctx, c.Q, shopID, r.Variants, `SELECT id, product_id, title, sku, price::text, coalesce(cost::text, '')
-			FROM catalog_variants WHERE shop_id=$1 AND id = ANY($2)`,
-			func(row pgx.Rows) error {
-				var x experiment.Variant
-				err := row.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost)
-				v.Variants[x.ID] = x
-				return err
-			}),
-		lookup(ctx, c.Q, shopID, r.ProductVariants, `SELECT id, product_id, title, sku, price::text, coalesce(cost::text, '')
-			FROM catalog_variants WHERE shop_id=$1 AND product_id = ANY($2)`,
-			func(row pgx.Rows) error {
-				var x experiment.Variant
-				err := row.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost)
-				v.Variants[x.ID] = x
-				return err
-			}),
+		lookup(ctx, c.Q, shopID, r.Variants, `SELECT `+variantColumns+` FROM catalog_variants WHERE shop_id=$1 AND id = ANY($2)`, variant),
+		lookup(ctx, c.Q, shopID, r.ProductVariants, `SELECT `+variantColumns+` FROM catalog_variants WHERE shop_id=$1 AND product_id = ANY($2)`, variant),
 		lookup(ctx, c.Q, shopID, r.Collections, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1 AND id = ANY($2)`,
 			func(row pgx.Rows) error {
 				var x experiment.Collection
