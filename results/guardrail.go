@@ -68,7 +68,12 @@ func guardrails(t *experiment.Test, sums []Sums, cmp comparison, sequential bool
 	if len(reasons) == 0 {
 		return out, ""
 	}
-	return out, strings.Join(reasons, " ") + " Lift paused the test automatically; resume it to continue."
+	// Resuming does not silence the guardrail: the always-valid interval
+	// only narrows, so the next snapshot pauses the test again. The way on
+	// is the merchant's decision to tolerate more harm, said in guardrails.
+	return out, strings.Join(reasons, " ") + " Lift paused the test automatically. While the guardrail stays breached, " +
+		"a resumed test is paused again at its next results update; to run it anyway, raise the guardrail's max_harm " +
+		"or remove the guardrail, then resume."
 }
 
 // evaluate sets r from the comparisons of its metric and returns the

@@ -115,7 +115,10 @@ func TestGuardrails(t *testing.T) {
 					t.Fatalf("pauses %q, snapshot pause_reason %q; want a pause: %v", p.reasons, doc.PauseReason, c.wantPause)
 				}
 				if c.wantPause && (p.reasons[0] != doc.PauseReason ||
-					!strings.HasPrefix(doc.PauseReason, "Guardrail conversion_rate breached: test group 1 (Variant) changes it by -70.0%")) {
+					!strings.HasPrefix(doc.PauseReason, "Guardrail conversion_rate breached: test group 1 (Variant) changes it by -70.0%") ||
+					// A resume alone would be paused again: the reason says how to run on.
+					!strings.Contains(doc.PauseReason, "paused again at its next results update") ||
+					!strings.Contains(doc.PauseReason, "raise the guardrail's max_harm or remove the guardrail")) {
 					t.Fatalf("reason %q, snapshot %q", p.reasons[0], doc.PauseReason)
 				}
 			})
