@@ -43,6 +43,7 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a known visitor late without a kept config is not counted on that page", func(t *testing.T) { b.lateKnown(t, browser) })
 	t.Run("a route change to a redirect's source redirects", func(t *testing.T) { b.spaRedirect(t, browser, x) })
 	t.Run("a route change is one page view", func(t *testing.T) { b.spaViews(t, browser) })
+	t.Run("a tag without async counts the product page it runs on", func(t *testing.T) { b.syncTag(t, browser) })
 }
 
 // declined (B2-9): a visitor whose browser sends Global Privacy Control, or

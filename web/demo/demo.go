@@ -52,6 +52,9 @@ type Config struct {
 	// until it has run (tracker.AntiFlicker), put before the tracker's tag;
 	// nil: none. A page's deadline is 2 s, or ?lift_timeout=<ms> (1-60000,
 	// kept on the store's links) to see what a slow network does.
+	// ?lift_sync=1 (also kept) loads the tracker without async, as a theme
+	// that pastes the tag without it does: lift.js then runs before the
+	// page's body is parsed.
 	AntiFlicker func(timeout time.Duration) string
 	Client      *http.Client
 	Now         func() time.Time
@@ -109,6 +112,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // view is what every page template gets.
 type view struct {
 	Shop, Query, TrackerURL, Currency, PageType string
+	Sync                                        bool // the tracker's tag without async
 	// PreviewTheme is the theme the page renders in when it is not the
 	// published one: the platform keeps ?preview_theme_id in a cookie for
 	// the session and tells page scripts through Shopify.theme.id.
@@ -130,6 +134,10 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, v 
 	if ms, err := strconv.Atoi(r.URL.Query().Get("lift_timeout")); err == nil && ms >= 1 && ms <= 60000 {
 		timeout = time.Duration(ms) * time.Millisecond
 		q.Set("lift_timeout", strconv.Itoa(ms))
+	}
+	if r.URL.Query().Get("lift_sync") == "1" {
+		v.Sync = true
+		q.Set("lift_sync", "1")
 	}
 	if h.cfg.AntiFlicker != nil {
 		v.Head = template.HTML(h.cfg.AntiFlicker(timeout)) // Lift's own markup

@@ -435,17 +435,25 @@
   var loaded = Promise.all([getJSONFrom(configURL, pm ? 'no-store' : ''), country()]);
   loaded['catch'](function () { /* reported through lift.ready, or moot on a page left */ });
   var current = null; // the plan this page applied last: {cfg, ctx, go, shown}
+  // run applies a config once the document is parsed: the page's marks
+  // (readPage) and the elements show() changes are all there only then. A
+  // tracker that runs before the body (a cached async script, or a tag
+  // without async) read no product there and recorded a product page's
+  // view as a page view, and a config that came first changed no price on
+  // a page that still counted the visitor in its group.
+  function whenParsed(v) { return new Promise(function (ok) { parsed(function () { ok(v); }); }); }
   function run(cfg, cc, shown) {
+    page = readPage();
     current = { cfg: cfg, ctx: { country: cc } };
     apply(current, shown);
     if (!current.go) reveal();
     return current;
   }
   var c = cached();
-  var early = c ? new Promise(function (ok) { parsed(function () { ok(run(c.cfg, c.cc)); }); }) : Promise.resolve(null);
+  var early = c ? whenParsed(c).then(function (c) { return run(c.cfg, c.cc); }) : Promise.resolve(null);
   lift.ready = early.then(function (e) {
     if (e && e.go) return e; // the cached groups send the visitor on at once
-    return loaded.then(function (r) {
+    return loaded.then(whenParsed).then(function (r) {
       if (r[0] && r[0].preview) r[0].tests = [r[0].preview.test]; else keep(r[0], r[1]);
       return run(r[0], r[1], e && e.shown);
     }, function (err) {
