@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,7 +179,14 @@ func TestResultsMatchRawRows(t *testing.T) {
 			}
 		}
 		if len(rows) != wantCells {
-			t.Errorf("%d rows, recomputed %d", len(rows), wantCells)
+			var extra []string
+			for k := range rows {
+				value, g, _ := strings.Cut(k, "/")
+				if i, _ := strconv.Atoi(g); want.byDeviceCountry[value][i] == nil {
+					extra = append(extra, fmt.Sprintf("%s %+v", k, *rows[k]))
+				}
+			}
+			t.Errorf("%d rows, recomputed %d; rows not recomputed: %v", len(rows), wantCells, extra)
 		}
 	})
 }
