@@ -4,5 +4,6 @@ package warehouse
 // dumps each of them (LIFT_DUMP_SQL, make chdb-check).
 var (
 	StorewideActivitySQL = storewideActivitySQL
+	AddActivity          = addActivity
 	DataVersionSQL       = dataVersionSQL
 )

@@ -202,7 +202,7 @@ func TestAnalyticsSQLRunsOnClickHouse(t *testing.T) {
 		if len(rows) == 0 {
 			t.Fatalf("%s on the fixture answered nothing", s.name)
 		}
-		write(s.name, warehouse.StorewideActivitySQL(s.q, s.filter))
+		write(s.name, warehouse.StorewideActivitySQL(s.q, s.filter, 1))
 	}
 	for _, storewide := range []bool{false, true} {
 		if _, err := w.DataVersion(context.Background(), 3, "5", storewide); err != nil {
