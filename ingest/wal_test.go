@@ -355,10 +355,7 @@ func TestWALStartsOnAFullDisk(t *testing.T) {
 	if err := w.accepting(); !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("accepting on a full disk = %v, want ENOSPC (not ready)", err)
 	}
-	err = w.append(rec("refused"))
-	if e, ok := experiment.AsError(refusal(err)); !errors.Is(err, syscall.ENOSPC) || !ok || e.Kind != experiment.KindUnavailable {
-		t.Errorf("append on a full disk = %v (%v), want ENOSPC answered as unavailable", err, refusal(err))
-	}
+	appendRefusedFull(t, w, "refused")
 	old := mustSegments(t, dir)
 	r := newWALReader(w)
 	defer r.close()
@@ -374,20 +371,7 @@ func TestWALStartsOnAFullDisk(t *testing.T) {
 		t.Errorf("segments %v before, %v after the drained rows were released: want none left", old, left)
 	}
 
-	// Room again: the node takes a segment by itself within a few seconds,
-	// with no request to prompt it (a node that is not ready gets none).
-	full.Store(false)
-	for deadline := time.Now().Add(5 * time.Second); w.accepting() != nil; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not accepting 5 s after the disk had room: %v", w.accepting())
-		}
-	}
-	if err := w.append(rec("d")); err != nil {
-		t.Fatalf("append once the disk has room: %v", err)
-	}
-	if got := readAll(t, r); !cmp.Equal(got, []string{"d"}) {
-		t.Errorf("the flusher then read %q, want d (and never the refused record)", got)
-	}
+	roomAgain(t, w, r, &full, "d")
 }
 
 // A running node whose disk fills stops taking appends when its segment is
@@ -395,6 +379,36 @@ func TestWALStartsOnAFullDisk(t *testing.T) {
 // segment fits (ops audit O2-2: it stayed ready while it refused every
 // request, and wrote on past the segment's size). What it acknowledged
 // still drains.
+// appendRefusedFull checks that appending s on a full disk is refused with
+// ENOSPC, answered as unavailable (503).
+func appendRefusedFull(t *testing.T, w *wal, s string) {
+	t.Helper()
+	err := w.append(rec(s))
+	if e, ok := experiment.AsError(refusal(err)); !errors.Is(err, syscall.ENOSPC) || !ok || e.Kind != experiment.KindUnavailable {
+		t.Errorf("append on a full disk = %v (%v), want ENOSPC answered as unavailable", err, refusal(err))
+	}
+}
+
+// roomAgain gives the disk room and checks that w takes a segment by
+// itself within 5 s, with no request to prompt it (a node that is not
+// ready gets none), and that the next append, s, is all the reader finds
+// (never the refused record).
+func roomAgain(t *testing.T, w *wal, r *walReader, full *atomic.Bool, s string) {
+	t.Helper()
+	full.Store(false)
+	for deadline := time.Now().Add(5 * time.Second); w.accepting() != nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not accepting 5 s after the disk had room: %v", w.accepting())
+		}
+	}
+	if err := w.append(rec(s)); err != nil {
+		t.Fatalf("append once the disk has room: %v", err)
+	}
+	if got := readAll(t, r); !cmp.Equal(got, []string{s}) {
+		t.Errorf("the flusher then read %q, want %s (and never the refused record)", got, s)
+	}
+}
+
 func TestWALFillsItsDiskWhileRunning(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -430,10 +444,7 @@ func TestWALFillsItsDiskWhileRunning(t *testing.T) {
 			t.Fatalf("accepting with a full segment and a full disk = %v, want ENOSPC (not ready)", w.accepting())
 		}
 	}
-	err = w.append(rec("refused" + pad))
-	if e, ok := experiment.AsError(refusal(err)); !errors.Is(err, syscall.ENOSPC) || !ok || e.Kind != experiment.KindUnavailable {
-		t.Errorf("append on a full disk = %v (%v), want ENOSPC answered as unavailable", err, refusal(err))
-	}
+	appendRefusedFull(t, w, "refused"+pad)
 	if fi, err := os.Stat(segmentPath(dir, 1)); err != nil || fi.Size() != 9*511 {
 		t.Errorf("segment 1 = %v %v, want cut at its 9 frames (%d bytes), nothing written past them", fi.Size(), err, 9*511)
 	}
@@ -445,18 +456,7 @@ func TestWALFillsItsDiskWhileRunning(t *testing.T) {
 		t.Errorf("the flusher read %q, want the acknowledged %q", got, acked)
 	}
 
-	full.Store(false)
-	for deadline := time.Now().Add(5 * time.Second); w.accepting() != nil; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not accepting 5 s after the disk had room: %v", w.accepting())
-		}
-	}
-	if err := w.append(rec("after")); err != nil {
-		t.Fatalf("append once the disk has room: %v", err)
-	}
-	if got := readAll(t, r); !cmp.Equal(got, []string{"after"}) {
-		t.Errorf("the flusher then read %q, want after (and never the refused record)", got)
-	}
+	roomAgain(t, w, r, &full, "after")
 	if err := w.release(r.position()); err != nil {
 		t.Fatal(err)
 	}
