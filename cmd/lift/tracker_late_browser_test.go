@@ -75,6 +75,27 @@ func (b *browserShop) withDeadline(path string, ms int) string {
 	return strings.Replace(b.url(path), "lift_timeout=30000", "lift_timeout="+strconv.Itoa(ms), 1)
 }
 
+// teeSeen opens the tee's page with its config held back by hold and a
+// deadline of deadlineMS, and returns every state its price showed in
+// (seenPrices: "(hidden)" or the text).
+func (b *browserShop) teeSeen(t *testing.T, ctx context.Context, hold time.Duration, deadlineMS int) []string {
+	t.Helper()
+	holdConfig(t, ctx, hold, seenPrices)
+	if _, err := open(ctx, b.withDeadline("/demo/products/8101", deadlineMS)); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__seen`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen
+}
+
+// settlesOn reports whether a price ended on want and never showed never.
+func settlesOn(seen []string, want, never string) bool {
+	return len(seen) > 0 && seen[len(seen)-1] == want && !slices.Contains(seen, never)
+}
+
 // cachedGroup: the known $24 visitor's next tee page, its config 5 s late
 // and its deadline 3 s, shows $24 (the price was hidden, then $24, never
 // $28): the page applied the config the last page kept, without waiting on
@@ -82,15 +103,7 @@ func (b *browserShop) withDeadline(path string, ms int) string {
 func (b *browserShop) cachedGroup(t *testing.T, browser context.Context) {
 	ctx, cancel := b.knownVisitor(t, browser)
 	defer cancel()
-	holdConfig(t, ctx, 5*time.Second, seenPrices)
-	if _, err := open(ctx, b.withDeadline("/demo/products/8101", 3000)); err != nil {
-		t.Fatal(err)
-	}
-	seen, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__seen`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Contains(seen, "$28.00") || len(seen) == 0 || seen[len(seen)-1] != "$24.00" {
+	if seen := b.teeSeen(t, ctx, 5*time.Second, 3000); !settlesOn(seen, "$24.00", "$28.00") {
 		t.Errorf("with its config kept, the $24 visitor saw the price as %q, want hidden then $24.00 only", seen)
 	}
 	s := b.readTee(t, ctx)
@@ -111,15 +124,7 @@ func (b *browserShop) lateKnown(t *testing.T, browser context.Context) {
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('_lift_cfg')`)); err != nil {
 		t.Fatal(err)
 	}
-	holdConfig(t, ctx, 2500*time.Millisecond, seenPrices)
-	if _, err := open(ctx, b.withDeadline("/demo/products/8101", 1000)); err != nil {
-		t.Fatal(err)
-	}
-	seen, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__seen`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Contains(seen, "$24.00") || len(seen) == 0 || seen[len(seen)-1] != "$28.00" {
+	if seen := b.teeSeen(t, ctx, 2500*time.Millisecond, 1000); !settlesOn(seen, "$28.00", "$24.00") {
 		t.Errorf("past the deadline the page showed the price as %q, want hidden then $28.00 (as served) only", seen)
 	}
 	s := b.readTee(t, ctx)
