@@ -12,19 +12,24 @@ import (
 // run with stray ones and a group print its help and exit 0 for any (ops
 // audit O2-7).
 func TestEveryCommandDeclaresItsArgs(t *testing.T) {
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.Name() == "help" || c.Name() == "completion" {
-			return // cobra's own, added once a test has run Execute
-		}
+	for _, c := range liftCommands(rootCmd) {
 		if c.HasParent() && c.Args == nil {
 			t.Errorf("%s declares no Args", c.CommandPath())
 		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
 	}
-	walk(rootCmd)
+}
+
+// liftCommands is c and every command below it, without cobra's own help
+// and completion (added once a test has run Execute).
+func liftCommands(c *cobra.Command) []*cobra.Command {
+	if c.Name() == "help" || c.Name() == "completion" {
+		return nil
+	}
+	out := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		out = append(out, liftCommands(sub)...)
+	}
+	return out
 }
 
 // A stray argument or an unknown subcommand fails (main exits 1) before

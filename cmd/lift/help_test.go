@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -13,8 +12,7 @@ import (
 // each page fits a terminal (under 40 lines), points at no design document
 // the user does not have, and no flag, shown or hidden, has an underscore.
 func TestHelpIsShort(t *testing.T) {
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
+	for _, c := range liftCommands(rootCmd) {
 		t.Run(c.CommandPath(), func(t *testing.T) {
 			var buf bytes.Buffer
 			c.SetOut(&buf)
@@ -37,11 +35,7 @@ func TestHelpIsShort(t *testing.T) {
 			c.Flags().VisitAll(check)
 			c.InheritedFlags().VisitAll(check)
 		})
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
 	}
-	walk(rootCmd)
 }
 
 // TestVersion: both spellings print the same line, which names the Go
