@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/viper"
 )
@@ -62,9 +63,16 @@ func (c *Config) checkAddresses() error {
 		}
 	}
 	if u := c.Platform.URL; u != "" {
-		p, err := url.Parse(u)
+		// {shop} is the per-shop host of a real platform (https://{shop}/admin,
+		// platform.Client.shopBase); url.Parse refuses braces in a host.
+		p, err := url.Parse(strings.ReplaceAll(u, "{shop}", "shop.invalid"))
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("config: platform.url %q must be an absolute http(s) URL such as https://platform.example.com", u)
+			return fmt.Errorf("config: platform.url %q must be an absolute http(s) URL such as https://{shop}/admin (a real platform) or http://127.0.0.1:8099 (a fake serving every shop)", u)
+		}
+		// A real platform calls back the addresses the install registers:
+		// without a public URL they would be this node's listen address.
+		if strings.Contains(u, "{shop}") && c.HTTP.PublicURL == "" {
+			return fmt.Errorf("config: http.public_url is required with platform.url %q: the install's redirect URI, the webhook subscriptions and the storefront script tag are built from it", u)
 		}
 	}
 	return nil

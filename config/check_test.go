@@ -98,6 +98,9 @@ func TestLoadChecksAddresses(t *testing.T) {
 		{"LIFT_PLATFORM_URL", "platform.example.com", "platform.url"},
 		{"LIFT_PLATFORM_URL", "https://platform.example.com", ""},
 		{"LIFT_PLATFORM_URL", "http://127.0.0.1:18099/base", ""},
+		// A real platform's per-shop host, with the public URL it calls back.
+		{"LIFT_PLATFORM_URL", "https://{shop}/admin", "http.public_url"},
+		{"LIFT_PLATFORM_URL", "https://{shop/admin", "platform.url"},
 	} {
 		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
 			t.Setenv(tc.env, tc.value)
@@ -109,6 +112,21 @@ func TestLoadChecksAddresses(t *testing.T) {
 				t.Fatalf("Load: %v, want an error naming %s", err, tc.key)
 			}
 		})
+	}
+}
+
+// A real platform is configured as README says: its per-shop host as
+// {shop}, with the public URL the install registers (docs audit 2 #1: the
+// documented https://{shop}/admin was refused at start).
+func TestLoadRealPlatform(t *testing.T) {
+	t.Setenv("LIFT_PLATFORM_URL", "https://{shop}/admin")
+	t.Setenv("LIFT_HTTP_PUBLIC_URL", "https://lift.example.com")
+	c, err := Load("", nil)
+	if err != nil {
+		t.Fatalf("Load: %v, want https://{shop}/admin accepted", err)
+	}
+	if c.Platform.URL != "https://{shop}/admin" {
+		t.Fatalf("platform.url %q, want https://{shop}/admin", c.Platform.URL)
 	}
 }
 
