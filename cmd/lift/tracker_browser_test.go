@@ -43,6 +43,11 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a known visitor late without a kept config is not counted on that page", func(t *testing.T) { b.lateKnown(t, browser) })
 	t.Run("a route change to a redirect's source redirects", func(t *testing.T) { b.spaRedirect(t, browser, x) })
 	t.Run("a route change is one page view", func(t *testing.T) { b.spaViews(t, browser) })
+	t.Run("a route rendered after its pushState shows the visitor's prices", func(t *testing.T) { b.spaPrices(t, browser) })
+	t.Run("a route runs custom_js once per view", func(t *testing.T) { b.spaScripts(t, browser, x) })
+	t.Run("a QA view's routes show its forced groups and count none", func(t *testing.T) { b.spaQAView(t, browser, x) })
+	t.Run("a declined visitor's routes stay as served", func(t *testing.T) { b.spaDeclined(t, browser, x) })
+	t.Run("a late page's routes stay as served", func(t *testing.T) { b.spaLate(t, browser) })
 	t.Run("a tag without async counts the product page it runs on", func(t *testing.T) { b.syncTag(t, browser) })
 }
 
@@ -125,7 +130,7 @@ func (b *browserShop) previewLink(t *testing.T, browser context.Context) {
 type trackerTests struct {
 	toBag, back    string // 8104 → 8103?ref=lift&utm_source=lift, and 8103 → 8104
 	broken, syntax string // visual edits whose custom_js throws, or does not parse
-	script         string // a visual edit with custom_css and custom_js
+	script         string // a visual edit with custom_css and custom_js (which lists the paths it ran on in __runs)
 }
 
 func (b *browserShop) startTrackerTests(t *testing.T) trackerTests {
@@ -150,9 +155,10 @@ func (b *browserShop) startTrackerTests(t *testing.T) trackerTests {
 	// The broken scripts run before the good one (tests go oldest first).
 	x.broken = put(experiment.TypeVisualEditor, nil, `{"custom_js":"throw new Error('merchant bug')"}`)
 	x.syntax = put(experiment.TypeVisualEditor, nil, `{"custom_js":"this is not javascript ("}`)
-	// The script records what it found: the group's CSS already applied.
+	// The script records what it found: the group's CSS already applied,
+	// and the path of each page or route it ran on.
 	x.script = put(experiment.TypeVisualEditor, nil, `{"custom_css":"body{outline:3px solid rgb(1, 2, 3)}",
-		"custom_js":"window.__ve = (window.__ve || []).concat([getComputedStyle(document.body).outlineColor]); document.body.setAttribute('data-ve', 'ran');"}`)
+		"custom_js":"window.__ve = (window.__ve || []).concat([getComputedStyle(document.body).outlineColor]); document.body.setAttribute('data-ve', 'ran'); window.__runs = (window.__runs || []).concat([location.pathname]);"}`)
 	time.Sleep(6 * time.Second) // the storefront config is rendered anew every 5 s
 	return x
 }

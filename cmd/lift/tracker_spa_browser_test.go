@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +110,254 @@ func (b *browserShop) spaViews(t *testing.T, browser context.Context) {
 			AND page_path = ?`, b.price, st.Visitor, path)
 		b.chCount(t, n, `SELECT count() FROM sessions WHERE experiment_id = ? AND visitor_id = ? AND page_path = ?`,
 			b.price, st.Visitor, path)
+	}
+}
+
+// spaRouter plays a router that renders a route once its data has come:
+// __router(path, state) pushes path (the query kept) and writes the route's
+// page marks on <body> at once, and renders <main> 50 ms later: state.html
+// anew, or, as a framework that reuses the route's elements does, the price
+// element kept with its variant (state.variant) and its text node
+// (state.text) changed in place. The back button renders the route it
+// returns to from its state. __rendered counts the renders.
+const spaRouter = `window.__router = window.__router || (function () {
+  function render(s) {
+    document.body.setAttribute('data-lift-page-type', s.type);
+    document.body.setAttribute('data-lift-product-id', s.product || '');
+    setTimeout(function () {
+      var el = document.querySelector('main [data-lift-variant-id]');
+      if (s.html === undefined) { el.setAttribute('data-lift-variant-id', s.variant); el.firstChild.data = s.text; }
+      else document.querySelector('main').innerHTML = s.html;
+      window.__rendered = (window.__rendered || 0) + 1;
+    }, 50);
+  }
+  addEventListener('popstate', function (e) { if (e.state) render(e.state); });
+  return function (path, s) { history.pushState(s, '', path + location.search); render(s); };
+})();`
+
+// teeRoute is a step of routes: the tee's route at path, its price
+// rendered as the catalog's ($28) for size S.
+func teeRoute(path string) string {
+	return `['` + path + `', {type: 'product', product: '8101', html: '<h1>Organic Cotton Tee</h1><p class="prices">' +
+		'<span class="price" data-variant="44001" data-lift-price data-lift-variant-id="44001">$28.00</span></p>'}]`
+}
+
+// routes drives spaRouter through steps (a JavaScript list of [path,
+// state], or ['back'] for the back button) and gives, once each route is
+// rendered, its path and the text of its price.
+func routes(t *testing.T, ctx context.Context, steps ...string) []string {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, pageTimeout)
+	defer cancel()
+	got, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](spaRouter+`(async () => {
+  const out = [];
+  for (const [path, s] of [`+strings.Join(steps, ", ")+`]) {
+    const n = window.__rendered || 0;
+    if (path === 'back') history.back(); else __router(path, s);
+    await new Promise(ok => (function poll() { (window.__rendered || 0) > n ? ok() : setTimeout(poll, 10); })());
+    out.push(location.pathname + ' ' + document.querySelector('main [data-lift-variant-id]').textContent);
+  }
+  return out;
+})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// spaPrices: a visitor whom the split puts in the $24 group of the price
+// test goes from the home page to the tee's route, whose price the router
+// renders as the catalog's $28 50 ms after the pushState: the visitor sees
+// $24, the price lift.price gives the cart, whose attributes carry the
+// group. A route that reuses the element for another product (its variant
+// and text changed in place) shows that product's catalog price; back to
+// the tee, and to its M size in place, $24 again. The group is the one
+// the document drew.
+func (b *browserShop) spaPrices(t *testing.T, browser context.Context) {
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	if _, err := open(ctx, b.url("/demo/")); err != nil {
+		t.Fatal(err)
+	}
+	vid := b.visitorIn(t, ctx, b.price, 1)
+	if err := forget(ctx); err != nil {
+		t.Fatal(err)
+	}
+	setVisitor(t, ctx, b.s.url, vid)
+	st, err := open(ctx, b.url("/demo/"))
+	if err != nil || st.Visitor != vid || st.Assignments[b.price].Group != 1 {
+		t.Fatalf("the home page: %s (%v), want %s in group 1 of %s", st.groups(), err, vid, b.price)
+	}
+	got := routes(t, ctx, teeRoute("/demo/products/8101"),
+		`['/demo/products/8106', {type: 'product', product: '8106', variant: '44016', text: '$32.00'}]`, `['back']`,
+		`['/demo/spa-tee-m', {type: 'product', product: '8101', variant: '44002', text: '$28.00'}]`)
+	want := []string{"/demo/products/8101 $24.00", "/demo/products/8106 $32.00", "/demo/products/8101 $24.00", "/demo/spa-tee-m $24.00"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the $24 visitor's routes showed %q, want %q", got, want)
+	}
+	type seen struct {
+		Shown  string   `json:"shown"`
+		Group  int      `json:"group"`
+		Reason string   `json:"reason"`
+		IDs    []string `json:"ids"`
+		Cart   string   `json:"cart"`
+	}
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[seen](`({shown: (lift.price('44002') || {}).amount || '',
+		group: lift.assignments['`+b.price+`'].group, reason: lift.assignments['`+b.price+`'].reason,
+		ids: lift.experimentIds(), cart: lift.cartAttributes()._lift_assignments})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Shown != "24.00" || s.Group != 1 || s.Reason != "random_split" || !slices.Contains(s.IDs, b.price) ||
+		!strings.Contains(s.Cart, b.price+":1") {
+		t.Errorf("after the routes: %+v; want lift.price 24.00 and group 1 of %s as drawn, counted (%s:1)", s, b.price, b.price)
+	}
+}
+
+// spaScripts: the visual edit's custom_js runs once per page view, route
+// changes included: the pushState hook and the router's lift.page() that
+// report one route run it once, a change of the query alone not at all,
+// the back button again. A control visitor's routes run none.
+func (b *browserShop) spaScripts(t *testing.T, browser context.Context, x trackerTests) {
+	for group, want := range map[int][]string{1: {"/demo/", "/demo/spa-a", "/demo/spa-b", "/demo/spa-a", "/demo/spa-c"}, 0: {}} {
+		ctx, cancel := newVisitor(t, browser)
+		onEveryPage(t, ctx, sentBodies)
+		if _, err := open(ctx, b.url("/demo/")+fmt.Sprintf("&lift_force=%s:%d", x.script, group)); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		tctx, tcancel := context.WithTimeout(ctx, pageTimeout)
+		runs, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`(async () => {
+  const until = (p, n) => new Promise(ok => (function poll() {
+    __sent.filter(e => e.eventType === 'page_viewed' && e.pagePath === p).length >= n ? ok() : setTimeout(poll, 10);
+  })());
+  history.pushState({}, '', '/demo/spa-a' + location.search);
+  await until('/demo/spa-a', 1);
+  await lift.page();
+  history.replaceState({}, '', '/demo/spa-a?tab=2');
+  history.pushState({}, '', '/demo/spa-b' + location.search);
+  await lift.page();
+  await until('/demo/spa-b', 1);
+  history.back();
+  await until('/demo/spa-a', 2);
+  await lift.page();
+  history.pushState({}, '', '/demo/spa-c' + location.search); // the last: a second run of any before it shows
+  await until('/demo/spa-c', 1);
+  return window.__runs || [];
+})()`, chromedp.EvalAwaitPromise))
+		tcancel()
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(runs, want) {
+			t.Errorf("group %d of the visual edit: custom_js ran on %q, want %q", group, runs, want)
+		}
+	}
+}
+
+// spaQAView: a QA view (lift_force) shows its forced groups on its routes
+// as on its pages: forced into the price test's $24 group and the visual
+// edit's, the tee's route shows $24 and runs the edit's custom_js; forced
+// out of both, $28 and no script. Neither is counted: both tests stay out
+// of the experiment ids, the cart attributes and the route's
+// product_viewed.
+func (b *browserShop) spaQAView(t *testing.T, browser context.Context, x trackerTests) {
+	for _, c := range []struct {
+		group int
+		price string
+		runs  []string
+	}{{1, "$24.00", []string{"/demo/", "/demo/products/8101"}}, {-1, "$28.00", []string{}}} {
+		ctx, cancel := newVisitor(t, browser)
+		onEveryPage(t, ctx, sentBodies)
+		force := fmt.Sprintf("&lift_force=%s:%d,%s:%d", b.price, c.group, x.script, c.group)
+		if _, err := open(ctx, b.url("/demo/")+force); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		got := routes(t, ctx, teeRoute("/demo/products/8101"))
+		type seen struct {
+			Runs   []string `json:"runs"`
+			IDs    []string `json:"ids"`
+			Cart   string   `json:"cart"`
+			Viewed []string `json:"viewed"`
+		}
+		tctx, tcancel := context.WithTimeout(ctx, pageTimeout)
+		s, err := chromedp.Run(tctx, chromedp.Evaluate[seen](`new Promise(ok => (function poll() {
+  const v = __sent.find(e => e.eventType === 'product_viewed' && e.pagePath === '/demo/products/8101');
+  v ? ok({runs: window.__runs || [], ids: lift.experimentIds(), cart: lift.cartAttributes()._lift_assignments,
+    viewed: v.experimentIds}) : setTimeout(poll, 10);
+})())`, chromedp.EvalAwaitPromise))
+		tcancel()
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"/demo/products/8101 " + c.price}; !slices.Equal(got, want) || !slices.Equal(s.Runs, c.runs) {
+			t.Errorf("forced to group %d: the route showed %q and custom_js ran on %q; want %q and %q", c.group, got, s.Runs, want, c.runs)
+		}
+		for _, id := range []string{b.price, x.script} {
+			if slices.Contains(s.IDs, id) || slices.Contains(s.Viewed, id) || strings.Contains(s.Cart, id+":") {
+				t.Errorf("forced to group %d: test %s is counted: %+v", c.group, id, s)
+			}
+		}
+	}
+}
+
+// spaDeclined: a visitor who declined analytics (Global Privacy Control)
+// gets the store as it is on its routes too, a QA link notwithstanding:
+// the tee's route keeps the catalog's $28, no custom_js runs and nothing
+// is sent.
+func (b *browserShop) spaDeclined(t *testing.T, browser context.Context, x trackerTests) {
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	watchTracker(t, ctx, `Object.defineProperty(navigator, 'globalPrivacyControl', {get: function () { return true; }});`)
+	tctx, tcancel := context.WithTimeout(ctx, pageTimeout)
+	defer tcancel()
+	err := chromedp.Do(tctx, chromedp.Navigate(b.url("/demo/")+fmt.Sprintf("&lift_force=%s:1,%s:1", b.price, x.script)),
+		chromedp.Poll[chromedp.Void](`document.documentElement.getAttribute('data-lift-ready') === 'declined'`,
+			chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := routes(t, ctx, teeRoute("/demo/products/8101"))
+	type seen struct {
+		Runs    []string `json:"runs"`
+		Beacons int      `json:"beacons"`
+	}
+	s, err := chromedp.Run(tctx, chromedp.Evaluate[seen](`lift.page().then(() => ({runs: window.__runs || [], beacons: __beacons.length}))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/demo/products/8101 $28.00"}; !slices.Equal(got, want) || len(s.Runs) != 0 || s.Beacons != 0 {
+		t.Errorf("a declined visitor's route showed %q, %+v; want %q, no custom_js run, nothing sent", got, s, want)
+	}
+}
+
+// spaLate: the known $24 visitor's tee page past its deadline (lateKnown)
+// counts it in no group of the price test, and so do its routes: the tee's
+// route keeps the catalog's $28 as rendered, lift.price gives the
+// catalog's, and the test stays late, out of the experiment ids and the
+// cart. No test ran custom_js: all were late on the page.
+func (b *browserShop) spaLate(t *testing.T, browser context.Context) {
+	ctx, cancel := b.knownVisitor(t, browser)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('_lift_cfg')`)); err != nil {
+		t.Fatal(err)
+	}
+	if seen := b.teeSeen(t, ctx, 2500*time.Millisecond, 1000); !settlesOn(seen, "$28.00", "$24.00") {
+		t.Fatalf("past the deadline the page showed the price as %q, want hidden then $28.00 (as served) only", seen)
+	}
+	if got, want := routes(t, ctx, teeRoute("/demo/spa-tee")), []string{"/demo/spa-tee $28.00"}; !slices.Equal(got, want) {
+		t.Errorf("the late page's route showed %q, want %q", got, want)
+	}
+	s := b.readTee(t, ctx)
+	if s.Price != "$28.00" || s.Shown != "" || !s.Late || slices.Contains(s.IDs, b.price) || strings.Contains(s.Cart, b.price+":") {
+		t.Errorf("the late page's route: %+v; want $28.00 and test %s late, in neither its ids nor its cart", s, b.price)
+	}
+	runs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__runs || []`))
+	if err != nil || len(runs) != 0 {
+		t.Errorf("custom_js ran on %q (%v), want nowhere: every test was late on the page", runs, err)
 	}
 }

@@ -18,9 +18,10 @@
   // anti-flicker snippet's (data-lift-timeout on <html>), else the script's
   // data-timeout, else 2 s. Later, the page stays as served: a visitor never
   // sees a price change under their eyes, and is not counted in any test on
-  // this page (lift.assignments[id].late): one not yet in a test is not
-  // entered, and one already in it is left out of this page's events and
-  // cart attributes, so nobody is counted in a group whose page they did not
+  // this page (lift.assignments[id].late) nor on the routes a router shows
+  // in it (route(), in nav.js): one not yet in a test is not entered, and
+  // one already in it is left out of this page's events and cart
+  // attributes, so nobody is counted in a group whose page they did not
   // see. A returning page is rarely late: it applies the cached config
   // (cached()) without waiting on the network.
   var deadline = +html.getAttribute('data-lift-timeout') || +attr('data-timeout') || 2000;
@@ -142,10 +143,12 @@
     if (w.fetch) fetch(url, { keepalive: true }).catch(function () {});
     else new Image().src = url;
   }
+  // patience is how long (ms) the tracker waits on a request of its own: a
+  // hung connection must not keep lift.ready pending for minutes.
+  var patience = 10000;
   function getJSONFrom(path, cache) {
     var opts = { cache: cache || 'default' };
-    // A hung connection must not keep lift.ready pending for minutes.
-    if (w.AbortSignal && AbortSignal.timeout) opts.signal = AbortSignal.timeout(10000);
+    if (w.AbortSignal && AbortSignal.timeout) opts.signal = AbortSignal.timeout(patience);
     return fetch(base + path, opts).then(function (r) {
       if (!r.ok) throw new Error('lift: ' + path + ' ' + r.status);
       return r.json();
@@ -236,7 +239,9 @@
 
   // include nav.js: moving the visitor to other pages (tracker.go puts it here)
 
-  var prices = {};
+  // prices are the group prices shown, by variant id: v the config's
+  // entry, t its test.
+  var prices = Object.create(null);
   function money(m) {
     var n = Number(m.amount);
     try { return new Intl.NumberFormat(d.documentElement.lang || undefined, { style: 'currency', currency: m.currency }).format(n); }
@@ -247,35 +252,57 @@
   //   data-lift-price + data-lift-variant-id: the variant's price text
   //   data-lift-compare-at-price + data-lift-variant-id: its compare-at price
   //   data-lift-test="42" data-lift-group="1": shown only to group 1 of 42
+  // The prices are painted once every test is shown (paintPrices). showing
+  // is what this document shows of each test ({t, group}), in order: its
+  // routes show the same (showRoute, in nav.js).
+  var showing = [];
   function show(t, group) {
     html.setAttribute('data-lift-' + t.id, group);
+    showing.push({ t: t, group: group });
     var p = changes(t, group, 'price');
-    (p && p.prices || []).forEach(function (v) {
-      var id = digits(v.product_variant_id);
-      prices[id] = v;
-      each('[data-lift-price][data-lift-variant-id="' + id + '"]', function (el) {
-        el.textContent = money(v.price); el.setAttribute('data-lift-applied', t.id);
-      });
-      if (v.compare_at_price) {
-        each('[data-lift-compare-at-price][data-lift-variant-id="' + id + '"]', function (el) {
-          el.textContent = money(v.compare_at_price);
-        });
-      }
-    });
+    (p && p.prices || []).forEach(function (v) { prices[digits(v.product_variant_id)] = { v: v, t: t.id }; });
     blocks(t, group);
     var ve = changes(t, group, 'visual_editor');
     if (ve && ve.custom_css) {
       var st = d.createElement('style'); st.textContent = ve.custom_css; d.head.appendChild(st);
     }
-    if (ve && ve.custom_js) scripts.push({ id: t.id, code: ve.custom_js });
+    queueScript(t, group);
+  }
+  // paintPrices writes the prices shown on the elements marked for their
+  // variants; an element a router reuses for a variant without one loses
+  // the applied mark.
+  function paintPrices() {
+    each('[data-lift-price][data-lift-variant-id]', function (el) {
+      var p = prices[el.getAttribute('data-lift-variant-id')];
+      if (p) { text(el, money(p.v.price)); el.setAttribute('data-lift-applied', p.t); } else el.removeAttribute('data-lift-applied');
+    });
+    each('[data-lift-compare-at-price][data-lift-variant-id]', function (el) {
+      var p = prices[el.getAttribute('data-lift-variant-id')];
+      if (p && p.v.compare_at_price) text(el, money(p.v.compare_at_price));
+    });
+  }
+  // text writes s as el's text where it differs: into its one text node if
+  // it has one, which the framework that rendered it keeps writing to (a
+  // new node would leave it writing to one no longer shown), else as its
+  // content. A text already right is left alone, so the writes a route's
+  // observer sees end there.
+  function text(el, s) {
+    if (el.textContent === s) return;
+    var n = el.firstChild;
+    if (n && n.nodeType === 3 && !n.nextSibling) n.data = s; else el.textContent = s;
   }
 
   // The visual editor's custom_js of the visitor's groups runs once the
-  // groups are applied and the document is parsed, each in its own
-  // try/catch: a merchant's broken code must break neither the page nor
-  // the tracker. (dom_changes, authored in the admin panel, has no format
-  // Lift defines yet, so it is not applied.)
+  // groups are applied and the document is parsed, and again once on each
+  // route view (showRoute), each in its own try/catch: a merchant's broken
+  // code must break neither the page nor the tracker. (dom_changes,
+  // authored in the admin panel, has no format Lift defines yet, so it is
+  // not applied.)
   var scripts = [];
+  function queueScript(t, group) {
+    var ve = changes(t, group, 'visual_editor');
+    if (ve && ve.custom_js) scripts.push({ id: t.id, code: ve.custom_js });
+  }
   function runScripts() {
     parsed(function () {
       scripts.splice(0).forEach(function (s) {
@@ -306,7 +333,7 @@
       return out;
     },
     // price is the price group changes show for a variant (null: the catalog's).
-    price: function (variantId) { var v = prices[digits(variantId)]; return v ? v.price : null; },
+    price: function (variantId) { var p = prices[digits(variantId)]; return p ? p.v.price : null; },
     // track sends a standard event (product_added_to_cart, …) or a custom one.
     // Before the session and the visitor's tests are known (lift.ready) the
     // call waits in a queue, sent when they are (dropped if they never are).
@@ -397,6 +424,7 @@
       carryView(t, a.group);
       show(t, a.group);
     });
+    paintPrices();
     // The pages this visitor's redirects leave, for the anti-flicker
     // snippet: on the next page it hides the whole page there until this
     // script has sent the visitor on (or the deadline), so the page the

@@ -109,8 +109,8 @@
   // document. route() takes a new path as a page load: its redirects apply
   // and its view is sent, once, however many of the hooks and lift.page()
   // report it (a query or #fragment change is no new page). The visitor's
-  // groups and their lateness stay those of the document: prices in a route
-  // rendered later come from lift.price().
+  // groups and their lateness stay those of the document (nothing is drawn
+  // again), and the route shows what the document shows (showRoute).
   function route() {
     if (!current || !lift.session || location.pathname === here) return;
     ref = hereURL; hereURL = location.href; here = location.pathname; page = readPage();
@@ -121,7 +121,50 @@
       if (a && a.group >= 0 && !a.late) go = go || navigate(t, a.group);
     });
     if (go) return leave(go);
+    showRoute();
     sendView();
+  }
+
+  // showRoute shows on a route what its document shows: the groups the
+  // document showed (showing: on time, or from the config it kept), with
+  // their prices and content blocks; a test late there or without the
+  // visitor, the control's blocks and the catalog's prices, as on the
+  // document, so what a route shows, lift.price() and the cart attributes
+  // agree. Previews and QA views show their groups, and are counted no
+  // more than on the document. Each route view runs the custom_js of those
+  // groups once, as a page load does: a script may meet elements it
+  // changed on an earlier route (a layout the router keeps), so it must
+  // be written to run more than once.
+  function showRoute() {
+    paintRoute();
+    watch();
+    showing.forEach(function (s) { queueScript(s.t, s.group); });
+    runScripts();
+  }
+  function paintRoute() {
+    var on = {};
+    showing.forEach(function (s) { on[s.t.id] = 1; blocks(s.t, s.group); });
+    (current.cfg.tests || []).forEach(function (t) { if (!on[t.id]) blocks(t, 0); });
+    paintPrices();
+  }
+  // A router renders a route when it has it: a task after the address
+  // changes, or once the route's data is fetched. For that time an observer
+  // paints the route's marked elements as they appear, or as the router
+  // changes their variant or text in place; it runs before the browser
+  // paints them, so the catalog's price never shows. It stops patience
+  // (10 s) after the last route change: the tracker gives up on a request
+  // of its own by then, so a route whose data takes longer has as good as
+  // failed, and past it an observer of the whole document would paint
+  // again on every change of a long-lived page (a carousel, a countdown)
+  // for the tab's life. An element rendered later takes its price from
+  // lift.price(), as one the document renders after the tracker ran does.
+  var watcher = null, unwatch = 0;
+  function watch() {
+    if (!w.MutationObserver) return;
+    watcher = watcher || new MutationObserver(function () { paintRoute(); watcher.takeRecords(); });
+    watcher.observe(html, { childList: true, subtree: true, characterData: true, attributeFilter: ['data-lift-variant-id'] });
+    clearTimeout(unwatch);
+    unwatch = setTimeout(function () { watcher.disconnect(); }, patience);
   }
   // The hooks wait a task, so a router that renders the route as it changes
   // the address has done so when route() reads the page's marks. One that
