@@ -148,11 +148,44 @@ func newShopsCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(create, setAPI("enable-api", true), setAPI("disable-api", false), analytics)
+	cmd.AddCommand(create, setAPI("enable-api", true), setAPI("disable-api", false), analytics, newSessionTokenCmd())
 	for _, c := range cmd.Commands() {
 		config.BindFlags(c.Flags())
 	}
 	return cmd
+}
+
+// newSessionTokenCmd signs an admin panel session token as the built-in
+// fake platform's App Bridge would, so a developer can call the session API
+// (README, "The admin panel's session API") of a node running the fake.
+// A real platform's tokens come from its App Bridge only: with platform.url
+// set the command refuses rather than sign with the real app's secret.
+func newSessionTokenCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "session-token DOMAIN",
+		Short: "Print a one-minute admin panel session token for a shop, signed as the built-in fake platform signs them",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if cfg.Platform.URL != "" {
+				return fmt.Errorf("platform.url is set: session tokens come from the platform's App Bridge (shopify.idToken()), not from lift")
+			}
+			fake, err := fakeOAuth(cfg)
+			if err != nil {
+				return err
+			}
+			tok, err := fake.SessionToken(strings.ToLower(strings.TrimSpace(args[0])), time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "session token valid for one minute; send it as Authorization: Bearer <token>")
+			fmt.Fprintln(cmd.OutOrStdout(), tok)
+			return nil
+		},
+	}
 }
 
 // existingShop is the answer to creating a shop that is installed under

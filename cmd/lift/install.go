@@ -215,20 +215,37 @@ func tokenKey(cfg *config.Config) ([]byte, error) {
 }
 
 // fakeOAuth is the built-in fake platform with the app's OAuth
-// credentials; without configured ones it gets credentials of this process,
-// set on cfg so the install surface verifies what the fake signs.
+// credentials; without configured ones it gets the key lift-dev and the
+// secret kept in <data_dir>/api-secret (generated once), set on cfg so the
+// install and session surfaces verify what the fake signs. The secret is
+// kept, as dev's signing and webhook secrets are, so `lift shops
+// session-token` signs session tokens a running node accepts (a secret of
+// each process could sign none: docs audit 2 #4).
 func fakeOAuth(cfg *config.Config) (*platform.Fake, error) {
 	fake := platform.NewFake()
 	if cfg.Platform.APIKey == "" {
 		cfg.Platform.APIKey = "lift-dev"
 	}
 	if cfg.Platform.APISecret == "" {
-		b := make([]byte, 16)
-		if _, err := rand.Read(b); err != nil {
+		secret, err := processSecret(cfg.DataDir, "api-secret")
+		if err != nil {
 			return nil, err
 		}
-		cfg.Platform.APISecret = base64.RawURLEncoding.EncodeToString(b)
+		cfg.Platform.APISecret = secret
 	}
 	fake.APIKey, fake.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
 	return fake, nil
+}
+
+// processSecret is devSecret's secret in dataDir, or one of this process
+// when there is no data directory to keep it in (a test's bare config).
+func processSecret(dataDir, name string) (string, error) {
+	if dataDir != "" {
+		return devSecret(dataDir, name)
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
 }
