@@ -212,6 +212,7 @@ Demo shop %[2]s
 Try:
   curl -s http://%[1]s/readyz
   curl -s -H "Authorization: Bearer %[3]s" http://%[1]s/v1/experiments
+  curl -s -H "Authorization: Bearer $(.lift/bin/lift shops session-token %[2]s)" http://%[1]s/api/experiments
   curl -s -X POST "http://%[1]s/api/track/event?shop=%[2]s" -H 'Content-Type: application/json' \
     -d '{"sessionId":"6f1c2a8e-4b7d-4e21-9a0b-3c5d7e9f1a2b","visitorId":"v1","eventType":"page_viewed","source":"script","createdAt":"2026-11-21T12:00:00Z","experimentIds":[]}'
 
