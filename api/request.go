@@ -223,7 +223,9 @@ func CheckText(param, v string) error {
 func GroupIndex(c *gin.Context, param string) (int, error) {
 	raw := c.Param(param)
 	n, err := strconv.Atoi(raw)
-	if err != nil || n < 0 || n > experiment.MaxGroupIndex {
+	// One spelling per group, as TestID keeps one per test: "01", "+1" and
+	// " 1" are not group 1 (v1 audit 2 V13).
+	if err != nil || n < 0 || n > experiment.MaxGroupIndex || raw != strconv.Itoa(n) {
 		return 0, experiment.Refuse("invalid_request", param, "A test group index is a whole number from 0 to %d; got %q.",
 			experiment.MaxGroupIndex, raw)
 	}

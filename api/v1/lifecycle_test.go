@@ -106,7 +106,9 @@ func TestLifecycle(t *testing.T) {
 			t.Fatalf("preview token does not verify: %s", token)
 		}
 		wantStatus(t, s.do(t, "GET", "/v1/experiments/"+x, ""), "preview")
-		wantError(t, s.do(t, "POST", "/v1/experiments/"+x+"/test_groups/7/preview", ""), 422, "validation_error", "invalid_request", "index")
+		for _, index := range []string{"7", "01", "+1", "-1", "1.0"} {
+			wantError(t, s.do(t, "POST", "/v1/experiments/"+x+"/test_groups/"+index+"/preview", ""), 422, "validation_error", "invalid_request", "index")
+		}
 		ship := fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":`+twoGroups+`}`,
 			domestic, fmt.Sprintf(`{"rates":[{"zone_id":%q,"rate_id":%q,"name":"Standard","price":{"amount":"3.95","currency":"USD"}}]}`, domestic, standard))
 		y := id(s.create(t, ship))
