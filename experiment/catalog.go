@@ -19,14 +19,19 @@ type CatalogRefs struct {
 	// in Variants: a discount on a product names no variant, yet must
 	// leave the cheapest one above zero.
 	ProductVariants []string
-	Collections     []string
-	Themes          []string
-	Zones           []string
-	Markets         []string
+	// CollectionFloors are collections whose cheapest item the view
+	// carries in Floors: a fixed discount on a collection comes off each
+	// of its items, so it must leave the cheapest above zero.
+	CollectionFloors []string
+	Collections      []string
+	Themes           []string
+	Zones            []string
+	Markets          []string
 }
 
 func (r *CatalogRefs) empty() bool {
-	return len(r.Products)+len(r.Variants)+len(r.ProductVariants)+len(r.Collections)+len(r.Themes)+len(r.Zones)+len(r.Markets) == 0
+	return len(r.Products)+len(r.Variants)+len(r.ProductVariants)+len(r.CollectionFloors)+
+		len(r.Collections)+len(r.Themes)+len(r.Zones)+len(r.Markets) == 0
 }
 
 // CatalogView is what Lookup found.
@@ -39,6 +44,36 @@ type CatalogView struct {
 	Themes      map[string]Theme
 	Zones       map[string]Zone
 	Markets     map[string]Market
+	// Floors are, by id, the cheapest item of each collection in
+	// CatalogRefs.CollectionFloors: the lowest-priced variant of the
+	// products the mirror lists for it (ties by variant id). A collection
+	// the catalog lacks, or whose products have no variant, is absent.
+	Floors map[string]Item
+}
+
+// Item is a variant with its product, for a message that names both.
+type Item struct {
+	Product Product
+	Variant Variant
+}
+
+// Cheapest is the lowest-priced variant in the view of the products
+// accepted by in, with its product when the view has it. Ties go to the
+// lower variant id, so a message is the same every time; a variant
+// without a price is skipped. The catalog's fakes answer Floors with it.
+func (v *CatalogView) Cheapest(in func(productID string) bool) (Item, bool) {
+	var best Variant
+	found := false
+	for _, x := range v.Variants {
+		if !in(x.ProductID) || x.Price == "" {
+			continue
+		}
+		c, ok := decCmp(x.Price, best.Price)
+		if !found || (ok && (c < 0 || (c == 0 && x.ID < best.ID))) {
+			best, found = x, true
+		}
+	}
+	return Item{Product: v.Products[best.ProductID], Variant: best}, found
 }
 
 // Product is a product of the catalog mirror.

@@ -39,6 +39,14 @@ func (m memCatalog) Lookup(_ context.Context, _ int64, r CatalogRefs) (*CatalogV
 			out.Collections[id] = p
 		}
 	}
+	out.Floors = map[string]Item{}
+	for _, id := range r.CollectionFloors {
+		if c, ok := m.v.Collections[id]; ok {
+			if f, ok := m.v.Cheapest(func(p string) bool { return slices.Contains(c.ProductIDs, p) }); ok {
+				out.Floors[id] = f
+			}
+		}
+	}
 	for _, id := range r.Themes {
 		if p, ok := m.v.Themes[id]; ok {
 			out.Themes[id] = p

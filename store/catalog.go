@@ -209,7 +209,7 @@ const variantColumns = `id, product_id, title, sku, price::text, coalesce(cost::
 func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogRefs) (*experiment.CatalogView, error) {
 	v := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{},
 		Collections: map[string]experiment.Collection{}, Themes: map[string]experiment.Theme{},
-		Zones: map[string]experiment.Zone{}, Markets: map[string]experiment.Market{}}
+		Zones: map[string]experiment.Zone{}, Markets: map[string]experiment.Market{}, Floors: map[string]experiment.Item{}}
 	// Variants named themselves, and every variant of the products named
 	// for it (a fixed discount is checked against the cheapest).
 	variant := func(row pgx.Rows) error {
@@ -235,6 +235,7 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 				v.Collections[x.ID] = x
 				return err
 			}),
+		lookupFloors(ctx, c.Q, shopID, r.CollectionFloors, v.Floors),
 		lookup(ctx, c.Q, shopID, r.Themes, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1 AND id = ANY($2)`,
 			func(row pgx.Rows) error {
 				var x experiment.Theme
@@ -273,6 +274,29 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 		return nil, fmt.Errorf("store.Catalog.Lookup shop %d: %w", shopID, err)
 	}
 	return v, nil
+}
+
+// lookupFloors finds the cheapest item of each collection of ids into
+// floors: one row a collection, computed here rather than by reading
+// every variant of a large collection into the domain. Ties go to the
+// lower variant id in byte order, as the domain breaks them.
+func lookupFloors(ctx context.Context, q querier, shopID int64, ids []string, floors map[string]experiment.Item) error {
+	return lookup(ctx, q, shopID, ids, `SELECT DISTINCT ON (c.id) c.id, p.title, p.handle,
+			v.id, v.product_id, v.title, v.sku, v.price::text, coalesce(v.cost::text, '')
+		FROM catalog_collections c
+		JOIN catalog_variants v ON v.shop_id = c.shop_id AND v.product_id = ANY(c.product_ids)
+		JOIN catalog_products p ON p.shop_id = v.shop_id AND p.id = v.product_id
+		WHERE c.shop_id=$1 AND c.id = ANY($2)
+		ORDER BY c.id, v.price, v.id COLLATE "C"`,
+		func(row pgx.Rows) error {
+			var id string
+			var x experiment.Item
+			err := row.Scan(&id, &x.Product.Title, &x.Product.Handle,
+				&x.Variant.ID, &x.Variant.ProductID, &x.Variant.Title, &x.Variant.SKU, &x.Variant.Price, &x.Variant.Cost)
+			x.Product.ID = x.Variant.ProductID
+			floors[id] = x
+			return err
+		})
 }
 
 // lookup runs one catalog query for ids (none: no query) and hands each row

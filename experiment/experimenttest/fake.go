@@ -305,6 +305,14 @@ func (c catalog) Lookup(_ context.Context, shopID int64, refs experiment.Catalog
 			v.Variants[id] = x
 		}
 	}
+	v.Floors = map[string]experiment.Item{}
+	for _, id := range refs.CollectionFloors {
+		if c, ok := all.Collections[id]; ok {
+			if f, ok := all.Cheapest(func(p string) bool { return slices.Contains(c.ProductIDs, p) }); ok {
+				v.Floors[id] = f
+			}
+		}
+	}
 	return v, nil
 }
 

@@ -1,0 +1,88 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+)
+
+// floorCatalog's collections tell a cheapest item apart from a first, a
+// tie broken in numeric order from one broken in byte order, and a
+// listed product the catalog lacks.
+const floorCatalog = `{"currency":"USD",
+ "products":[
+  {"id":"gid://shopify/Product/1","title":"Beanie","variants":[
+   {"id":"gid://shopify/ProductVariant/9","title":"Oat","price":"12.00"},
+   {"id":"gid://shopify/ProductVariant/10","title":"Charcoal","price":"12.0"},
+   {"id":"gid://shopify/ProductVariant/11","title":"Red","price":"15.00"}]},
+  {"id":"gid://shopify/Product/2","title":"Weekender","variants":[
+   {"id":"gid://shopify/ProductVariant/20","title":"One size","price":"145.00"}]},
+  {"id":"gid://shopify/Product/3","title":"Sock","variants":[
+   {"id":"gid://shopify/ProductVariant/30","title":"S/M","price":"22.00"}]}],
+ "collections":[
+  {"id":"gid://shopify/Collection/1","title":"Accessories","product_ids":["gid://shopify/Product/2","gid://shopify/Product/1","gid://shopify/Product/3"]},
+  {"id":"gid://shopify/Collection/2","title":"Bags","product_ids":["gid://shopify/Product/2","gid://shopify/Product/404"]},
+  {"id":"gid://shopify/Collection/3","title":"Empty"},
+  {"id":"gid://shopify/Collection/4","title":"Gone","product_ids":["gid://shopify/Product/404"]}]}`
+
+// TestCatalogCollectionFloors: Postgres finds each collection's cheapest
+// item itself, and finds what the domain's own reading of the same
+// catalog (CatalogView.Cheapest, which the fakes answer with) finds.
+func TestCatalogCollectionFloors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, shopID := testPool(t)
+	f, err := store.ParseCatalog([]byte(floorCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ImportCatalog(ctx, pool, shopID, f); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"gid://shopify/Collection/1", "gid://shopify/Collection/2", "gid://shopify/Collection/3",
+		"gid://shopify/Collection/4", "gid://shopify/Collection/5"}
+	got, err := store.Catalog{Q: pool}.Lookup(ctx, shopID, experiment.CatalogRefs{CollectionFloors: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]experiment.Item{
+		// 12.00 and 12.0 tie; "…/10" sorts before "…/9" byte by byte.
+		"gid://shopify/Collection/1": {Product: experiment.Product{ID: "gid://shopify/Product/1", Title: "Beanie"},
+			Variant: experiment.Variant{ID: "gid://shopify/ProductVariant/10", ProductID: "gid://shopify/Product/1", Title: "Charcoal", Price: "12.0"}},
+		"gid://shopify/Collection/2": {Product: experiment.Product{ID: "gid://shopify/Product/2", Title: "Weekender"},
+			Variant: experiment.Variant{ID: "gid://shopify/ProductVariant/20", ProductID: "gid://shopify/Product/2", Title: "One size", Price: "145.00"}},
+	}
+	if diff := cmp.Diff(want, got.Floors); diff != "" {
+		t.Fatalf("floors mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(domainFloors(f, ids), got.Floors); diff != "" {
+		t.Fatalf("Postgres and the domain disagree (-domain +postgres):\n%s", diff)
+	}
+}
+
+// domainFloors is what CatalogView.Cheapest finds in the catalog file.
+func domainFloors(f *store.CatalogFile, ids []string) map[string]experiment.Item {
+	all := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{}}
+	for _, p := range f.Products {
+		all.Products[p.ID] = p.Product
+		for _, v := range p.Variants {
+			v.ProductID = p.ID
+			all.Variants[v.ID] = v
+		}
+	}
+	out := map[string]experiment.Item{}
+	for _, c := range f.Collections {
+		if !slices.Contains(ids, c.ID) {
+			continue
+		}
+		if x, ok := all.Cheapest(func(p string) bool { return slices.Contains(c.ProductIDs, p) }); ok {
+			out[c.ID] = x
+		}
+	}
+	return out
+}
