@@ -176,6 +176,7 @@ func (v *validator) collectRefs() {
 					r.Collections = append(r.Collections, c.CollectionIDs...)
 					if o.Discount.Type == "fixed_amount" {
 						r.ProductVariants = append(r.ProductVariants, c.ProductIDs...)
+						r.CollectionFloors = append(r.CollectionFloors, c.CollectionIDs...)
 					}
 				}
 			}

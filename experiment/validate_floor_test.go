@@ -21,7 +21,14 @@ var floorCatalog = memCatalog{CatalogView{
 		"gid://shopify/ProductVariant/12": {ID: "gid://shopify/ProductVariant/12", ProductID: "gid://shopify/Product/1", Title: "S", Price: "18.00"},
 		"gid://shopify/ProductVariant/21": {ID: "gid://shopify/ProductVariant/21", ProductID: "gid://shopify/Product/2", Title: "M", Price: "98.00"},
 	},
-	Collections: map[string]Collection{"gid://shopify/Collection/3": {ID: "gid://shopify/Collection/3", Title: "Tops"}},
+	// Tops' cheapest item is the tee's S, listed second; Sweaters has one
+	// product; Gone lists only a product the catalog no longer has.
+	Collections: map[string]Collection{
+		"gid://shopify/Collection/3": {ID: "gid://shopify/Collection/3", Title: "Tops",
+			ProductIDs: []string{"gid://shopify/Product/2", "gid://shopify/Product/1"}},
+		"gid://shopify/Collection/4": {ID: "gid://shopify/Collection/4", Title: "Sweaters", ProductIDs: []string{"gid://shopify/Product/2"}},
+		"gid://shopify/Collection/5": {ID: "gid://shopify/Collection/5", Title: "Gone", ProductIDs: []string{"gid://shopify/Product/7"}},
+	},
 	Zones: map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{
 		{ID: "gid://shopify/DeliveryRate/1", Name: "Standard", Price: "5.00"},
 		{ID: "gid://shopify/DeliveryRate/2", Name: "Express", Price: "12.00"}}}},
@@ -121,8 +128,41 @@ func TestDiscountKeepsPriceAboveZero(t *testing.T) {
 		// An unknown product is refused as such, not also as free.
 		{"FixedOnAnUnknownProduct", offerBody(fixed("500"), `{"product_ids":["gid://shopify/Product/7"]}`), "product_not_found",
 			"test_groups[1].content.offers[0].conditions.product_ids[0]", nil},
-		// A collection names no product whose price is known here.
-		{"FixedOnACollection", offerBody(fixed("500"), `{"collection_ids":["gid://shopify/Collection/3"]}`), "", "", nil},
+	})
+}
+
+// TestDiscountKeepsCollectionAboveZero: a fixed amount comes off each item
+// of a collection too, so it stays below the collection's cheapest item
+// (40.00 off a collection holding a 25.00 product made it free).
+func TestDiscountKeepsCollectionAboveZero(t *testing.T) {
+	t.Parallel()
+	const value = "test_groups[1].content.offers[0].discount.value"
+	fixed := func(v string) string { return fmt.Sprintf(`{"type":"fixed_amount","value":%q}`, v) }
+	on := func(ids ...string) string {
+		return `{"collection_ids":["gid://shopify/Collection/` + strings.Join(ids, `","gid://shopify/Collection/`) + `"]}`
+	}
+	runFloorCases(t, []floorCase{
+		{"Fixed500OffTops", offerBody(fixed("500"), on("3")), "invalid_request", value,
+			[]string{`Test group "Half off" takes 500 off collection Tops (gid://shopify/Collection/3)`,
+				"cheapest variant (S) of product Tee (gid://shopify/Product/1) costs 18.00", "-482.00", "above zero", "take less than 18.00 off"}},
+		// The cheapest item decides, not the first product listed.
+		{"FixedOfTheCheapestItem", offerBody(fixed("18.00"), on("3")), "invalid_request", value,
+			[]string{"collection Tops", "costs 18.00", "would cost 0.00"}},
+		{"FixedJustBelowTheCheapestItem", offerBody(fixed("17.99"), on("3")), "", "", nil},
+		{"FixedBelowOneCollectionOverAnother", offerBody(fixed("20"), on("4", "3")), "invalid_request", value,
+			[]string{"collection Tops (gid://shopify/Collection/3)", "costs 18.00", "would cost -2.00"}},
+		{"FixedBelowTheProductOverTheCollection", offerBody(fixed("20"),
+			`{"product_ids":["gid://shopify/Product/2"],"collection_ids":["gid://shopify/Collection/3"]}`), "invalid_request", value,
+			[]string{"collection Tops", "variant (S) of product Tee"}},
+		{"FixedBelowASweaterCollection", offerBody(fixed("97.99"), on("4")), "", "", nil},
+		// An unknown collection is refused as such, not also as free.
+		{"FixedOnAnUnknownCollection", offerBody(fixed("500"), on("9")), "collection_not_found",
+			"test_groups[1].content.offers[0].conditions.collection_ids[0]", nil},
+		// A collection none of whose products the catalog prices has
+		// nothing to compare with.
+		{"FixedOnACollectionOfGoneProducts", offerBody(fixed("500"), on("5")), "", "", nil},
+		{"Percent100OnACollection", offerBody(`{"type":"percentage","value":"100"}`, on("3")), "invalid_request", value,
+			[]string{"every item it applies to"}},
 	})
 }
 

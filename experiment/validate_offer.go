@@ -92,69 +92,79 @@ func (v *validator) checkDiscount(d Discount, p string) bool {
 // checkPriceStaysPositive refuses a discount that leaves a product it
 // applies to at zero or less (session audit 2, F6): a free product tests
 // no price, and every order of it gives the goods away. 100 percent does
-// that to anything. A fixed amount comes off each item, so it must stay
-// below the cheapest variant of every product named; one the catalog does
-// not price is left alone (checkConditions refuses an unknown product).
-// An offer on collections or the whole order names no product whose price
-// is known here, so only its percentage is held to this.
+// that to anything; a fixed amount is checkFixedAmount's.
 func (v *validator) checkPriceStaysPositive(o Offer, param, group string) {
-	var products []string
-	if o.Conditions != nil {
-		products = o.Conditions.ProductIDs
-	}
 	switch o.Discount.Type {
 	case "percentage":
 		if c, ok := decCmp(o.Discount.Value, "100"); !ok || c < 0 {
 			return
 		}
 		what := "every item it applies to"
-		if len(products) > 0 {
-			what = v.productNames(products)
+		if o.Conditions != nil && len(o.Conditions.ProductIDs) > 0 {
+			what = v.productNames(o.Conditions.ProductIDs)
 		}
 		v.fail("invalid_request", param,
 			"Test group %q takes 100%% off %s, which would then cost nothing: a price change keeps every price above zero.", group, what)
 	case "fixed_amount":
-		for _, id := range products {
-			cheapest, ok := v.cheapestVariant(id)
-			if !ok || decLess(o.Discount.Value, cheapest.Price) {
-				continue
-			}
-			left, _ := money.Parse(cheapest.Price)
-			off, _ := money.Parse(o.Discount.Value)
-			v.fail("invalid_request", param,
-				"Test group %q takes %s off %s, whose cheapest variant (%s) costs %s: it would cost %s. A price change keeps every price above zero; take less than %s off.",
-				group, o.Discount.Value, v.productNames([]string{id}), cheapest.Title, cheapest.Price,
-				left.Sub(off).StringFixed(money.MinorUnits(v.shopCurrency())), cheapest.Price)
+		if o.Conditions != nil {
+			v.checkFixedAmount(o.Discount.Value, o.Conditions, param, group)
 		}
 	}
 }
 
-// cheapestVariant is the lowest-priced variant of product id in the
-// catalog (ties by id, so the message is the same every time).
-func (v *validator) cheapestVariant(id string) (Variant, bool) {
-	var best Variant
-	found := false
-	for _, x := range v.cat.Variants {
-		if x.ProductID != id || x.Price == "" {
+// checkFixedAmount holds a fixed amount, which comes off each item, below
+// the cheapest variant of every product named and of every collection's
+// products. A product or collection the catalog does not have is left to
+// checkConditions (product_not_found, collection_not_found). A
+// collection's cheapest item is the mirror's: it covers the products the
+// mirror lists for the collection, which an install reads from the
+// platform as the first 250 of each (platform.Client.FetchCatalog); a
+// product past those is not compared. An offer on the whole order is
+// clamped at its subtotal by the platform, so nothing here holds it.
+func (v *validator) checkFixedAmount(value string, c *OfferConditions, param, group string) {
+	for _, id := range c.ProductIDs {
+		cheapest, ok := v.cat.Cheapest(func(p string) bool { return p == id })
+		if !ok || decLess(value, cheapest.Variant.Price) {
 			continue
 		}
-		c, ok := decCmp(x.Price, best.Price)
-		if !found || (ok && (c < 0 || (c == 0 && x.ID < best.ID))) {
-			best, found = x, true
-		}
+		v.fail("invalid_request", param,
+			"Test group %q takes %s off %s, whose cheapest variant (%s) costs %s: %s", group, value,
+			v.productNames([]string{id}), cheapest.Variant.Title, cheapest.Variant.Price, v.takeLess(value, cheapest.Variant.Price))
 	}
-	return best, found
+	for _, id := range c.CollectionIDs {
+		floor, ok := v.cat.Floors[id]
+		if !ok || decLess(value, floor.Variant.Price) {
+			continue
+		}
+		v.fail("invalid_request", param,
+			"Test group %q takes %s off collection %s, whose cheapest variant (%s) of product %s costs %s: %s",
+			group, value, named(v.cat.Collections[id].Title, id), floor.Variant.Title, named(floor.Product.Title, floor.Variant.ProductID),
+			floor.Variant.Price, v.takeLess(value, floor.Variant.Price))
+	}
+}
+
+// takeLess ends a fixed amount's refusal: what price would be left, and
+// the rule.
+func (v *validator) takeLess(off, price string) string {
+	left, _ := money.Parse(price)
+	amount, _ := money.Parse(off)
+	return fmt.Sprintf("it would cost %s. A price change keeps every price above zero; take less than %s off.",
+		left.Sub(amount).StringFixed(money.MinorUnits(v.shopCurrency())), price)
+}
+
+// named is "<title> (<id>)", or the id alone when there is no title.
+func named(title, id string) string {
+	if title == "" {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", title, id)
 }
 
 // productNames names products for a message: "product <title> (<id>)".
 func (v *validator) productNames(ids []string) string {
 	names := make([]string, len(ids))
 	for i, id := range ids {
-		if p, ok := v.cat.Products[id]; ok && p.Title != "" {
-			names[i] = fmt.Sprintf("%s (%s)", p.Title, id)
-		} else {
-			names[i] = id
-		}
+		names[i] = named(v.cat.Products[id].Title, id)
 	}
 	if len(ids) == 1 {
 		return "product " + names[0]

@@ -25,6 +25,11 @@ func offerOn(discount string, products ...string) string {
 		`{"offers":[{"key":"price-change","title":"Cheaper","discount":%s,"conditions":{"product_ids":[%s]}}]}`, discount, ids))
 }
 
+// offerOnCollections is offerOn for collections.
+func offerOnCollections(discount string, collections ...string) string {
+	return strings.Replace(offerOn(discount, collections...), `"product_ids"`, `"collection_ids"`, 1)
+}
+
 // ship is a shipping test of both demo zones whose variant group sets rates.
 func ship(rates string) string {
 	return fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q,%q]}},"test_groups":`+twoGroups+`}`,
@@ -41,7 +46,7 @@ func rateOf(zone, rateID, name, amount string) string {
 }
 
 // testCreateRules runs the content rules that read the catalog (a
-// product's variants, a zone's rates) on the backend's own catalog: on
+// product's variants, a collection's cheapest item, a zone's rates) on the backend's own catalog: on
 // Postgres, the store's lookup answers them.
 func testCreateRules(t *testing.T, nb NewBackend) {
 	b := Setup(t, nb)
@@ -53,6 +58,12 @@ func testCreateRules(t *testing.T, nb NewBackend) {
 			[]string{`"Variant"`, "Merino Crew Sweater (" + Sweater + ")", "costs 98.00", "-402.00"}},
 		{"ErrFixedAmountOfThePrice", offerOn(`{"type":"fixed_amount","value":"28.00"}`, Sweater, Tee), "invalid_request", value,
 			[]string{"Organic Cotton Tee (" + Tee + ")", "costs 28.00", "0.00"}},
+		// 25.00 off each item of Tops (28.00 at the least) and Accessories
+		// would give Accessories' 22.00 socks away; the tie of the socks'
+		// two sizes goes to the lower id, S/M.
+		{"ErrFixedAmountOverACollectionItem", offerOnCollections(`{"type":"fixed_amount","value":"25.00"}`, Tops, Accessories), "invalid_request", value,
+			[]string{`"Variant" takes 25.00 off collection Accessories (` + Accessories + ")",
+				"cheapest variant (S/M) of product Recycled Running Sock (3-pack) (gid://shopify/Product/8107) costs 22.00", "would cost -3.00"}},
 		{"ErrHundredPercent", offerOn(`{"type":"percentage","value":"100"}`, Sweater), "invalid_request", value,
 			[]string{`"Variant"`, "100%", "Merino Crew Sweater"}},
 		{"ErrPriceZero", strings.Replace(PriceTest("Free"), `"19.00"`, `"0"`, 1), "invalid_request",
@@ -65,6 +76,7 @@ func testCreateRules(t *testing.T, nb NewBackend) {
 			"test_groups[1].content.rates", []string{"what the control shows"}},
 		{"RateRepriced", ship(rateOf(Domestic, Standard, "Standard", "5.95")), "", "", nil},
 		{"FixedAmountBelowThePrice", offerOn(`{"type":"fixed_amount","value":"27.99"}`, Sweater, Tee), "", "", nil},
+		{"FixedAmountBelowACollectionItem", offerOnCollections(`{"type":"fixed_amount","value":"21.99"}`, Tops, Accessories), "", "", nil},
 		{"PercentBelow100", offerOn(`{"type":"percentage","value":"99"}`, Sweater), "", "", nil},
 	}
 	for _, c := range cases {

@@ -208,6 +208,10 @@ const (
 	twoGroups = `[{"index":0,"name":"Control","split":50},{"index":1,"name":"Variant","split":50,"content":%s}]`
 )
 
+// Accessories is the demo collection whose cheapest item is the socks'
+// S/M (44018) at 22.00.
+const Accessories = "gid://shopify/Collection/302"
+
 // PriceTest is a valid price test of the tee.
 func PriceTest(name string) string {
 	return fmt.Sprintf(`{"type":"price","name":%q,"shared":{"price":{"product_ids":[%q]}},"test_groups":`+twoGroups+`}`,
