@@ -1,10 +1,14 @@
 package session_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/lifttest"
 )
 
 // TestCreateRefusesFreeProductsAndUnchangedRates: the domain's rules that
@@ -98,5 +102,40 @@ func TestNameCountsCharacters(t *testing.T) {
 	}
 	if l := s.list(t); len(l) != made {
 		t.Fatalf("listed %d tests, want %d", len(l), made)
+	}
+}
+
+// TestStartRefusesAFreeCollectionItem: this surface creates no offer on a
+// collection (price v2 names products), so what reaches it of the rule
+// that a fixed amount off a collection stays below its cheapest item is a
+// start, which re-runs the rules on today's catalog. A test stored before
+// the rule, 25.00 off each item of Tops (28.00 at the least) and
+// Accessories (socks at 22.00), is refused with 400 in this surface's
+// envelope and words, and stays a draft.
+func TestStartRefusesAFreeCollectionItem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop()
+	tt := &experiment.Test{ShopID: s.shop.ID, Type: experiment.TypeOffer, Status: experiment.StatusDraft, Name: "Stored before the rule",
+		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing, Shared: map[string]json.RawMessage{},
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50, Content: json.RawMessage(`{}`)},
+			{Index: 1, Name: "Variant", Split: 50, Content: json.RawMessage(`{"offers":[{"key":"k","title":"Variant",` +
+				`"discount":{"type":"fixed_amount","value":"25.00"},"conditions":{"collection_ids":["gid://shopify/Collection/301","gid://shopify/Collection/302"]}}]}`)}},
+		CreatedAt: epoch, UpdatedAt: epoch}
+	lifttest.PutTest(t, e.db, tt)
+	path := fmt.Sprint("/api/experiments/", tt.ID)
+
+	msg := wantError(t, s.do(t, "PUT", path, `{"status":"ACTIVE"}`), http.StatusBadRequest)
+	for _, w := range []string{`Test group "Variant" takes 25.00 off collection Accessories (302)`,
+		"cheapest variant (S/M) of product Recycled Running Sock (3-pack) (8107) costs 22.00", "would cost -3.00", "above zero"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("message %q does not say %q", msg, w)
+		}
+	}
+	if strings.Contains(msg, "gid://") || strings.Contains(msg, "test_groups") {
+		t.Errorf("message %q is in v1's words", msg)
+	}
+	if got := s.do(t, "GET", path, "").obj(); got["status"] != "success" || got["data"].(map[string]any)["status"] != "DRAFT" {
+		t.Fatalf("after the refused start: %v", got)
 	}
 }

@@ -162,18 +162,30 @@ func TestCreate422(t *testing.T) {
 		r = raised.do(t, "POST", "/v1/experiments", price(manyProducts(150), `{}`))
 		wantError(t, r, 422, "validation_error", "product_not_found", "shared.price.product_ids[0]")
 	})
-	t.Run("FreeProductMessageNamesGroupAndProduct", func(t *testing.T) {
-		t.Parallel()
-		body := fmt.Sprintf(`{"type":"offer","name":"o","test_groups":`+twoGroups+`}`, fmt.Sprintf(
-			`{"offers":[{"key":"k","title":"T","discount":{"type":"fixed_amount","value":"500"},"conditions":{"product_ids":[%q]}}]}`, sweater))
-		e := wantError(t, s.do(t, "POST", "/v1/experiments", body), 422, "validation_error", "invalid_request", "test_groups[1].content.offers[0].discount.value")
-		msg, _ := e["message"].(string)
-		for _, w := range []string{`"Variant"`, "Merino Crew Sweater (" + sweater + ")", "costs 98.00", "above zero"} {
-			if !strings.Contains(msg, w) {
-				t.Errorf("message %q does not say %q", msg, w)
+	for _, tc := range []struct {
+		name, conditions, value string
+		want                    []string
+	}{
+		{"FreeProductMessageNamesGroupAndProduct", fmt.Sprintf(`{"product_ids":[%q]}`, sweater), "500",
+			[]string{`"Variant"`, "Merino Crew Sweater (" + sweater + ")", "costs 98.00", "above zero"}},
+		// Tops' cheapest item costs 28.00, Accessories' (socks, S/M) 22.00.
+		{"FreeCollectionItemMessageNamesCollectionProductAndVariant", fmt.Sprintf(`{"collection_ids":[%q,%q]}`, tops, accessories), "25.00",
+			[]string{`"Variant" takes 25.00 off collection Accessories (` + accessories + ")",
+				"cheapest variant (S/M) of product Recycled Running Sock (3-pack) (gid://shopify/Product/8107) costs 22.00", "would cost -3.00", "above zero"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body := fmt.Sprintf(`{"type":"offer","name":"o","test_groups":`+twoGroups+`}`, fmt.Sprintf(
+				`{"offers":[{"key":"k","title":"T","discount":{"type":"fixed_amount","value":%q},"conditions":%s}]}`, tc.value, tc.conditions))
+			e := wantError(t, s.do(t, "POST", "/v1/experiments", body), 422, "validation_error", "invalid_request", "test_groups[1].content.offers[0].discount.value")
+			msg, _ := e["message"].(string)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not say %q", msg, w)
+				}
 			}
-		}
-	})
+		})
+	}
 	t.Run("NameOf255Characters", func(t *testing.T) {
 		t.Parallel()
 		name := strings.Repeat("é", 255)
@@ -382,6 +394,8 @@ func createFindingCases() []createCase {
 		{"DestinationBackslash", redirect(`{"source_path":"/collections"}`, `{"destination":"/\\evil.example"}`), "invalid_request", "test_groups[1].content.destination"},
 		// No price becomes zero (session audit 2, F6).
 		{"FixedAmountOverThePrice", offer(fmt.Sprintf(`{"key":"k","title":"T","discount":{"type":"fixed_amount","value":"500"},"conditions":{"product_ids":[%q]}}`, sweater)),
+			"invalid_request", "test_groups[1].content.offers[0].discount.value"},
+		{"FixedAmountOverACollectionItem", offer(fmt.Sprintf(`{"key":"k","title":"T","discount":{"type":"fixed_amount","value":"40.00"},"conditions":{"collection_ids":[%q]}}`, accessories)),
 			"invalid_request", "test_groups[1].content.offers[0].discount.value"},
 		{"HundredPercentOff", offer(fmt.Sprintf(`{"key":"k","title":"T","discount":{"type":"percentage","value":"100"},"conditions":{"product_ids":[%q]}}`, sweater)),
 			"invalid_request", "test_groups[1].content.offers[0].discount.value"},

@@ -319,6 +319,10 @@ const (
 	twoGroups = `[{"index":0,"name":"Control","split":50},{"index":1,"name":"Variant","split":50,"content":%s}]`
 )
 
+// accessories is the demo collection whose cheapest item is the socks'
+// S/M (44018) at 22.00.
+const accessories = "gid://shopify/Collection/302"
+
 func priceTest(name string) string {
 	return fmt.Sprintf(`{"type":"price","name":%q,"shared":{"price":{"product_ids":[%q]}},"test_groups":`+twoGroups+`}`,
 		name, tee, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s}]}`, teeS, usd19))
