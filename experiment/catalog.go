@@ -23,14 +23,18 @@ type CatalogRefs struct {
 	// carries in Floors: a fixed discount on a collection comes off each
 	// of its items, so it must leave the cheapest above zero.
 	CollectionFloors []string
-	Collections      []string
-	Themes           []string
-	Zones            []string
-	Markets          []string
+	// Dearest asks for the shop's dearest item in CatalogView.Dearest: a
+	// fixed amount off the whole order that is at least its price gives
+	// an order of any one item away.
+	Dearest     bool
+	Collections []string
+	Themes      []string
+	Zones       []string
+	Markets     []string
 }
 
 func (r *CatalogRefs) empty() bool {
-	return len(r.Products)+len(r.Variants)+len(r.ProductVariants)+len(r.CollectionFloors)+
+	return !r.Dearest && len(r.Products)+len(r.Variants)+len(r.ProductVariants)+len(r.CollectionFloors)+
 		len(r.Collections)+len(r.Themes)+len(r.Zones)+len(r.Markets) == 0
 }
 
@@ -49,6 +53,9 @@ type CatalogView struct {
 	// products the mirror lists for it (ties by variant id). A collection
 	// the catalog lacks, or whose products have no variant, is absent.
 	Floors map[string]Item
+	// Dearest is the shop's highest-priced variant (ties by variant id)
+	// when CatalogRefs.Dearest asked for it; nil when the shop has none.
+	Dearest *Item
 }
 
 // Item is a variant with its product, for a message that names both.
@@ -70,6 +77,24 @@ func (v *CatalogView) Cheapest(in func(productID string) bool) (Item, bool) {
 		}
 		c, ok := decCmp(x.Price, best.Price)
 		if !found || (ok && (c < 0 || (c == 0 && x.ID < best.ID))) {
+			best, found = x, true
+		}
+	}
+	return Item{Product: v.Products[best.ProductID], Variant: best}, found
+}
+
+// FindDearest is the highest-priced variant in the view, with its product
+// (ties go to the lower variant id); the catalog's fakes answer
+// CatalogRefs.Dearest with it.
+func (v *CatalogView) FindDearest() (Item, bool) {
+	var best Variant
+	found := false
+	for _, x := range v.Variants {
+		if x.Price == "" {
+			continue
+		}
+		c, ok := decCmp(x.Price, best.Price)
+		if !found || (ok && (c > 0 || (c == 0 && x.ID < best.ID))) {
 			best, found = x, true
 		}
 	}

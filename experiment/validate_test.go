@@ -47,6 +47,9 @@ func (m memCatalog) Lookup(_ context.Context, _ int64, r CatalogRefs) (*CatalogV
 			}
 		}
 	}
+	if x, ok := m.v.FindDearest(); ok && r.Dearest {
+		out.Dearest = &x
+	}
 	for _, id := range r.Themes {
 		if p, ok := m.v.Themes[id]; ok {
 			out.Themes[id] = p

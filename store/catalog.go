@@ -236,6 +236,7 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 				return err
 			}),
 		lookupFloors(ctx, c.Q, shopID, r.CollectionFloors, v.Floors),
+		lookupDearest(ctx, c.Q, shopID, r.Dearest, v),
 		lookup(ctx, c.Q, shopID, r.Themes, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1 AND id = ANY($2)`,
 			func(row pgx.Rows) error {
 				var x experiment.Theme
@@ -297,6 +298,29 @@ func lookupFloors(ctx context.Context, q querier, shopID int64, ids []string, fl
 			floors[id] = x
 			return err
 		})
+}
+
+// lookupDearest sets the view's Dearest to the shop's highest-priced
+// variant when want asks for it (ties to the lower id in byte order, as
+// the domain breaks them); a shop without variants leaves it nil.
+func lookupDearest(ctx context.Context, q querier, shopID int64, want bool, v *experiment.CatalogView) error {
+	if !want {
+		return nil
+	}
+	var x experiment.Item
+	err := q.QueryRow(ctx, `SELECT p.title, p.handle, v.id, v.product_id, v.title, v.sku, v.price::text, coalesce(v.cost::text, '')
+		FROM catalog_variants v JOIN catalog_products p ON p.shop_id = v.shop_id AND p.id = v.product_id
+		WHERE v.shop_id=$1 ORDER BY v.price DESC, v.id COLLATE "C" LIMIT 1`, shopID).Scan(&x.Product.Title, &x.Product.Handle,
+		&x.Variant.ID, &x.Variant.ProductID, &x.Variant.Title, &x.Variant.SKU, &x.Variant.Price, &x.Variant.Cost)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	x.Product.ID = x.Variant.ProductID
+	v.Dearest = &x
+	return nil
 }
 
 // lookup runs one catalog query for ids (none: no query) and hands each row

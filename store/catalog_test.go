@@ -13,7 +13,7 @@ import (
 
 // floorCatalog's collections tell a cheapest item apart from a first, a
 // tie broken in numeric order from one broken in byte order, and a
-// listed product the catalog lacks.
+// listed product the catalog lacks; its dearest price is a tie too.
 const floorCatalog = `{"currency":"USD",
  "products":[
   {"id":"gid://shopify/Product/1","title":"Beanie","variants":[
@@ -21,6 +21,7 @@ const floorCatalog = `{"currency":"USD",
    {"id":"gid://shopify/ProductVariant/10","title":"Charcoal","price":"12.0"},
    {"id":"gid://shopify/ProductVariant/11","title":"Red","price":"15.00"}]},
   {"id":"gid://shopify/Product/2","title":"Weekender","variants":[
+   {"id":"gid://shopify/ProductVariant/3","title":"Large","price":"145.0"},
    {"id":"gid://shopify/ProductVariant/20","title":"One size","price":"145.00"}]},
   {"id":"gid://shopify/Product/3","title":"Sock","variants":[
    {"id":"gid://shopify/ProductVariant/30","title":"S/M","price":"22.00"}]}],
@@ -65,8 +66,44 @@ func TestCatalogCollectionFloors(t *testing.T) {
 	}
 }
 
-// domainFloors is what CatalogView.Cheapest finds in the catalog file.
-func domainFloors(f *store.CatalogFile, ids []string) map[string]experiment.Item {
+// TestCatalogDearest: Postgres finds the shop's dearest item as the
+// domain's CatalogView.FindDearest does, ties included, and none for a
+// shop without a catalog.
+func TestCatalogDearest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, shopID := testPool(t)
+	f, err := store.ParseCatalog([]byte(floorCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ImportCatalog(ctx, pool, shopID, f); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Catalog{Q: pool}.Lookup(ctx, shopID, experiment.CatalogRefs{Dearest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 145.0 and 145.00 tie; "…/20" sorts before "…/3" byte by byte.
+	want := experiment.Item{Product: experiment.Product{ID: "gid://shopify/Product/2", Title: "Weekender"},
+		Variant: experiment.Variant{ID: "gid://shopify/ProductVariant/20", ProductID: "gid://shopify/Product/2", Title: "One size", Price: "145.00"}}
+	if got.Dearest == nil {
+		t.Fatal("no dearest item")
+	}
+	if diff := cmp.Diff(want, *got.Dearest); diff != "" {
+		t.Fatalf("dearest mismatch (-want +got):\n%s", diff)
+	}
+	if x, _ := catalogView(f).FindDearest(); !cmp.Equal(x, *got.Dearest) {
+		t.Fatalf("the domain finds %+v, Postgres %+v", x, *got.Dearest)
+	}
+	none, err := store.Catalog{Q: pool}.Lookup(ctx, shopID+1, experiment.CatalogRefs{Dearest: true})
+	if err != nil || none.Dearest != nil {
+		t.Fatalf("a shop without a catalog: %+v, %v", none.Dearest, err)
+	}
+}
+
+// catalogView is the catalog file's products and variants as a view.
+func catalogView(f *store.CatalogFile) *experiment.CatalogView {
 	all := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{}}
 	for _, p := range f.Products {
 		all.Products[p.ID] = p.Product
@@ -75,6 +112,12 @@ func domainFloors(f *store.CatalogFile, ids []string) map[string]experiment.Item
 			all.Variants[v.ID] = v
 		}
 	}
+	return all
+}
+
+// domainFloors is what CatalogView.Cheapest finds in the catalog file.
+func domainFloors(f *store.CatalogFile, ids []string) map[string]experiment.Item {
+	all := catalogView(f)
 	out := map[string]experiment.Item{}
 	for _, c := range f.Collections {
 		if !slices.Contains(ids, c.ID) {

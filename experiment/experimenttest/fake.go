@@ -305,6 +305,9 @@ func (c catalog) Lookup(_ context.Context, shopID int64, refs experiment.Catalog
 			v.Variants[id] = x
 		}
 	}
+	if x, ok := all.FindDearest(); ok && refs.Dearest {
+		v.Dearest = &x
+	}
 	v.Floors = map[string]experiment.Item{}
 	for _, id := range refs.CollectionFloors {
 		if c, ok := all.Collections[id]; ok {
