@@ -179,6 +179,9 @@ func (v *validator) collectRefs() {
 						r.CollectionFloors = append(r.CollectionFloors, c.CollectionIDs...)
 					}
 				}
+				if o.Discount.Type == "fixed_amount" && onWholeOrder(o.Conditions) {
+					r.Dearest = true
+				}
 			}
 		}
 	}

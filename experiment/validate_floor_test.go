@@ -213,3 +213,52 @@ func TestShippingGroupMustChangeARate(t *testing.T) {
 		{"UnknownRate", body(rate("9", "Standard", "5.00")), "rate_not_found", "test_groups[1].content.rates[0].rate_id", nil},
 	})
 }
+
+// TestOrderDiscountWarnsWhenItGivesAnItemAway: a fixed amount off the
+// whole order is never refused (the platform takes at most the subtotal
+// off), but one of at least the dearest price (the sweater's 98.00) that
+// no min_subtotal or min_quantity keeps from a one-item order is warned
+// of: every such order would be free.
+func TestOrderDiscountWarnsWhenItGivesAnItemAway(t *testing.T) {
+	t.Parallel()
+	fixed := func(v string) string { return fmt.Sprintf(`{"type":"fixed_amount","value":%q}`, v) }
+	minSubtotal := func(a string) string { return fmt.Sprintf(`{"min_subtotal":{"amount":%q,"currency":"USD"}}`, a) }
+	const warns = "discount_above_every_price"
+	for _, tc := range []struct {
+		name, body, code string // code "": no finding at all
+		want             []string
+	}{
+		{"OverEveryPrice", offerBody(fixed("500"), ""), warns, []string{`Test group "Half off" takes 500 off the whole order`,
+			"dearest variant (M) of product Sweater (gid://shopify/Product/2) costs 98.00", "any one item would cost nothing", "min_subtotal above 500"}},
+		{"OfTheDearestPrice", offerBody(fixed("98.00"), `{}`), warns, []string{"costs 98.00"}},
+		{"WithAMinimumItReaches", offerBody(fixed("100"), minSubtotal("100.00")), warns, nil},
+		{"WithOneItemAtLeast", offerBody(fixed("100"), `{"min_quantity":1}`), warns, nil},
+		{"BelowTheDearestPrice", offerBody(fixed("97.99"), ""), "", nil},
+		{"TenOffOrdersOverFifty", offerBody(fixed("10"), minSubtotal("50.00")), "", nil},
+		{"WithAMinimumAboveIt", offerBody(fixed("500"), minSubtotal("500.01")), "", nil},
+		{"ForTwoItemsOrMore", offerBody(fixed("500"), `{"min_quantity":2}`), "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			warnings, err := validateWith(t, floorCatalog, tc.body)
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tc.code == "" {
+				if len(warnings) != 0 {
+					t.Fatalf("warnings = %+v, want none", warnings)
+				}
+				return
+			}
+			if len(warnings) != 1 || warnings[0].Code != tc.code || warnings[0].Severity != SeverityWarning ||
+				warnings[0].Param != "test_groups[1].content.offers[0].discount.value" {
+				t.Fatalf("warnings = %+v, want one %s at the discount's value", warnings, tc.code)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(warnings[0].Message, w) {
+					t.Errorf("message %q does not say %q", warnings[0].Message, w)
+				}
+			}
+		})
+	}
+}

@@ -92,7 +92,8 @@ func (v *validator) checkDiscount(d Discount, p string) bool {
 // checkPriceStaysPositive refuses a discount that leaves a product it
 // applies to at zero or less (session audit 2, F6): a free product tests
 // no price, and every order of it gives the goods away. 100 percent does
-// that to anything; a fixed amount is checkFixedAmount's.
+// that to anything; a fixed amount is checkFixedAmount's, or on the whole
+// order checkOrderAmount's.
 func (v *validator) checkPriceStaysPositive(o Offer, param, group string) {
 	switch o.Discount.Type {
 	case "percentage":
@@ -106,10 +107,39 @@ func (v *validator) checkPriceStaysPositive(o Offer, param, group string) {
 		v.fail("invalid_request", param,
 			"Test group %q takes 100%% off %s, which would then cost nothing: a price change keeps every price above zero.", group, what)
 	case "fixed_amount":
-		if o.Conditions != nil {
+		if onWholeOrder(o.Conditions) {
+			v.checkOrderAmount(o.Discount.Value, o.Conditions, param, group)
+		} else {
 			v.checkFixedAmount(o.Discount.Value, o.Conditions, param, group)
 		}
 	}
+}
+
+// onWholeOrder reports whether an offer of conditions c names no product
+// or collection: its discount comes off the order, not each item.
+func onWholeOrder(c *OfferConditions) bool {
+	return c == nil || len(c.ProductIDs)+len(c.CollectionIDs) == 0
+}
+
+// checkOrderAmount warns of a fixed amount off the whole order that gives
+// any one item away. The platform takes at most the order's subtotal off,
+// so no price goes below zero and nothing is refused: "10 off orders over
+// 50" is an ordinary offer, and so is a small amount with no minimum. But
+// an amount of at least the shop's dearest price, with no min_subtotal
+// above it and no min_quantity above 1, makes every order of one item
+// free, whichever it is: the mistake an error would be too much for.
+func (v *validator) checkOrderAmount(value string, c *OfferConditions, param, group string) {
+	top := v.cat.Dearest
+	if top == nil || decLess(value, top.Variant.Price) {
+		return
+	}
+	if c != nil && (c.MinQuantity != nil && *c.MinQuantity > 1 || c.MinSubtotal != nil && decLess(value, c.MinSubtotal.Amount)) {
+		return
+	}
+	v.warn("discount_above_every_price", param,
+		"Test group %q takes %s off the whole order, and the shop's dearest variant (%s) of product %s costs %s: "+
+			"an order of any one item would cost nothing. Set a min_subtotal above %s, or take less than %s off.",
+		group, value, top.Variant.Title, named(top.Product.Title, top.Variant.ProductID), top.Variant.Price, value, top.Variant.Price)
 }
 
 // checkFixedAmount holds a fixed amount, which comes off each item, below
@@ -120,7 +150,7 @@ func (v *validator) checkPriceStaysPositive(o Offer, param, group string) {
 // mirror lists for the collection, which an install reads from the
 // platform as the first 250 of each (platform.Client.FetchCatalog); a
 // product past those is not compared. An offer on the whole order is
-// clamped at its subtotal by the platform, so nothing here holds it.
+// checkOrderAmount's.
 func (v *validator) checkFixedAmount(value string, c *OfferConditions, param, group string) {
 	for _, id := range c.ProductIDs {
 		cheapest, ok := v.cat.Cheapest(func(p string) bool { return p == id })

@@ -65,6 +65,34 @@ func TestCreate(t *testing.T) {
 			t.Fatalf("warning mismatch (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("OrderDiscountOverEveryPriceWarns", func(t *testing.T) {
+		t.Parallel()
+		// The demo's dearest item is the weekender bag at 145.00: 150.00 off
+		// any order makes every one-item order free, and is created with a
+		// warning; 10 off orders over 50 is an ordinary offer.
+		order := func(value, conditions string) string {
+			return fmt.Sprintf(`{"type":"offer","name":"Order","test_groups":`+twoGroups+`}`, fmt.Sprintf(
+				`{"offers":[{"key":"k","title":"T","discount":{"type":"fixed_amount","value":%q}%s}]}`, value, conditions))
+		}
+		w := s.create(t, order("150.00", ""))["warnings"].([]any)
+		if len(w) != 1 {
+			t.Fatalf("warnings = %v, want one", w)
+		}
+		wm := w[0].(map[string]any)
+		msg, _ := wm["message"].(string)
+		delete(wm, "message")
+		want := map[string]any{"severity": "warning", "code": "discount_above_every_price", "param": "test_groups[1].content.offers[0].discount.value"}
+		if diff := cmp.Diff(want, wm); diff != "" {
+			t.Fatalf("warning mismatch (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(msg, "Canvas Weekender Bag (gid://shopify/Product/8105) costs 145.00") {
+			t.Errorf("message %q does not name the dearest item", msg)
+		}
+		ordinary := s.create(t, order("10.00", `,"conditions":{"min_subtotal":{"amount":"50.00","currency":"USD"}}`))
+		if w := ordinary["warnings"].([]any); len(w) != 0 {
+			t.Fatalf("10 off orders over 50: warnings = %v", w)
+		}
+	})
 	t.Run("IdempotentRetry", func(t *testing.T) {
 		t.Parallel()
 		body := priceTest("Idempotent")
