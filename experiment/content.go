@@ -193,6 +193,18 @@ func editorOwned(t Type, content json.RawMessage) bool {
 	return false
 }
 
+// holdsCheckout reports whether a group's content of a t test has
+// checkout content (its own type's, or a combined test's checkout key),
+// which only the checkout editor writes: a refusal names that editor, not
+// the visual editor's DOM changes (v1 audit 2 V9).
+func holdsCheckout(t Type, content json.RawMessage) bool {
+	if t == TypeCheckout {
+		return !isEmptyJSON(content)
+	}
+	var m map[string]json.RawMessage
+	return t == TypeCombined && json.Unmarshal(content, &m) == nil && !isEmptyJSON(m[string(TypeCheckout)])
+}
+
 // EditorOwned reports whether group g of t holds admin-panel-only content.
 func (t *Test) EditorOwned(g *Group) bool { return editorOwned(t.Type, g.Content) }
 

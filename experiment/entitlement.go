@@ -74,10 +74,16 @@ func CarrierCalculated(shop *Shop) bool {
 	return shop.HasFeature(FeatureCarrierService) || shop.CarrierService || shop.AnnualBilling
 }
 
-// RequiredFeatures lists the plan features t needs, in a stable order.
+// RequiredFeatures lists the plan features t needs, in a stable order. A
+// key a combined test cannot bundle needs none: validation refuses it, and
+// asking for a feature first would send the merchant to upgrade for a test
+// no plan can make valid (v1 audit 2 V9).
 func RequiredFeatures(t *Test) []string {
 	var out []string
 	for _, k := range t.BundledTypes() {
+		if t.Type == TypeCombined && !bundleable(k) {
+			continue
+		}
 		switch k {
 		case TypePrice:
 			out = append(out, FeaturePrice)

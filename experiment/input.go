@@ -83,7 +83,12 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 	in.applyTo(t)
 	for i := range t.Groups {
 		if t.EditorOwned(&t.Groups[i]) {
-			return nil, editorOnly(fmt.Sprintf("test_groups[%d].content", i))
+			param := fmt.Sprintf("test_groups[%d].content", i)
+			if holdsCheckout(t.Type, t.Groups[i].Content) {
+				return nil, Refuse("invalid_request", param,
+					"Checkout content is authored in the admin panel's checkout editor; the API cannot write it.")
+			}
+			return nil, editorOnly(param)
 		}
 	}
 	return t, nil

@@ -195,6 +195,10 @@ func (t *Test) BundledTypes() []Type {
 	return out
 }
 
+// bundleable reports whether a combined test may bundle changes of type k
+// (decodeShared refuses the others).
+func bundleable(k Type) bool { return k.Known() && k != TypeCombined && k != TypeCheckout }
+
 // Filter selects tests for a list. Nil and empty fields do not filter.
 type Filter struct {
 	Statuses  []Status

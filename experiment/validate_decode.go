@@ -38,7 +38,7 @@ func (v *validator) decodeShared() {
 	if t.Type == TypeCombined {
 		for k := range t.Shared {
 			kt := Type(k)
-			if !kt.Known() || kt == TypeCombined || kt == TypeCheckout {
+			if !bundleable(kt) {
 				v.fail("invalid_request", "shared."+k, "A combined test cannot bundle %q.", k)
 				continue
 			}

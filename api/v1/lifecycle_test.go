@@ -231,6 +231,19 @@ func TestEntitlements(t *testing.T) {
 		wantError(t, s.do(t, "POST", "/v1/experiments", offer), 403, "permission_error", "feature_not_in_plan", "offer")
 		y := id(s.create(t, priceTest("single market")))
 		wantError(t, s.do(t, "PATCH", "/v1/experiments/"+y, markets), 403, "permission_error", "feature_not_in_plan", "multi_market")
+		// A combined test cannot bundle checkout on any plan: the answer says
+		// so, not "upgrade" for checkout_blocks (v1 audit 2 V9); checkout
+		// content names the checkout editor, not DOM changes.
+		combined := func(content string) string {
+			return fmt.Sprintf(`{"type":"combined","name":"c","shared":{"price":{"product_ids":[%q]},"checkout":{}},"test_groups":`+twoGroups+`}`,
+				tee, fmt.Sprintf(`{"price":{"prices":[{"product_variant_id":%q,"price":%s}]}%s}`, teeS, usd19, content))
+		}
+		wantError(t, s.do(t, "POST", "/v1/experiments", combined("")), 422, "validation_error", "invalid_request", "shared.checkout")
+		e := wantError(t, s.do(t, "POST", "/v1/experiments", combined(`,"checkout":{"blocks":[{"type":"banner"}]}`)),
+			422, "validation_error", "invalid_request", "test_groups[1].content")
+		if msg, _ := e["message"].(string); !strings.Contains(msg, "checkout editor") {
+			t.Fatalf("message %q, want it to name the checkout editor", msg)
+		}
 	})
 	t.Run("CarrierServiceRequired", func(t *testing.T) {
 		t.Parallel()
