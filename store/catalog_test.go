@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/store"
@@ -31,20 +32,27 @@ const floorCatalog = `{"currency":"USD",
   {"id":"gid://shopify/Collection/3","title":"Empty"},
   {"id":"gid://shopify/Collection/4","title":"Gone","product_ids":["gid://shopify/Product/404"]}]}`
 
+// floorShop is a shop whose catalog mirror holds floorCatalog.
+func floorShop(t *testing.T) (*pgxpool.Pool, int64, *store.CatalogFile) {
+	t.Helper()
+	pool, shopID := testPool(t)
+	f, err := store.ParseCatalog([]byte(floorCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ImportCatalog(context.Background(), pool, shopID, f); err != nil {
+		t.Fatal(err)
+	}
+	return pool, shopID, f
+}
+
 // TestCatalogCollectionFloors: Postgres finds each collection's cheapest
 // item itself, and finds what the domain's own reading of the same
 // catalog (CatalogView.Cheapest, which the fakes answer with) finds.
 func TestCatalogCollectionFloors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, shopID := testPool(t)
-	f, err := store.ParseCatalog([]byte(floorCatalog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.ImportCatalog(ctx, pool, shopID, f); err != nil {
-		t.Fatal(err)
-	}
+	pool, shopID, f := floorShop(t)
 	ids := []string{"gid://shopify/Collection/1", "gid://shopify/Collection/2", "gid://shopify/Collection/3",
 		"gid://shopify/Collection/4", "gid://shopify/Collection/5"}
 	got, err := store.Catalog{Q: pool}.Lookup(ctx, shopID, experiment.CatalogRefs{CollectionFloors: ids})
@@ -72,14 +80,7 @@ func TestCatalogCollectionFloors(t *testing.T) {
 func TestCatalogDearest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, shopID := testPool(t)
-	f, err := store.ParseCatalog([]byte(floorCatalog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.ImportCatalog(ctx, pool, shopID, f); err != nil {
-		t.Fatal(err)
-	}
+	pool, shopID, f := floorShop(t)
 	got, err := store.Catalog{Q: pool}.Lookup(ctx, shopID, experiment.CatalogRefs{Dearest: true})
 	if err != nil {
 		t.Fatal(err)
