@@ -24,16 +24,19 @@ test: build
 	if [ -z "$$LIFT_KEEP_STACK" ]; then $(LIFT) stack down --started-file .lift/test-started; fi; \
 	exit $$status
 
-# Benchmarks (DESIGN §11): ingest against a bare handler, API read latency,
-# results timings.
+# Benchmarks (DESIGN §11): every Go benchmark (ingest's decoding and WAL,
+# the track-event route on the real stores, the middleware), ingest against a
+# bare handler, API read latency, results timings.
 bench: build
 	@$(LIFT) stack up >/dev/null
-	$(GO) test -run '^$$' -bench . -benchmem ./ingest/ ./stats/
+	$(GO) test -run '^$$' -bench . -benchmem ./ingest/ ./api/storefront/ ./api/
 	$(LIFT) bench ingest
 	$(LIFT) bench api
 	$(LIFT) bench results
 
-# Fuzz every request decoder (issue 12) for FUZZTIME each. -fuzz takes one
+# Fuzz every request decoder (issue 12), and the hand-written track-event
+# decoder against encoding/json (FuzzEventJSONParity), for FUZZTIME each: every
+# Fuzz function in the module has a line here. -fuzz takes one
 # target per package run, hence one line per target. The HTTP-level targets
 # (…HTTP) use the services as the tests do (LIFT_* or the local stack).
 # Findings land in the package's testdata/fuzz and then run in every go test.
@@ -53,6 +56,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTrackAssignmentBody$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzLegacyBody$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzObserveQuery$$' -fuzztime $(FUZZTIME) ./ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzEventJSONParity$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./stats/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./stats/
 
