@@ -13,7 +13,7 @@ func init() {
 	rootCmd.SetVersionTemplate("lift {{.Version}}\n")
 	rootCmd.AddCommand(&cobra.Command{
 		Use:   "version",
-		Short: "Print the version, source revision and build time of this binary",
+		Short: "Print the module version and Go release; a make build binary adds revision, commit and build time",
 		Args:  cobra.NoArgs,
 		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), "lift", version()) },
 	})
