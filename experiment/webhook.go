@@ -56,9 +56,11 @@ type WebhookService struct {
 const DefaultWebhookMaxTries = 5
 
 // DefaultWebhookRetryHorizon is RetryHorizon when unset. The queue's default
-// backoff spreads DefaultWebhookMaxTries tries over at most 7 min 38 s
-// (jobs: TestWebhookRetryHorizonCoversTheBackoff); the rest is room for the
-// create's own delivery and queueing.
+// backoff (asynq.DefaultRetryDelayFunc: n⁴ + 15 s + 0–29 s × (n+1) before
+// retry n+1) spreads DefaultWebhookMaxTries tries over about 5 minutes, at
+// most about 7½ (jobs: TestWebhookRetryHorizonCoversTheBackoff bounds the
+// four waits by 7 min 38 s); the rest is room for the create's own delivery
+// and queueing.
 const DefaultWebhookRetryHorizon = 15 * time.Minute
 
 // maxDeliveryIDChars bounds the platform's delivery id.

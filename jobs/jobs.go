@@ -177,8 +177,12 @@ func NewWorker(r Redis, cfg WorkerConfig) *Worker {
 		// A dependency that refuses connections (Postgres or ClickHouse
 		// down, restarting) is no fault of the task: its run is retried
 		// without spending one of its tries, so an outage longer than the
-		// tries' backoff (about ten minutes) no longer archives every task
-		// it catches, or dead-letters every webhook delivery. Timeouts and
+		// tries' backoff no longer archives every task it catches, or
+		// dead-letters every webhook delivery: asynq's default delay before
+		// retry n+1 is n⁴ + 15 s + 0–29 s × (n+1), so a webhook delivery's
+		// five tries (experiment.DefaultWebhookMaxTries) take about 5
+		// minutes, at most about 7½, and another task's six runs (MaxRetry
+		// 5) about 11, at most about 14½. Timeouts and
 		// resets still count (experiment.Unreachable), so a task that is
 		// itself the cause cannot loop for ever; one on its last try is
 		// archived whatever its error (asynq checks that first).
