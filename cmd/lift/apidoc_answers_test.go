@@ -96,6 +96,8 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(tourCall{"GET", e + "/results", read, "", nil, 200})
+	// results_summary's schema lists every field (additionalProperties false).
+	run(tourCall{"GET", e + "?include=results_summary", read, "", nil, 200})
 	q := run(tourCall{"POST", e + "/results", read, `{"breakdown":["device"],"sample_basis":"visitors"}`, nil, 202})
 	run(tourCall{"GET", e + "/results/" + fmt.Sprint(q.body["id"]), read, "", nil, 200})
 	ex := run(tourCall{"POST", e + "/exports", write, "", nil, 202})
