@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,14 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 	e := "/v1/experiments/" + id
 	run(tourCall{"GET", e, read, "", nil, 200})
 	run(tourCall{"PATCH", e, write, `{"name":"Sale landing (EU)","traffic_allocation":80}`, nil, 200})
-	run(tourCall{"POST", e + "/test_groups/1/preview", write, "", nil, 200})
+	pv := run(tourCall{"POST", e + "/test_groups/1/preview", write, "", nil, 200})
+	link, err := url.Parse(fmt.Sprint(pv.body["url"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q1 := "?shop=" + url.QueryEscape(shop.Domain)
+	preview := "/api/storefront/config" + q1 + "&preview=" + url.QueryEscape(link.Query().Get("lift_preview"))
+	run(tourCall{"GET", preview, "", "", nil, 200}) // the draft's group, under "preview"
 	run(tourCall{"POST", e + "/start", write, "", nil, 200})
 	run(tourCall{"POST", e + "/pause", write, "", nil, 200})
 	run(tourCall{"POST", e + "/resume", write, "", nil, 200})
@@ -127,16 +135,39 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 	run(tourCall{"GET", "/api/enable-script", "", "", []string{"x-api-key", "wrong"}, 401})
 
 	// Storefront tracking, webhooks, install, operations.
-	q1 := "?shop=" + url.QueryEscape(shop.Domain)
 	run(tourCall{"GET", "/api/get-session", "", "", nil, 200})
 	run(tourCall{"GET", "/api/public/get-country-code", "", "", nil, 200})
 	run(tourCall{"GET", "/api/observe/session" + q1 + "&sessionId=0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b&experimentId=" + id, "", "", nil, 202})
 	run(tourCall{"GET", "/api/observe" + q1 + "&productId=8101&experimentId=" + id, "", "", nil, 202})
 	run(tourCall{"POST", "/api/track/event" + q1, "", `{"sessionId":"0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b","visitorId":"v-1","eventType":"page_viewed","source":"script","createdAt":1764000000000,"experimentIds":["` + id + `"]}`, nil, 202})
 	run(tourCall{"POST", "/api/track/event" + q1, "", `{"sessionId":"0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b"}`, nil, 400})
-	run(tourCall{"POST", "/api/track/assignment" + q1, "", `{"sessionId":"0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b","visitorId":"v-1","experimentId":"` + id + `","testGroup":1,"createdAt":"2026-11-24T10:00:00Z"}`, nil, 200})
+	// As /lift.js sends it: text/plain.
+	run(tourCall{"POST", "/api/track/assignment" + q1, "", `{"sessionId":"0b9f7c1e-2d4a-4f6b-9a8e-3c1d2e4f5a6b","visitorId":"v-1","experimentId":"` + id + `","testGroup":1,"createdAt":"2026-11-24T10:00:00Z"}`, []string{"Content-Type", "text/plain;charset=UTF-8"}, 200})
 	run(tourCall{"GET", "/api/storefront/config" + q1, "", "", nil, 200})
-	run(tourCall{"GET", "/api/storefront/config?shop=nope.example", "", "", nil, 400})
+	run(tourCall{"GET", preview, "", "", nil, 404}) // the test is archived now
+	// Each 400 example of the storefront surface is the real answer to the
+	// request its description names: nothing but shop (and {} as a body).
+	for _, c := range []struct {
+		call    tourCall
+		example string // of the response's named examples; "" for its one example
+	}{
+		{tourCall{"GET", "/api/observe" + q1, "", "", nil, 400}, ""},
+		{tourCall{"GET", "/api/observe/session" + q1, "", "", nil, 400}, ""},
+		{tourCall{"POST", "/api/track/event" + q1, "", "{}", nil, 400}, ""},
+		{tourCall{"POST", "/api/track/assignment" + q1, "", "{}", nil, 400}, ""},
+		{tourCall{"POST", "/api/analytics/add-to-cart" + q1, "", "{}", nil, 400}, ""},
+		{tourCall{"POST", "/api/analytics/checkout" + q1, "", "{}", nil, 400}, ""},
+		{tourCall{"POST", "/api/analytics/order" + q1, "", "{}", nil, 400}, ""},
+		{tourCall{"GET", "/api/ga4/metadata", "", "", nil, 400}, ""},
+		{tourCall{"GET", "/api/storefront/config", "", "", nil, 400}, "missingShop"},
+		{tourCall{"GET", "/api/storefront/config?shop=nope.myshopify.com", "", "", nil, 400}, "unknownShop"},
+		{tourCall{"GET", "/api/storefront/config" + q1 + "&preview=1.1.1.x", "", "", nil, 400}, "invalidPreview"},
+	} {
+		got := run(c.call)
+		if want := documentedExample(t, raw, c.call, "400", c.example); !sameJSON(want, got.raw) {
+			t.Errorf("%s %s → %s; the document's example says %s", c.call.method, c.call.path, got.raw, want)
+		}
+	}
 	run(tourCall{"GET", "/lift.js", "", "", nil, 200})
 	run(tourCall{"GET", "/api/ga4/metadata?experimentId=" + id + "&groupIndex=1", "", "", nil, 200})
 	run(tourCall{"OPTIONS", "/api/track/event", "", "", []string{"Origin", "https://shop.example", "Access-Control-Request-Method", "POST"}, 204})
@@ -201,6 +232,40 @@ func opID(t *testing.T, raw []byte, c tourCall) string {
 	}
 	t.Fatalf("no operation for %s %s", c.method, path)
 	return ""
+}
+
+// documentedExample is the example the document gives c's operation for
+// status: its one example, or the named one.
+func documentedExample(t *testing.T, raw []byte, c tourCall, status, name string) json.RawMessage {
+	t.Helper()
+	var doc map[string]any
+	json.Unmarshal(raw, &doc)
+	path := strings.SplitN(c.path, "?", 2)[0]
+	for _, o := range operations(doc) {
+		if !strings.EqualFold(o.method, c.method) || !matchTemplate(o.path, path) {
+			continue
+		}
+		resp, _ := o.op["responses"].(map[string]any)[status].(map[string]any)
+		content, _ := resp["content"].(map[string]any)
+		media, _ := content["application/json"].(map[string]any)
+		ex := media["example"]
+		if name != "" {
+			named, _ := media["examples"].(map[string]any)[name].(map[string]any)
+			ex = named["value"]
+		}
+		if ex == nil {
+			t.Fatalf("%s %s: no %s example %q in the document", c.method, path, status, name)
+		}
+		return mustJSON(t, ex)
+	}
+	t.Fatalf("no operation for %s %s", c.method, path)
+	return nil
+}
+
+// sameJSON: a and b are the same JSON value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 func matchTemplate(tmpl, path string) bool {
