@@ -195,8 +195,13 @@ const intro = "Every HTTP surface of Lift in one document. Each surface keeps it
 	"| surface | paths | credential | errors |\n|---|---|---|---|\n" +
 	"| Public API v1 | `/v1/…` | `Authorization: Bearer <API token>` with scopes | `{\"error\":{\"type\",\"code\",\"message\",…}}` (ErrorEnvelope) |\n" +
 	"| Admin panel (session) | `/api/experiments…`, `/api/*-experiments/…`, `/api/analytics/{…}/{id}` | `Authorization: Bearer <platform session token>` | `{\"status\":\"error\",\"message\"}` (SessionError) |\n" +
-	"| Storefront tracking | `/api/get-session`, `/api/observe…`, `/api/track/…`, `/api/storefront/config`, legacy `/api/analytics/{add-to-cart,checkout,order}` | none (`shop` routes only) | SessionError |\n" +
+	"| Storefront tracking | `/api/get-session`, `/api/public/get-country-code`, `/api/observe…`, `/api/track/…`, `/api/storefront/config`, `/api/ga4/metadata`, legacy `/api/analytics/{add-to-cart,checkout,order}` | none (`shop` routes only) | SessionError |\n" +
 	"| Admin tools | `/api/get-order`, `/api/enable-script` | `x-api-key` | SessionError |\n" +
 	"| Webhooks | `/api/webhooks` | HMAC-SHA256 signature header | SessionError |\n" +
-	"| Install | `/api/auth`, `/api/auth/callback` | platform OAuth | SessionError |\n\n" +
+	"| Install | `/api/auth`, `/api/auth/callback` | platform OAuth | SessionError |\n" +
+	"| MCP | `/mcp` (POST; any other method 405) | `Authorization: Bearer <API token>`, as v1 | ErrorEnvelope for what the transport refuses; JSON-RPC errors after |\n" +
+	"| Health, metrics, this document | `/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs` | none | `/readyz` answers 503 with its checks |\n" +
+	"| Apps (pages for browsers) | `/lift.js`, `/demo/…` (built-in fake platform only), `/app/…` | none (`/app/` then calls `/v1` with a read token) | |\n\n" +
+	"Methods: every GET route of /v1 also answers HEAD (the same status and headers, no body; see Public API v1 below). Outside /v1, HEAD is served on `/lift.js` and `/app/…` and refused on `/mcp` (405; 401 without a token), and every storefront tracking route answers OPTIONS, the CORS preflight (204; `Access-Control-Allow-Methods: GET, POST, OPTIONS`, `Max-Age` 86400); those appear below as operations of their own. " +
+	"`/demo/{page}` and `/app/{file}` stand for nested paths (`/demo/products/8101`, `/app/vendor/uPlot.min.css`): their parameter holds the rest of the path, slashes included.\n\n" +
 	"Rate limits: v1 answers carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (see below); the other surfaces have no explicit rate limit (contract part 8)."

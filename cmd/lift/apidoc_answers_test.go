@@ -169,6 +169,8 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 		}
 	}
 	run(tourCall{"GET", "/lift.js", "", "", nil, 200})
+	run(tourCall{"HEAD", "/lift.js", "", "", nil, 200})
+	run(tourCall{"HEAD", "/app/app.js", "", "", nil, 200})
 	run(tourCall{"GET", "/api/ga4/metadata?experimentId=" + id + "&groupIndex=1", "", "", nil, 200})
 	run(tourCall{"OPTIONS", "/api/track/event", "", "", []string{"Origin", "https://shop.example", "Access-Control-Request-Method", "POST"}, 204})
 	body := `{"id":1}`

@@ -93,18 +93,19 @@ func TestAPIDocumentValid(t *testing.T) {
 }
 
 // TestAPIDocumentMatchesRouter: every route the router serves is in the
-// document, and every documented operation is served.
+// document, and every documented operation is served. v1's HEAD routes
+// are the one exception: v1's description says every GET answers HEAD.
 func TestAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, func(c *config.Config) { c.Admin.APIKey = "admin" })
 	_, doc := apiDoc(t, s)
 	served := map[string]bool{}
 	for _, r := range s.engine.Routes() {
-		if r.Method == "HEAD" {
+		path := apidoc.PathOf(r.Path)
+		if r.Method == "HEAD" && strings.HasPrefix(path, "/v1/") {
 			continue
 		}
-		key := r.Method + " " + apidoc.PathOf(r.Path)
-		served[key] = true
+		served[r.Method+" "+path] = true
 	}
 	documented := map[string]bool{}
 	for _, o := range operations(doc) {
