@@ -171,6 +171,9 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 	run(tourCall{"GET", "/lift.js", "", "", nil, 200})
 	run(tourCall{"HEAD", "/lift.js", "", "", nil, 200})
 	run(tourCall{"HEAD", "/app/app.js", "", "", nil, 200})
+	// A missing page or asset is the file server's plain text, as documented.
+	run(tourCall{"GET", "/app/nope.js", "", "", nil, 404})
+	run(tourCall{"GET", "/demo/nope", "", "", nil, 404})
 	run(tourCall{"GET", "/api/ga4/metadata?experimentId=" + id + "&groupIndex=1", "", "", nil, 200})
 	run(tourCall{"OPTIONS", "/api/track/event", "", "", []string{"Origin", "https://shop.example", "Access-Control-Request-Method", "POST"}, 204})
 	body := `{"id":1}`
