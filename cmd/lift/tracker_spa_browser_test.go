@@ -81,24 +81,8 @@ func (b *browserShop) spaViews(t *testing.T, browser context.Context) {
 	}
 	tctx, tcancel := context.WithTimeout(ctx, pageTimeout) // a view never sent fails, not hangs
 	defer tcancel()
-	views, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`(async () => {
-  const viewed = () => __sent.filter(e => e.eventType === 'page_viewed').map(e => e.pagePath);
-  const until = (p, n) => new Promise(ok => (function poll() {
-    viewed().filter(v => v === p).length >= n ? ok() : setTimeout(poll, 10);
-  })());
-  history.pushState({}, '', '/demo/spa-a' + location.search);
-  await until('/demo/spa-a', 1);
-  await lift.page();
-  history.replaceState({}, '', '/demo/spa-a?tab=2');
-  history.pushState({}, '', '/demo/spa-b' + location.search);
-  await lift.page();
-  await until('/demo/spa-b', 1);
-  history.back();
-  await until('/demo/spa-a', 2);
-  history.pushState({}, '', '/demo/spa-c' + location.search); // the last: all before it is sent
-  await until('/demo/spa-c', 1);
-  return viewed();
-})()`, chromedp.EvalAwaitPromise))
+	views, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](
+		routeTour(`__sent.filter(e => e.eventType === 'page_viewed').map(e => e.pagePath)`), chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +95,34 @@ func (b *browserShop) spaViews(t *testing.T, browser context.Context) {
 		b.chCount(t, n, `SELECT count() FROM sessions WHERE experiment_id = ? AND visitor_id = ? AND page_path = ?`,
 			b.price, st.Visitor, path)
 	}
+}
+
+// routeTour walks the visitor through client-side routes, each reported
+// more than one way: /demo/spa-a by the pushState hook and then the
+// router's lift.page(), a replaceState of its query alone, /demo/spa-b by
+// lift.page() first, back to spa-a and lift.page() once more, then
+// /demo/spa-c, the last, so a second view or run of any before it shows.
+// It waits for each route's page_viewed in __sent (sentBodies) and then
+// evaluates result: five views in all, /demo/ included.
+func routeTour(result string) string {
+	return `(async () => {
+  const until = (p, n) => new Promise(ok => (function poll() {
+    __sent.filter(e => e.eventType === 'page_viewed' && e.pagePath === p).length >= n ? ok() : setTimeout(poll, 10);
+  })());
+  history.pushState({}, '', '/demo/spa-a' + location.search);
+  await until('/demo/spa-a', 1);
+  await lift.page();
+  history.replaceState({}, '', '/demo/spa-a?tab=2');
+  history.pushState({}, '', '/demo/spa-b' + location.search);
+  await lift.page();
+  await until('/demo/spa-b', 1);
+  history.back();
+  await until('/demo/spa-a', 2);
+  await lift.page();
+  history.pushState({}, '', '/demo/spa-c' + location.search);
+  await until('/demo/spa-c', 1);
+  return ` + result + `;
+})()`
 }
 
 // spaRouter plays a router that renders a route once its data has come:
@@ -227,24 +239,7 @@ func (b *browserShop) spaScripts(t *testing.T, browser context.Context, x tracke
 			t.Fatal(err)
 		}
 		tctx, tcancel := context.WithTimeout(ctx, pageTimeout)
-		runs, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`(async () => {
-  const until = (p, n) => new Promise(ok => (function poll() {
-    __sent.filter(e => e.eventType === 'page_viewed' && e.pagePath === p).length >= n ? ok() : setTimeout(poll, 10);
-  })());
-  history.pushState({}, '', '/demo/spa-a' + location.search);
-  await until('/demo/spa-a', 1);
-  await lift.page();
-  history.replaceState({}, '', '/demo/spa-a?tab=2');
-  history.pushState({}, '', '/demo/spa-b' + location.search);
-  await lift.page();
-  await until('/demo/spa-b', 1);
-  history.back();
-  await until('/demo/spa-a', 2);
-  await lift.page();
-  history.pushState({}, '', '/demo/spa-c' + location.search); // the last: a second run of any before it shows
-  await until('/demo/spa-c', 1);
-  return window.__runs || [];
-})()`, chromedp.EvalAwaitPromise))
+		runs, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](routeTour(`window.__runs || []`), chromedp.EvalAwaitPromise))
 		tcancel()
 		cancel()
 		if err != nil {
