@@ -1,6 +1,9 @@
 package experiment
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Catalog is the shop's catalog mirror that validation reads. The store
 // implements it over Postgres.
@@ -65,10 +68,31 @@ type Item struct {
 }
 
 // Cheapest is the lowest-priced variant in the view of the products
-// accepted by in, with its product when the view has it. Ties go to the
-// lower variant id, so a message is the same every time; a variant
-// without a price is skipped. The catalog's fakes answer Floors with it.
-func (v *CatalogView) Cheapest(in func(productID string) bool) (Item, bool) {
+// accepted by in, with its product when the view has it. The catalog's
+// fakes answer Floors with it (Floor).
+func (v *CatalogView) Cheapest(in func(productID string) bool) (Item, bool) { return v.extreme(in, -1) }
+
+// Floor is the cheapest item of collection id's products in the view, as
+// Floors carries it; the catalog's fakes answer CollectionFloors with it.
+func (v *CatalogView) Floor(id string) (Item, bool) {
+	c, ok := v.Collections[id]
+	if !ok {
+		return Item{}, false
+	}
+	return v.Cheapest(func(p string) bool { return slices.Contains(c.ProductIDs, p) })
+}
+
+// FindDearest is the highest-priced variant in the view, with its
+// product; the catalog's fakes answer CatalogRefs.Dearest with it.
+func (v *CatalogView) FindDearest() (Item, bool) {
+	return v.extreme(func(string) bool { return true }, 1)
+}
+
+// extreme is the variant of the products accepted by in whose price
+// compares to every other's as sign says (-1 the lowest, 1 the highest).
+// Ties go to the lower variant id, so a message is the same every time;
+// a variant without a price is skipped.
+func (v *CatalogView) extreme(in func(productID string) bool, sign int) (Item, bool) {
 	var best Variant
 	found := false
 	for _, x := range v.Variants {
@@ -76,25 +100,7 @@ func (v *CatalogView) Cheapest(in func(productID string) bool) (Item, bool) {
 			continue
 		}
 		c, ok := decCmp(x.Price, best.Price)
-		if !found || (ok && (c < 0 || (c == 0 && x.ID < best.ID))) {
-			best, found = x, true
-		}
-	}
-	return Item{Product: v.Products[best.ProductID], Variant: best}, found
-}
-
-// FindDearest is the highest-priced variant in the view, with its product
-// (ties go to the lower variant id); the catalog's fakes answer
-// CatalogRefs.Dearest with it.
-func (v *CatalogView) FindDearest() (Item, bool) {
-	var best Variant
-	found := false
-	for _, x := range v.Variants {
-		if x.Price == "" {
-			continue
-		}
-		c, ok := decCmp(x.Price, best.Price)
-		if !found || (ok && (c > 0 || (c == 0 && x.ID < best.ID))) {
+		if !found || (ok && (c == sign || (c == 0 && x.ID < best.ID))) {
 			best, found = x, true
 		}
 	}

@@ -41,10 +41,8 @@ func (m memCatalog) Lookup(_ context.Context, _ int64, r CatalogRefs) (*CatalogV
 	}
 	out.Floors = map[string]Item{}
 	for _, id := range r.CollectionFloors {
-		if c, ok := m.v.Collections[id]; ok {
-			if f, ok := m.v.Cheapest(func(p string) bool { return slices.Contains(c.ProductIDs, p) }); ok {
-				out.Floors[id] = f
-			}
+		if f, ok := m.v.Floor(id); ok {
+			out.Floors[id] = f
 		}
 	}
 	if x, ok := m.v.FindDearest(); ok && r.Dearest {

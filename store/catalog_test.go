@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,7 +104,11 @@ func TestCatalogDearest(t *testing.T) {
 
 // catalogView is the catalog file's products and variants as a view.
 func catalogView(f *store.CatalogFile) *experiment.CatalogView {
-	all := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{}}
+	all := &experiment.CatalogView{Products: map[string]experiment.Product{}, Variants: map[string]experiment.Variant{},
+		Collections: map[string]experiment.Collection{}}
+	for _, c := range f.Collections {
+		all.Collections[c.ID] = c
+	}
 	for _, p := range f.Products {
 		all.Products[p.ID] = p.Product
 		for _, v := range p.Variants {
@@ -116,16 +119,13 @@ func catalogView(f *store.CatalogFile) *experiment.CatalogView {
 	return all
 }
 
-// domainFloors is what CatalogView.Cheapest finds in the catalog file.
+// domainFloors is what CatalogView.Floor finds in the catalog file.
 func domainFloors(f *store.CatalogFile, ids []string) map[string]experiment.Item {
 	all := catalogView(f)
 	out := map[string]experiment.Item{}
-	for _, c := range f.Collections {
-		if !slices.Contains(ids, c.ID) {
-			continue
-		}
-		if x, ok := all.Cheapest(func(p string) bool { return slices.Contains(c.ProductIDs, p) }); ok {
-			out[c.ID] = x
+	for _, id := range ids {
+		if x, ok := all.Floor(id); ok {
+			out[id] = x
 		}
 	}
 	return out

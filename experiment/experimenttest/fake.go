@@ -310,10 +310,8 @@ func (c catalog) Lookup(_ context.Context, shopID int64, refs experiment.Catalog
 	}
 	v.Floors = map[string]experiment.Item{}
 	for _, id := range refs.CollectionFloors {
-		if c, ok := all.Collections[id]; ok {
-			if f, ok := all.Cheapest(func(p string) bool { return slices.Contains(c.ProductIDs, p) }); ok {
-				v.Floors[id] = f
-			}
+		if f, ok := all.Floor(id); ok {
+			v.Floors[id] = f
 		}
 	}
 	return v, nil
