@@ -119,14 +119,8 @@ func (b *browserShop) cachedGroup(t *testing.T, browser context.Context) {
 // adds to the cart there goes in at $28 in a cart that carries no group of
 // the test, so the order is not revenue of the $24 group.
 func (b *browserShop) lateKnown(t *testing.T, browser context.Context) {
-	ctx, cancel := b.knownVisitor(t, browser)
+	ctx, cancel := b.lateTeePage(t, browser)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('_lift_cfg')`)); err != nil {
-		t.Fatal(err)
-	}
-	if seen := b.teeSeen(t, ctx, 2500*time.Millisecond, 1000); !settlesOn(seen, "$28.00", "$24.00") {
-		t.Errorf("past the deadline the page showed the price as %q, want hidden then $28.00 (as served) only", seen)
-	}
 	s := b.readTee(t, ctx)
 	if !s.Known || s.Price != "$28.00" || s.Shown != "" || !s.Late || slices.Contains(s.IDs, b.price) || strings.Contains(s.Cart, b.price+":") {
 		t.Errorf("past the deadline the known visitor's page is %+v; want $28.00 and test %s late, in neither its ids nor its cart", s, b.price)
@@ -148,4 +142,21 @@ func (b *browserShop) lateKnown(t *testing.T, browser context.Context) {
 		strings.Contains(c.Attributes["_lift_assignments"], b.price+":") {
 		t.Errorf("the tee added past the deadline: cart %+v; want it at 28 with no group of test %s", c, b.price)
 	}
+}
+
+// lateTeePage opens the known $24 visitor's next tee page without the kept
+// config, its config 2.5 s late and its deadline 1 s: the page must show
+// the catalog's $28 as served (hidden until then), never $24.
+func (b *browserShop) lateTeePage(t *testing.T, browser context.Context) (context.Context, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := b.knownVisitor(t, browser)
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('_lift_cfg')`)); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if seen := b.teeSeen(t, ctx, 2500*time.Millisecond, 1000); !settlesOn(seen, "$28.00", "$24.00") {
+		cancel()
+		t.Fatalf("past the deadline the page showed the price as %q, want hidden then $28.00 (as served) only", seen)
+	}
+	return ctx, cancel
 }
