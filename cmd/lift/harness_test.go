@@ -223,7 +223,8 @@ func (s *server) command(cmd *cobra.Command, args ...string) (stdout, stderr str
 	cmd.SetOut(&out)
 	cmd.SetErr(&errb)
 	cmd.SetArgs(append(args, "--postgres-url="+s.cfg.Postgres.URL, "--redis-addr="+s.cfg.Redis.Addr,
-		"--clickhouse-addr="+s.cfg.ClickHouse.Addr, "--clickhouse-database="+s.cfg.ClickHouse.Database))
+		"--clickhouse-addr="+s.cfg.ClickHouse.Addr, "--clickhouse-database="+s.cfg.ClickHouse.Database,
+		"--data-dir="+s.cfg.DataDir)) // else a command's local state lands in cmd/lift/.lift
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err = cmd.ExecuteContext(ctx)
