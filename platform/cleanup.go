@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/liftab/lift/experiment"
 )
@@ -41,35 +42,61 @@ type nodes struct {
 	} `json:"nodes"`
 }
 
+// liftResourcesQuery reads a page of each kind: 492 points, under the
+// platform's 1,000 a query (a page of 250 of each would ask 2,117). Cleanup
+// reads again after deleting until nothing is left.
 const liftResourcesQuery = `query LiftResources {
-  scriptTags(first: 250) { nodes { id } }
-  webhookSubscriptions(first: 100) { nodes { id } }
-  appInstallation { metafields(namespace: "$app:lift", first: 250) { nodes { ownerId namespace key } } }
-  productVariants(first: 250, query: "tag:lift-duplicate") { nodes { id product { id } } }
-  cartTransforms(first: 250) { nodes { id } }
-  deliveryCustomizations(first: 250) { nodes { id } }
-  paymentCustomizations(first: 250) { nodes { id } }
-  automaticDiscountNodes(first: 250, query: "app:lift") { nodes { id } }
+  scriptTags(first: 50) { nodes { id } }
+  webhookSubscriptions(first: 50) { nodes { id } }
+  appInstallation { metafields(namespace: "$app:lift", first: 50) { nodes { ownerId namespace key } } }
+  productVariants(first: 100, query: "tag:lift-duplicate") { nodes { id product { id } } }
+  cartTransforms(first: 25) { nodes { id } }
+  deliveryCustomizations(first: 25) { nodes { id } }
+  paymentCustomizations(first: 25) { nodes { id } }
+  automaticDiscountNodes(first: 50, query: "app:lift") { nodes { id } }
 }`
+
+// cleanupRounds bounds Cleanup's read-then-delete rounds: a deletion the
+// platform ignores must not loop for ever.
+const cleanupRounds = 20
+
+func (r liftResources) empty() bool {
+	return len(r.ScriptTags.Nodes)+len(r.Webhooks.Nodes)+len(r.App.Metafields.Nodes)+len(r.Variants.Nodes)+
+		len(r.CartTransforms.Nodes)+len(r.DeliveryCustomizations.Nodes)+len(r.PaymentCustomizations.Nodes)+
+		len(r.AutomaticDiscountsOfApp.Nodes) == 0
+}
 
 // Cleanup implements experiment.InstallPlatform: it reads what Lift put on
 // the shop (the webhook subscriptions too: the platform drops them at
-// uninstall, but a reinstall starts from none either way) and deletes each, one mutation per kind (or per resource where
-// the API deletes one at a time). The first refusal stops it; running it
-// again deletes what is left.
+// uninstall, but a reinstall starts from none either way) a page of each
+// kind at a time and deletes each, one mutation per kind (or per resource
+// where the API deletes one at a time), until a read finds nothing. The
+// first refusal stops it; running it again deletes what is left.
 func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.CleanupReport, error) {
 	var rep experiment.CleanupReport
-	var res liftResources
-	if err := c.graphQL(ctx, domain, token, "LiftResources", liftResourcesQuery, nil, &res); err != nil {
-		return rep, err
+	for range cleanupRounds {
+		var res liftResources
+		if err := c.graphQL(ctx, domain, token, "LiftResources", liftResourcesQuery, nil, &res); err != nil {
+			return rep, err
+		}
+		if res.empty() {
+			return rep, nil
+		}
+		if err := c.deleteResources(ctx, domain, token, res, &rep); err != nil {
+			return rep, err
+		}
 	}
+	return rep, &Error{Op: "cleanup", Message: fmt.Sprintf("Lift's resources are still on the shop after %d rounds of deletes", cleanupRounds)}
+}
+
+func (c *Client) deleteResources(ctx context.Context, domain, token string, res liftResources, rep *experiment.CleanupReport) error {
 	del := func(op, mutation string, vars map[string]any) error {
 		return c.graphQL(ctx, domain, token, op, mutation, vars, nil)
 	}
 	for _, n := range res.ScriptTags.Nodes {
 		if err := del("ScriptTagDelete", `mutation ScriptTagDelete($id: ID!) { scriptTagDelete(id: $id) { deletedScriptTagId userErrors { message } } }`,
 			map[string]any{"id": n.ID}); err != nil {
-			return rep, err
+			return err
 		}
 		rep.ScriptTags++
 	}
@@ -80,14 +107,14 @@ func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.
 		}
 		if err := del("MetafieldsDelete", `mutation MetafieldsDelete($metafields: [MetafieldIdentifierInput!]!) { metafieldsDelete(metafields: $metafields) { deletedMetafields { key } userErrors { message } } }`,
 			map[string]any{"metafields": ids}); err != nil {
-			return rep, err
+			return err
 		}
-		rep.Metafields = len(ids)
+		rep.Metafields += len(ids)
 	}
 	for _, n := range res.Webhooks.Nodes {
 		if err := del("WebhookSubscriptionDelete", `mutation WebhookSubscriptionDelete($id: ID!) { webhookSubscriptionDelete(id: $id) { deletedWebhookSubscriptionId userErrors { message } } }`,
 			map[string]any{"id": n.ID}); err != nil {
-			return rep, err
+			return err
 		}
 		rep.Webhooks++
 	}
@@ -98,7 +125,7 @@ func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.
 	for product, ids := range byProduct {
 		if err := del("ProductVariantsBulkDelete", `mutation ProductVariantsBulkDelete($productId: ID!, $variantsIds: [ID!]!) { productVariantsBulkDelete(productId: $productId, variantsIds: $variantsIds) { userErrors { message } } }`,
 			map[string]any{"productId": product, "variantsIds": ids}); err != nil {
-			return rep, err
+			return err
 		}
 		rep.DuplicateVariants += len(ids)
 	}
@@ -113,10 +140,10 @@ func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.
 	} {
 		for _, n := range f.list.Nodes {
 			if err := del(f.op, f.mutation, map[string]any{"id": n.ID}); err != nil {
-				return rep, err
+				return err
 			}
 			rep.Functions++
 		}
 	}
-	return rep, nil
+	return nil
 }

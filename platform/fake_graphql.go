@@ -39,14 +39,27 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 	case "Products":
 		in.products = append(in.products, time.Now())
 		return productsPage(in, str("after")), ""
-	case "CollectionsAndThemes":
-		return collectionsAndThemes(in), ""
+	case "Collections":
+		return collectionsPage(in, str("after")), ""
+	case "CollectionProducts":
+		for _, c := range in.Catalog.Collections {
+			if c.ID == str("id") {
+				return map[string]any{"collection": map[string]any{"products": idPage(c.ProductIDs, str("after"))}}, ""
+			}
+		}
+		return map[string]any{"collection": nil}, ""
+	case "Themes":
+		return themesOf(in), ""
 	case "LiftResources":
 		return liftResourcesOf(s), ""
 	case "ScriptTagDelete":
 		in.ScriptTags = slices.DeleteFunc(in.ScriptTags, func(id string) bool { return id == str("id") })
 	case "MetafieldsDelete":
-		in.Metafields = nil
+		ids, _ := v["metafields"].([]any)
+		for _, id := range ids {
+			m, _ := id.(map[string]any)
+			in.Metafields = slices.DeleteFunc(in.Metafields, func(k string) bool { return m["key"] == k })
+		}
 	case "ProductVariantsBulkDelete":
 		ids, _ := v["variantsIds"].([]any)
 		for exp, dup := range s.DuplicateVariants {
@@ -87,37 +100,54 @@ func (f *Fake) subscribe(in *fakeInstall, topic string, sub any) any {
 	return payload(id, []any{})
 }
 
-func productsPage(in *fakeInstall, after string) any {
-	start, _ := strconv.Atoi(after)
-	end := min(start+FakePageSize, len(in.Catalog.Products))
+// fakePage is the part of n items a page starting at cursor after holds,
+// FakePageSize at most, and the next page's cursor.
+func fakePage(n int, after string) (start, end int, info map[string]any) {
+	start, _ = strconv.Atoi(after)
+	end = min(start+FakePageSize, n)
 	start = min(start, end)
-	nodes := []any{}
-	for _, p := range in.Catalog.Products[start:end] {
-		vs := []any{}
+	return start, end, map[string]any{"hasNextPage": end < n, "endCursor": strconv.Itoa(end)}
+}
+
+// productsPage answers productVariants: the catalog's variants in order,
+// each with its product.
+func productsPage(in *fakeInstall, after string) any {
+	var all []any
+	for _, p := range in.Catalog.Products {
 		for _, v := range p.Variants {
 			var cost any
 			if v.Cost != "" {
 				cost = map[string]string{"amount": v.Cost}
 			}
-			vs = append(vs, map[string]any{"id": v.ID, "title": v.Title, "sku": v.SKU, "price": v.Price,
+			all = append(all, map[string]any{"id": v.ID, "title": v.Title, "sku": v.SKU, "price": v.Price,
+				"product":       map[string]string{"id": p.ID, "title": p.Title, "handle": p.Handle},
 				"inventoryItem": map[string]any{"unitCost": cost}})
 		}
-		nodes = append(nodes, map[string]any{"id": p.ID, "title": p.Title, "handle": p.Handle,
-			"variants": map[string]any{"nodes": vs}})
 	}
-	return map[string]any{"products": map[string]any{"nodes": nodes,
-		"pageInfo": map[string]any{"hasNextPage": end < len(in.Catalog.Products), "endCursor": strconv.Itoa(end)}}}
+	start, end, info := fakePage(len(all), after)
+	return map[string]any{"productVariants": map[string]any{"nodes": append([]any{}, all[start:end]...), "pageInfo": info}}
 }
 
-func collectionsAndThemes(in *fakeInstall) any {
-	cols, themes := []any{}, []any{}
-	for _, c := range in.Catalog.Collections {
-		ps := []any{}
-		for _, id := range c.ProductIDs {
-			ps = append(ps, map[string]string{"id": id})
-		}
-		cols = append(cols, map[string]any{"id": c.ID, "title": c.Title, "products": map[string]any{"nodes": ps}})
+func idPage(ids []string, after string) any {
+	start, end, info := fakePage(len(ids), after)
+	nodes := []any{}
+	for _, id := range ids[start:end] {
+		nodes = append(nodes, map[string]string{"id": id})
 	}
+	return map[string]any{"nodes": nodes, "pageInfo": info}
+}
+
+func collectionsPage(in *fakeInstall, after string) any {
+	start, end, info := fakePage(len(in.Catalog.Collections), after)
+	cols := []any{}
+	for _, c := range in.Catalog.Collections[start:end] {
+		cols = append(cols, map[string]any{"id": c.ID, "title": c.Title, "products": idPage(c.ProductIDs, "")})
+	}
+	return map[string]any{"collections": map[string]any{"nodes": cols, "pageInfo": info}}
+}
+
+func themesOf(in *fakeInstall) any {
+	themes := []any{}
 	for _, t := range in.Catalog.Themes {
 		role := "UNPUBLISHED"
 		if t.Role == "main" {
@@ -125,13 +155,16 @@ func collectionsAndThemes(in *fakeInstall) any {
 		}
 		themes = append(themes, map[string]string{"id": t.ID, "name": t.Name, "role": role})
 	}
-	return map[string]any{"collections": map[string]any{"nodes": cols}, "themes": map[string]any{"nodes": themes}}
+	return map[string]any{"themes": map[string]any{"nodes": themes}}
 }
 
 func liftResourcesOf(s *fakeShop) any {
+	// Each kind answers its first FakePageSize, as a page of first: n would
+	// hold n: Cleanup must read again after deleting.
+	page := func(xs []string) []string { return xs[:min(len(xs), FakePageSize)] }
 	ids := func(xs []string) any {
 		out := []any{}
-		for _, x := range xs {
+		for _, x := range page(xs) {
 			out = append(out, map[string]string{"id": x})
 		}
 		return map[string]any{"nodes": out}
@@ -144,13 +177,15 @@ func liftResourcesOf(s *fakeShop) any {
 		return out
 	}
 	mfs, variants := []any{}, []any{}
-	for _, k := range s.install.Metafields {
+	for _, k := range page(s.install.Metafields) {
 		mfs = append(mfs, map[string]string{"ownerId": "gid://shopify/AppInstallation/1", "namespace": "$app:lift", "key": k})
 	}
+	var dups []string
 	for _, dup := range s.DuplicateVariants {
-		for _, id := range dup {
-			variants = append(variants, map[string]any{"id": id, "product": map[string]string{"id": "gid://shopify/Product/0"}})
-		}
+		dups = append(dups, dup...)
+	}
+	for _, id := range page(dups) {
+		variants = append(variants, map[string]any{"id": id, "product": map[string]string{"id": "gid://shopify/Product/0"}})
 	}
 	var subs []string
 	for _, sub := range s.install.Webhooks {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -47,7 +48,9 @@ func newFakeInstall(domain string) *fakeInstall {
 		calls: map[string]int{}, attempts: map[string]int{}, transient: map[string][]int{}}
 }
 
-// FakePageSize is how many products one Products page of the fake holds.
+// FakePageSize is how many nodes one page of the fake holds (variants,
+// collections, a collection's products), whatever first asks: a small
+// catalog then takes every paging path.
 const FakePageSize = 2
 
 func (f *Fake) mountInstall() {
@@ -72,7 +75,7 @@ func (f *Fake) PutLiftResources(domain string) {
 	defer f.mu.Unlock()
 	in := f.shop(domain).install
 	in.ScriptTags = append(in.ScriptTags, f.id("ScriptTag"))
-	in.Metafields = append(in.Metafields, "config")
+	in.Metafields = append(in.Metafields, "config-"+strconv.Itoa(len(in.Metafields)+1))
 	in.Delivery = append(in.Delivery, f.id("DeliveryCustomization"))
 	in.Payment = append(in.Payment, f.id("PaymentCustomization"))
 }
@@ -242,7 +245,21 @@ func (f *Fake) graphQL(w http.ResponseWriter, r *http.Request) {
 		writeFake(w, status, map[string]string{"errors": "injected failure of " + req.OperationName})
 		return
 	}
-	cost := map[string]any{"requestedQueryCost": fakeCost, "actualQueryCost": fakeCost,
+	requested, err := queryCost(req.Query, req.Variables)
+	if err != nil {
+		writeFake(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"message": err.Error()}}})
+		return
+	}
+	if requested > maxQueryCost {
+		writeFake(w, http.StatusOK, map[string]any{"errors": []map[string]any{{
+			"message":    fmt.Sprintf("Query cost is %d, which exceeds the single query max cost limit (%d).", requested, maxQueryCost),
+			"extensions": map[string]any{"code": "MAX_COST_EXCEEDED", "cost": requested, "maxCost": maxQueryCost}}}})
+		return
+	}
+	// The platform charges the requested cost up front and refunds down to
+	// what the answer held; the fake's pages hold a few nodes, so it
+	// charges a flat fakeCost and its bucket is full again by the next call.
+	cost := map[string]any{"requestedQueryCost": requested, "actualQueryCost": fakeCost,
 		"throttleStatus": map[string]float64{"maximumAvailable": fakeBucketMax, "currentlyAvailable": fakeBucketMax - fakeCost, "restoreRate": fakeRestore}}
 	if in.throttled > 0 {
 		in.throttled--

@@ -119,39 +119,42 @@ func (c *Client) SubscribeWebhook(ctx context.Context, domain, token, topic, cal
 	return out.Create.Subscription.ID, nil
 }
 
+// productsQuery reads the catalog a page of variants at a time, each with
+// its product: the platform prices a query before running it and refuses
+// one over 1,000 points, and products(first: 50) { variants(first: 100) }
+// asks for 5,000 variants (15,153 points). This costs 2 + 1 + 200 × 4 = 803.
 const productsQuery = `query Products($after: String) {
-  products(first: 50, after: $after) {
+  productVariants(first: 200, after: $after) {
     pageInfo { hasNextPage endCursor }
-    nodes { id title handle
-      variants(first: 100) { nodes { id title sku price inventoryItem { unitCost { amount } } } } }
+    nodes { id title sku price product { id title handle } inventoryItem { unitCost { amount } } }
   }
 }`
 
 type productPage struct {
-	Products struct {
-		PageInfo struct {
-			HasNextPage bool   `json:"hasNextPage"`
-			EndCursor   string `json:"endCursor"`
-		} `json:"pageInfo"`
-		Nodes []struct {
-			ID       string `json:"id"`
-			Title    string `json:"title"`
-			Handle   string `json:"handle"`
-			Variants struct {
-				Nodes []struct {
-					ID            string `json:"id"`
-					Title         string `json:"title"`
-					SKU           string `json:"sku"`
-					Price         string `json:"price"`
-					InventoryItem struct {
-						UnitCost *struct {
-							Amount string `json:"amount"`
-						} `json:"unitCost"`
-					} `json:"inventoryItem"`
-				} `json:"nodes"`
-			} `json:"variants"`
+	ProductVariants struct {
+		PageInfo pageInfo `json:"pageInfo"`
+		Nodes    []struct {
+			ID      string `json:"id"`
+			Title   string `json:"title"`
+			SKU     string `json:"sku"`
+			Price   string `json:"price"`
+			Product struct {
+				ID     string `json:"id"`
+				Title  string `json:"title"`
+				Handle string `json:"handle"`
+			} `json:"product"`
+			InventoryItem struct {
+				UnitCost *struct {
+					Amount string `json:"amount"`
+				} `json:"unitCost"`
+			} `json:"inventoryItem"`
 		} `json:"nodes"`
-	} `json:"products"`
+	} `json:"productVariants"`
+}
+
+type pageInfo struct {
+	HasNextPage bool   `json:"hasNextPage"`
+	EndCursor   string `json:"endCursor"`
 }
 
 // FetchCatalog implements experiment.InstallPlatform: product pages at
@@ -166,14 +169,23 @@ func (c *Client) FetchCatalog(ctx context.Context, domain, token string) (*exper
 		return nil, err
 	}
 	if n > cmp.Or(c.BulkThreshold, DefaultBulkThreshold) {
-		if err := c.productWait(ctx, domain); err != nil {
-			return nil, err
+		if err = c.productWait(ctx, domain); err == nil {
+			snap.Products, err = c.bulkProducts(ctx, domain, token)
 		}
-		if snap.Products, err = c.bulkProducts(ctx, domain, token); err != nil {
-			return nil, err
-		}
-		return snap, c.fetchCollectionsAndThemes(ctx, domain, token, snap)
+	} else {
+		snap.Products, err = c.pagedProducts(ctx, domain, token)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return snap, c.fetchCollectionsAndThemes(ctx, domain, token, snap)
+}
+
+// pagedProducts reads the catalog with productsQuery, a page at most one
+// per ProductInterval.
+func (c *Client) pagedProducts(ctx context.Context, domain, token string) ([]experiment.CatalogProduct, error) {
+	var products []experiment.CatalogProduct
+	index := map[string]int{} // product id → its place in products
 	var after any
 	for {
 		if err := c.productWait(ctx, domain); err != nil {
@@ -183,23 +195,24 @@ func (c *Client) FetchCatalog(ctx context.Context, domain, token string) (*exper
 		if err := c.graphQL(ctx, domain, token, "Products", productsQuery, map[string]any{"after": after}, &page); err != nil {
 			return nil, err
 		}
-		for _, p := range page.Products.Nodes {
-			cp := experiment.CatalogProduct{Product: experiment.Product{ID: p.ID, Title: p.Title, Handle: p.Handle}}
-			for _, v := range p.Variants.Nodes {
-				ev := experiment.Variant{ID: v.ID, ProductID: p.ID, Title: v.Title, SKU: v.SKU, Price: v.Price}
-				if v.InventoryItem.UnitCost != nil {
-					ev.Cost = v.InventoryItem.UnitCost.Amount
-				}
-				cp.Variants = append(cp.Variants, ev)
+		for _, v := range page.ProductVariants.Nodes {
+			p := v.Product
+			i, ok := index[p.ID]
+			if !ok { // a product's variants may span two pages
+				i, index[p.ID] = len(products), len(products)
+				products = append(products, experiment.CatalogProduct{Product: experiment.Product{ID: p.ID, Title: p.Title, Handle: p.Handle}})
 			}
-			snap.Products = append(snap.Products, cp)
+			ev := experiment.Variant{ID: v.ID, ProductID: p.ID, Title: v.Title, SKU: v.SKU, Price: v.Price}
+			if v.InventoryItem.UnitCost != nil {
+				ev.Cost = v.InventoryItem.UnitCost.Amount
+			}
+			products[i].Variants = append(products[i].Variants, ev)
 		}
-		if !page.Products.PageInfo.HasNextPage {
-			break
+		if !page.ProductVariants.PageInfo.HasNextPage {
+			return products, nil
 		}
-		after = page.Products.PageInfo.EndCursor
+		after = page.ProductVariants.PageInfo.EndCursor
 	}
-	return snap, c.fetchCollectionsAndThemes(ctx, domain, token, snap)
 }
 
 // productWait takes the shop's next product-query slot (part 8: one per
@@ -215,19 +228,61 @@ func (c *Client) productWait(ctx context.Context, domain string) error {
 	return nil
 }
 
+// Collections and their products, then themes, each query under the
+// platform's 1,000-point limit: collections(first: 250) { products(first:
+// 250) } would ask 63,253 points. A page of 4 collections with their first
+// 200 products costs 2 + 1 + 4 × (1 + 2 + 1 + 200) = 819; the rest of a
+// larger collection is read 250 at a time (254 points).
+const (
+	collectionsQuery = `query Collections($after: String) {
+  collections(first: 4, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    nodes { id title products(first: 200) { pageInfo { hasNextPage endCursor } nodes { id } } }
+  }
+}`
+	collectionProductsQuery = `query CollectionProducts($id: ID!, $after: String) {
+  collection(id: $id) { products(first: 250, after: $after) { pageInfo { hasNextPage endCursor } nodes { id } } }
+}`
+	themesQuery = `query Themes { themes(first: 20) { nodes { id name role } } }`
+)
+
+// productIDs is a page of a collection's products.
+type productIDs struct {
+	PageInfo pageInfo `json:"pageInfo"`
+	Nodes    []struct {
+		ID string `json:"id"`
+	} `json:"nodes"`
+}
+
 func (c *Client) fetchCollectionsAndThemes(ctx context.Context, domain, token string, snap *experiment.CatalogSnapshot) error {
+	var after any
+	for {
+		var page struct {
+			Collections struct {
+				PageInfo pageInfo `json:"pageInfo"`
+				Nodes    []struct {
+					ID       string     `json:"id"`
+					Title    string     `json:"title"`
+					Products productIDs `json:"products"`
+				} `json:"nodes"`
+			} `json:"collections"`
+		}
+		if err := c.graphQL(ctx, domain, token, "Collections", collectionsQuery, map[string]any{"after": after}, &page); err != nil {
+			return err
+		}
+		for _, col := range page.Collections.Nodes {
+			ids, err := c.collectionProducts(ctx, domain, token, col.ID, col.Products)
+			if err != nil {
+				return err
+			}
+			snap.Collections = append(snap.Collections, experiment.Collection{ID: col.ID, Title: col.Title, ProductIDs: ids})
+		}
+		if !page.Collections.PageInfo.HasNextPage {
+			break
+		}
+		after = page.Collections.PageInfo.EndCursor
+	}
 	var out struct {
-		Collections struct {
-			Nodes []struct {
-				ID       string `json:"id"`
-				Title    string `json:"title"`
-				Products struct {
-					Nodes []struct {
-						ID string `json:"id"`
-					} `json:"nodes"`
-				} `json:"products"`
-			} `json:"nodes"`
-		} `json:"collections"`
 		Themes struct {
 			Nodes []struct {
 				ID   string `json:"id"`
@@ -236,22 +291,38 @@ func (c *Client) fetchCollectionsAndThemes(ctx context.Context, domain, token st
 			} `json:"nodes"`
 		} `json:"themes"`
 	}
-	err := c.graphQL(ctx, domain, token, "CollectionsAndThemes", `query CollectionsAndThemes {
-  collections(first: 250) { nodes { id title products(first: 250) { nodes { id } } } }
-  themes(first: 20) { nodes { id name role } }
-}`, nil, &out)
-	if err != nil {
+	if err := c.graphQL(ctx, domain, token, "Themes", themesQuery, nil, &out); err != nil {
 		return err
-	}
-	for _, col := range out.Collections.Nodes {
-		ec := experiment.Collection{ID: col.ID, Title: col.Title}
-		for _, p := range col.Products.Nodes {
-			ec.ProductIDs = append(ec.ProductIDs, p.ID)
-		}
-		snap.Collections = append(snap.Collections, ec)
 	}
 	for _, t := range out.Themes.Nodes {
 		snap.Themes = append(snap.Themes, experiment.Theme{ID: t.ID, Name: t.Name, Role: strings.ToLower(t.Role), Templates: []string{}})
 	}
 	return nil
+}
+
+// collectionProducts is every product id of a collection: the first page
+// its collections page held, then the rest.
+func (c *Client) collectionProducts(ctx context.Context, domain, token, id string, page productIDs) ([]string, error) {
+	var ids []string
+	for {
+		for _, p := range page.Nodes {
+			ids = append(ids, p.ID)
+		}
+		if !page.PageInfo.HasNextPage {
+			return ids, nil
+		}
+		var out struct {
+			Collection *struct {
+				Products productIDs `json:"products"`
+			} `json:"collection"`
+		}
+		if err := c.graphQL(ctx, domain, token, "CollectionProducts", collectionProductsQuery,
+			map[string]any{"id": id, "after": page.PageInfo.EndCursor}, &out); err != nil {
+			return nil, err
+		}
+		if out.Collection == nil { // deleted while we read: what we have is all there is
+			return ids, nil
+		}
+		page = out.Collection.Products
+	}
 }

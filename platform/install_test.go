@@ -95,8 +95,8 @@ func TestGraphQLRetries(t *testing.T) {
 		{"5xxThen429ThenOK", func(f *platform.Fake) { f.FailNext(shopDomain, "Shop", 503, 429) }, 0, 3,
 			[]time.Duration{100 * time.Millisecond, time.Second}}, // backoff, then Retry-After: 1
 		{"ThrottledWaitsForTheBucket", func(f *platform.Fake) { f.ThrottleNext(shopDomain, 2) }, 0, 3,
-			// requested 10, available 0, restore 50/s: 200 ms before each retry.
-			[]time.Duration{200 * time.Millisecond, 200 * time.Millisecond}},
+			// Shop costs 1 (one object), available 0, restore 50/s: 20 ms before each retry.
+			[]time.Duration{20 * time.Millisecond, 20 * time.Millisecond}},
 		{"GivesUpAfterAttempts", func(f *platform.Fake) { f.FailNext(shopDomain, "Shop", 500, 502, 503, 504, 500) }, 504, 4,
 			[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
 		{"ClientErrorNotRetried", func(f *platform.Fake) { f.Fail(shopDomain, "Shop", 403) }, 403, 1, nil},
@@ -179,6 +179,45 @@ func TestFetchCatalogPagesAtTheProductRate(t *testing.T) {
 	}
 }
 
+func TestFetchCatalogReadsEveryPage(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	c.ProductInterval = time.Millisecond
+	v := func(id string) experiment.Variant {
+		return experiment.Variant{ID: "gid://shopify/ProductVariant/" + id, Title: "V" + id, Price: "5.00"}
+	}
+	col := func(id string, products ...string) experiment.Collection {
+		c := experiment.Collection{ID: "gid://shopify/Collection/" + id, Title: "C" + id}
+		for _, p := range products {
+			c.ProductIDs = append(c.ProductIDs, "gid://shopify/Product/"+p)
+		}
+		return c
+	}
+	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{
+		Products: []experiment.CatalogProduct{ // P1's variants span the first two pages of 2
+			{Product: experiment.Product{ID: "gid://shopify/Product/1", Title: "P1"}, Variants: []experiment.Variant{v("11"), v("12"), v("13")}},
+			{Product: experiment.Product{ID: "gid://shopify/Product/2", Title: "P2"}, Variants: []experiment.Variant{v("21")}}},
+		Collections: []experiment.Collection{col("1", "1", "2", "3", "4", "5"), col("2"), col("3", "2")},
+		Themes:      []experiment.Theme{{ID: "gid://shopify/OnlineStoreTheme/1", Name: "Dawn", Role: "main"}}})
+	snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Products) != 2 || len(snap.Products[0].Variants) != 3 || snap.Products[0].Variants[2].ID != "gid://shopify/ProductVariant/13" ||
+		snap.Products[0].Variants[2].ProductID != "gid://shopify/Product/1" || snap.Products[1].Title != "P2" || len(snap.Products[1].Variants) != 1 {
+		t.Fatalf("products %+v", snap.Products)
+	}
+	if len(snap.Collections) != 3 || len(snap.Collections[0].ProductIDs) != 5 || snap.Collections[0].ProductIDs[4] != "gid://shopify/Product/5" ||
+		len(snap.Collections[1].ProductIDs) != 0 || len(snap.Collections[2].ProductIDs) != 1 || len(snap.Themes) != 1 {
+		t.Fatalf("collections %+v, themes %+v", snap.Collections, snap.Themes)
+	}
+	for op, want := range map[string]int{"Products": 2, "Collections": 2, "CollectionProducts": 2, "Themes": 1} {
+		if got := fake.Calls(shopDomain, op); got != want {
+			t.Errorf("%s answered %d times, want %d", op, got, want)
+		}
+	}
+}
+
 func TestCleanupRemovesLiftResources(t *testing.T) {
 	t.Parallel()
 	fake, c, _ := newInstallClient(t)
@@ -188,17 +227,24 @@ func TestCleanupRemovesLiftResources(t *testing.T) {
 	if err := c.PrepareLaunch(context.Background(), shop, price); err != nil {
 		t.Fatal(err)
 	}
-	fake.PutLiftResources(shopDomain)
+	for range 3 { // more of a kind than a page holds: Cleanup reads again
+		fake.PutLiftResources(shopDomain)
+	}
 	before := fake.LiftResources(shopDomain)
 	rep, err := c.Cleanup(context.Background(), shopDomain, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if before < 6 || fake.LiftResources(shopDomain) != 0 {
+	if before < 14 || fake.LiftResources(shopDomain) != 0 {
 		t.Fatalf("before %d, after %d (%+v)", before, fake.LiftResources(shopDomain), rep)
 	}
-	if rep.ScriptTags != 1 || rep.Metafields != 1 || rep.DuplicateVariants != 1 || rep.Functions != 3 {
+	// 3 script tags, metafields, delivery and payment customizations; a
+	// duplicate variant and a cart transform from the launch.
+	if rep.ScriptTags != 3 || rep.Metafields != 3 || rep.DuplicateVariants != 1 || rep.Functions != 7 {
 		t.Fatalf("report %+v", rep)
+	}
+	if n := fake.Calls(shopDomain, "LiftResources"); n != 3 { // pages of 2, then an empty read
+		t.Fatalf("%d reads of Lift's resources, want 3", n)
 	}
 }
 
