@@ -1,6 +1,10 @@
 package platform
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // The fake's inventory (stock.go): every variant's inventory item has the
 // variant's number (gid://shopify/ProductVariant/N has
@@ -75,14 +79,18 @@ func (s *fakeShop) stockOperation(op string, v map[string]any) (any, bool) {
 		if id := s.variantOfItem(item); id != "" {
 			inv = map[string]any{"variant": map[string]string{"id": id}}
 		}
-		nodes := []any{}
-		for _, dup := range s.DuplicateVariants {
-			for _, id := range dup {
-				nodes = append(nodes, map[string]any{"id": id, "inventoryItem": map[string]string{"id": InventoryItemOf(id)},
-					"source": map[string]string{"value": s.stock.source[id]}})
-			}
+		var all []string // in a stable order, so pages do not overlap
+		for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
+			all = append(all, s.DuplicateVariants[exp]...)
 		}
-		return map[string]any{"inventoryItem": inv, "productVariants": map[string]any{"nodes": nodes}}, true
+		after, _ := v["after"].(string)
+		start, end, info := fakePage(len(all), after)
+		nodes := []any{}
+		for _, id := range all[start:end] {
+			nodes = append(nodes, map[string]any{"id": id, "inventoryItem": map[string]string{"id": InventoryItemOf(id)},
+				"source": map[string]string{"value": s.stock.source[id]}})
+		}
+		return map[string]any{"inventoryItem": inv, "productVariants": map[string]any{"nodes": nodes, "pageInfo": info}}, true
 	case OpSetStock:
 		in, _ := v["input"].(map[string]any)
 		qs, _ := in["quantities"].([]any)

@@ -20,9 +20,14 @@ const (
 	OpSetStock       = "InventorySetQuantities"
 )
 
-const duplicateStockQuery = `query DuplicateStock($item: ID!) {
+// duplicateStockQuery reads the item's variant and a page of the shop's
+// duplicates (2 + 3 + 250 × 3 = 755 points); SyncDuplicateStock pages on
+// until it has seen every duplicate, so one past the first 250 is kept in
+// stock too.
+const duplicateStockQuery = `query DuplicateStock($item: ID!, $after: String) {
   inventoryItem(id: $item) { variant { id } }
-  productVariants(first: 250, query: "tag:lift-duplicate") {
+  productVariants(first: 250, after: $after, query: "tag:lift-duplicate") {
+    pageInfo { hasNextPage endCursor }
     nodes { id inventoryItem { id } source: metafield(namespace: "$app:lift", key: "source_variant_id") { value } } }
 }`
 
@@ -33,7 +38,8 @@ type duplicateStock struct {
 		} `json:"variant"`
 	} `json:"inventoryItem"`
 	Variants struct {
-		Nodes []struct {
+		PageInfo pageInfo `json:"pageInfo"`
+		Nodes    []struct {
 			ID            string `json:"id"`
 			InventoryItem struct {
 				ID string `json:"id"`
@@ -54,20 +60,27 @@ func (c *Client) SyncDuplicateStock(ctx context.Context, domain, token string, l
 	if l.Available == nil {
 		return 0, nil
 	}
-	var res duplicateStock
-	if err := c.graphQL(ctx, domain, token, OpDuplicateStock, duplicateStockQuery,
-		map[string]any{"item": gid("InventoryItem", l.InventoryItemID)}, &res); err != nil {
-		return 0, renamed(err, "read duplicate variants")
-	}
-	if res.InventoryItem == nil || res.InventoryItem.Variant.ID == "" {
-		return 0, nil // not a variant's item, or deleted meanwhile
-	}
 	var quantities []map[string]any
-	for _, v := range res.Variants.Nodes {
-		if v.Source != nil && v.Source.Value == res.InventoryItem.Variant.ID && v.InventoryItem.ID != "" {
-			quantities = append(quantities, map[string]any{"inventoryItemId": v.InventoryItem.ID,
-				"locationId": gid("Location", l.LocationID), "quantity": *l.Available})
+	var after any
+	for {
+		var res duplicateStock
+		if err := c.graphQL(ctx, domain, token, OpDuplicateStock, duplicateStockQuery,
+			map[string]any{"item": gid("InventoryItem", l.InventoryItemID), "after": after}, &res); err != nil {
+			return 0, renamed(err, "read duplicate variants")
 		}
+		if res.InventoryItem == nil || res.InventoryItem.Variant.ID == "" {
+			return 0, nil // not a variant's item, or deleted meanwhile
+		}
+		for _, v := range res.Variants.Nodes {
+			if v.Source != nil && v.Source.Value == res.InventoryItem.Variant.ID && v.InventoryItem.ID != "" {
+				quantities = append(quantities, map[string]any{"inventoryItemId": v.InventoryItem.ID,
+					"locationId": gid("Location", l.LocationID), "quantity": *l.Available})
+			}
+		}
+		if !res.Variants.PageInfo.HasNextPage {
+			break
+		}
+		after = res.Variants.PageInfo.EndCursor
 	}
 	if len(quantities) == 0 {
 		return 0, nil

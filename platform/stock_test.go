@@ -21,9 +21,13 @@ func TestSyncDuplicateStock(t *testing.T) {
 	ctx := context.Background()
 	fake.SetShop(domain, experiment.ShopInfo{}, experiment.CatalogSnapshot{Products: []experiment.CatalogProduct{{
 		Product:  experiment.Product{ID: "gid://shopify/Product/1"},
-		Variants: []experiment.Variant{{ID: "gid://shopify/ProductVariant/11"}, {ID: "gid://shopify/ProductVariant/12"}}}}})
+		Variants: []experiment.Variant{{ID: "gid://shopify/ProductVariant/11"}, {ID: "gid://shopify/ProductVariant/12"},
+			{ID: "gid://shopify/ProductVariant/13"}, {ID: "gid://shopify/ProductVariant/14"}, {ID: "gid://shopify/ProductVariant/15"}}}}})
+	// Duplicates of 13, 14 and 11, in that order: 11's is on the second
+	// page of the fake's (pages of 2), so the sync must read past the first.
 	test := &experiment.Test{ID: 5, Type: experiment.TypePrice, Groups: []experiment.Group{{Index: 1,
-		Content: json.RawMessage(`{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/11"}]}`)}}}
+		Content: json.RawMessage(`{"prices":[{"product_variant_id":"gid://shopify/ProductVariant/13"},
+			{"product_variant_id":"gid://shopify/ProductVariant/14"},{"product_variant_id":"gid://shopify/ProductVariant/11"}]}`)}}}
 	if err := c.PrepareLaunch(ctx, &experiment.Shop{ID: 1, Domain: domain}, test); err != nil {
 		t.Fatal(err)
 	}
