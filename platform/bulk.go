@@ -24,8 +24,11 @@ import (
 // DefaultBulkThreshold is BulkThreshold when unset.
 const DefaultBulkThreshold = 250
 
+// The duplicates Lift made for live price tests come back among their
+// product's variants; their source metafield marks them (readBulkFile skips them).
 const bulkProductsQuery = `{ products { edges { node { id title handle
-  variants { edges { node { id title sku price inventoryItem { unitCost { amount } } } } } } } } }`
+  variants { edges { node { id title sku price inventoryItem { unitCost { amount } }
+    source: metafield(namespace: "$app:lift", key: "source_variant_id") { value } } } } } } } }`
 
 type bulkOperation struct {
 	ID        string `json:"id"`
@@ -164,6 +167,9 @@ func (c *Client) readBulkFile(ctx context.Context, u string) ([]experiment.Catal
 					Amount string `json:"amount"`
 				} `json:"unitCost"`
 			} `json:"inventoryItem"`
+			Source *struct {
+				Value string `json:"value"`
+			} `json:"source"`
 		}
 		if err := json.Unmarshal(line, &row); err != nil {
 			return nil, &Error{Op: "bulk products", Message: "unreadable bulk line: " + err.Error()}
@@ -174,8 +180,8 @@ func (c *Client) readBulkFile(ctx context.Context, u string) ([]experiment.Catal
 			continue
 		}
 		i, ok := index[row.ParentID]
-		if !ok || !strings.Contains(row.ID, "/ProductVariant/") {
-			continue
+		if !ok || !strings.Contains(row.ID, "/ProductVariant/") || (row.Source != nil && row.Source.Value != "") {
+			continue // not a variant of a product read, or Lift's duplicate of one
 		}
 		v := experiment.Variant{ID: row.ID, ProductID: row.ParentID, Title: row.Title, SKU: row.SKU, Price: row.Price}
 		if row.InventoryItem.UnitCost != nil {

@@ -62,18 +62,18 @@ func (f *Fake) bulkOperation(s *fakeShop, req gqlRequest) any {
 func (f *Fake) bulkFile(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	in := f.shop(r.PathValue("shop")).install
+	s := f.shop(r.PathValue("shop"))
 	w.Header().Set("Content-Type", "application/jsonl")
 	enc := json.NewEncoder(w)
-	for _, p := range in.Catalog.Products {
+	all := s.variantsOf()
+	for _, p := range s.install.Catalog.Products {
 		_ = enc.Encode(map[string]string{"id": p.ID, "title": p.Title, "handle": p.Handle})
-		for _, v := range p.Variants {
-			row := map[string]any{"id": v.ID, "title": v.Title, "sku": v.SKU, "price": v.Price, "__parentId": p.ID,
-				"inventoryItem": map[string]any{"unitCost": nil}}
-			if v.Cost != "" {
-				row["inventoryItem"] = map[string]any{"unitCost": map[string]string{"amount": v.Cost}}
+		for _, v := range all {
+			if v.product.ID == p.ID {
+				row := v.json()
+				row["__parentId"] = p.ID
+				_ = enc.Encode(row)
 			}
-			_ = enc.Encode(row)
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package platform
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/liftab/lift/experiment"
 )
 
 // operation answers one GraphQL operation of the fake: the data, or a
@@ -38,7 +41,7 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 		return f.bulkOperation(s, req), ""
 	case "Products":
 		in.products = append(in.products, time.Now())
-		return productsPage(in, str("after")), ""
+		return productsPage(s, str("after")), ""
 	case "Collections":
 		return collectionsPage(in, str("after")), ""
 	case "CollectionProducts":
@@ -109,23 +112,64 @@ func fakePage(n int, after string) (start, end int, info map[string]any) {
 	return start, end, map[string]any{"hasNextPage": end < n, "endCursor": strconv.Itoa(end)}
 }
 
-// productsPage answers productVariants: the catalog's variants in order,
-// each with its product.
-func productsPage(in *fakeInstall, after string) any {
-	var all []any
-	for _, p := range in.Catalog.Products {
+// shopVariant is a variant as the platform holds it: the catalog's, and
+// the duplicates Lift made for price tests, which are variants of their
+// original's product like any other and carry Lift's source_variant_id.
+type shopVariant struct {
+	experiment.Variant
+	product experiment.Product
+	source  string // the original's id, for Lift's duplicates
+}
+
+// variantsOf lists every variant of the shop, each product's catalog
+// variants then its duplicates, in a stable order.
+func (s *fakeShop) variantsOf() []shopVariant {
+	var dups []string
+	for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
+		dups = append(dups, s.DuplicateVariants[exp]...)
+	}
+	var out []shopVariant
+	for _, p := range s.install.Catalog.Products {
 		for _, v := range p.Variants {
-			var cost any
-			if v.Cost != "" {
-				cost = map[string]string{"amount": v.Cost}
+			out = append(out, shopVariant{Variant: v, product: p.Product})
+		}
+		for _, id := range dups {
+			for _, v := range p.Variants {
+				if s.stock.source[id] == v.ID {
+					out = append(out, shopVariant{Variant: experiment.Variant{ID: id, ProductID: p.ID, Title: v.Title, Price: v.Price},
+						product: p.Product, source: v.ID})
+				}
 			}
-			all = append(all, map[string]any{"id": v.ID, "title": v.Title, "sku": v.SKU, "price": v.Price,
-				"product":       map[string]string{"id": p.ID, "title": p.Title, "handle": p.Handle},
-				"inventoryItem": map[string]any{"unitCost": cost}})
 		}
 	}
+	return out
+}
+
+// json is the variant as a query's node or a bulk file's line reads it.
+func (v shopVariant) json() map[string]any {
+	var cost, source any
+	if v.Cost != "" {
+		cost = map[string]string{"amount": v.Cost}
+	}
+	if v.source != "" {
+		source = map[string]string{"value": v.source}
+	}
+	return map[string]any{"id": v.ID, "title": v.Title, "sku": v.SKU, "price": v.Price,
+		"inventoryItem": map[string]any{"unitCost": cost}, "source": source}
+}
+
+// productsPage answers productVariants: every variant of the shop, each
+// with its product.
+func productsPage(s *fakeShop, after string) any {
+	all := s.variantsOf()
 	start, end, info := fakePage(len(all), after)
-	return map[string]any{"productVariants": map[string]any{"nodes": append([]any{}, all[start:end]...), "pageInfo": info}}
+	nodes := []any{}
+	for _, v := range all[start:end] {
+		n := v.json()
+		n["product"] = map[string]string{"id": v.product.ID, "title": v.product.Title, "handle": v.product.Handle}
+		nodes = append(nodes, n)
+	}
+	return map[string]any{"productVariants": map[string]any{"nodes": nodes, "pageInfo": info}}
 }
 
 func idPage(ids []string, after string) any {

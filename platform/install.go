@@ -122,11 +122,14 @@ func (c *Client) SubscribeWebhook(ctx context.Context, domain, token, topic, cal
 // productsQuery reads the catalog a page of variants at a time, each with
 // its product: the platform prices a query before running it and refuses
 // one over 1,000 points, and products(first: 50) { variants(first: 100) }
-// asks for 5,000 variants (15,153 points). This costs 2 + 1 + 200 × 4 = 803.
+// asks for 5,000 variants (15,153 points). This costs 2 + 1 + 190 × 5 = 953.
+// source is set on the duplicates Lift made for a live price test (launch.go),
+// which are the shop's variants too but not its catalog.
 const productsQuery = `query Products($after: String) {
-  productVariants(first: 200, after: $after) {
+  productVariants(first: 190, after: $after) {
     pageInfo { hasNextPage endCursor }
-    nodes { id title sku price product { id title handle } inventoryItem { unitCost { amount } } }
+    nodes { id title sku price product { id title handle } inventoryItem { unitCost { amount } }
+      source: metafield(namespace: "$app:lift", key: "source_variant_id") { value } }
   }
 }`
 
@@ -148,6 +151,9 @@ type productPage struct {
 					Amount string `json:"amount"`
 				} `json:"unitCost"`
 			} `json:"inventoryItem"`
+			Source *struct {
+				Value string `json:"value"`
+			} `json:"source"`
 		} `json:"nodes"`
 	} `json:"productVariants"`
 }
@@ -196,6 +202,9 @@ func (c *Client) pagedProducts(ctx context.Context, domain, token string) ([]exp
 			return nil, err
 		}
 		for _, v := range page.ProductVariants.Nodes {
+			if v.Source != nil && v.Source.Value != "" {
+				continue // Lift's duplicate of a variant, not the merchant's
+			}
 			p := v.Product
 			i, ok := index[p.ID]
 			if !ok { // a product's variants may span two pages

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -214,6 +215,45 @@ func TestFetchCatalogReadsEveryPage(t *testing.T) {
 	for op, want := range map[string]int{"Products": 2, "Collections": 2, "CollectionProducts": 2, "Themes": 1} {
 		if got := fake.Calls(shopDomain, op); got != want {
 			t.Errorf("%s answered %d times, want %d", op, got, want)
+		}
+	}
+}
+
+// TestFetchCatalogLeavesOutLiftsDuplicates: the variants Lift duplicated
+// for a live price test are the shop's variants on the platform, but a
+// catalog read (a reinstall, a refresh) must not mirror them as the
+// merchant's, paged or in bulk.
+func TestFetchCatalogLeavesOutLiftsDuplicates(t *testing.T) {
+	t.Parallel()
+	for _, bulk := range []bool{false, true} {
+		fake, c, _ := newInstallClient(t)
+		c.ProductInterval, c.BulkPollInterval = time.Millisecond, time.Millisecond
+		if bulk {
+			c.BulkThreshold = 1
+		}
+		fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{Products: []experiment.CatalogProduct{
+			{Product: experiment.Product{ID: "gid://shopify/Product/1", Title: "P1"}, Variants: []experiment.Variant{
+				{ID: "gid://shopify/ProductVariant/1", Price: "28.00"}, {ID: "gid://shopify/ProductVariant/2", Price: "30.00"}}},
+			{Product: experiment.Product{ID: "gid://shopify/Product/2", Title: "P2"}, Variants: []experiment.Variant{
+				{ID: "gid://shopify/ProductVariant/3", Price: "9.00"}}}}})
+		if err := c.PrepareLaunch(context.Background(), &experiment.Shop{Domain: shopDomain}, priceTest()); err != nil {
+			t.Fatal(err)
+		}
+		if len(fake.Duplicates(shopDomain, "gid://shopify/ProductVariant/1")) != 1 {
+			t.Fatal("the launch made no duplicate")
+		}
+		snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, p := range snap.Products {
+			for _, v := range p.Variants {
+				ids = append(ids, v.ID)
+			}
+		}
+		if want := []string{"gid://shopify/ProductVariant/1", "gid://shopify/ProductVariant/2", "gid://shopify/ProductVariant/3"}; !slices.Equal(ids, want) {
+			t.Fatalf("bulk %v: variants %v, want %v", bulk, ids, want)
 		}
 	}
 }

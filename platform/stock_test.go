@@ -20,7 +20,7 @@ func TestSyncDuplicateStock(t *testing.T) {
 	const domain = "stock.myshopify.com"
 	ctx := context.Background()
 	fake.SetShop(domain, experiment.ShopInfo{}, experiment.CatalogSnapshot{Products: []experiment.CatalogProduct{{
-		Product:  experiment.Product{ID: "gid://shopify/Product/1"},
+		Product: experiment.Product{ID: "gid://shopify/Product/1"},
 		Variants: []experiment.Variant{{ID: "gid://shopify/ProductVariant/11"}, {ID: "gid://shopify/ProductVariant/12"},
 			{ID: "gid://shopify/ProductVariant/13"}, {ID: "gid://shopify/ProductVariant/14"}, {ID: "gid://shopify/ProductVariant/15"}}}}})
 	// Duplicates of 13, 14 and 11, in that order: 11's is on the second
