@@ -48,6 +48,7 @@ func TestBrowserTracker(t *testing.T) {
 	t.Run("a QA view's routes show its forced groups and count none", func(t *testing.T) { b.spaQAView(t, browser, x) })
 	t.Run("a declined visitor's routes stay as served", func(t *testing.T) { b.spaDeclined(t, browser, x) })
 	t.Run("a late page's routes stay as served", func(t *testing.T) { b.spaLate(t, browser) })
+	t.Run("a first page rendered after the tracker painted shows the visitor's prices", func(t *testing.T) { b.firstLoadPrices(t, browser) })
 	t.Run("a tag without async counts the product page it runs on", func(t *testing.T) { b.syncTag(t, browser) })
 }
 

@@ -331,13 +331,21 @@ func (b *browserShop) spaDeclined(t *testing.T, browser context.Context, x track
 }
 
 // spaLate: the known $24 visitor's tee page past its deadline (lateKnown)
-// counts it in no group of the price test, and so do its routes: the tee's
-// route keeps the catalog's $28 as rendered, lift.price gives the
-// catalog's, and the test stays late, out of the experiment ids and the
-// cart. No test ran custom_js: all were late on the page.
+// counts it in no group of the price test, and so do its routes: the page
+// hydrated after the tracker ran (hydrate) and the tee's route keep the
+// catalog's $28 as rendered, lift.price gives the catalog's, and the test
+// stays late, out of the experiment ids and the cart. No test ran
+// custom_js: all were late on the page.
 func (b *browserShop) spaLate(t *testing.T, browser context.Context) {
 	ctx, cancel := b.lateTeePage(t, browser)
 	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](hydrate)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"$28.00 $28.00", "$28.00 $28.00"}
+	if s := b.readFirstLoad(t, ctx); !slices.Equal(s.Hydrated, want) || s.Shown != "" || slices.Contains(s.IDs, b.price) || s.Cart != "" {
+		t.Errorf("the late page hydrated: %+v; want prices %q and test %s in neither its ids nor its cart", s, want, b.price)
+	}
 	if got, want := routes(t, ctx, teeRoute("/demo/spa-tee")), []string{"/demo/spa-tee $28.00"}; !slices.Equal(got, want) {
 		t.Errorf("the late page's route showed %q, want %q", got, want)
 	}
@@ -348,5 +356,131 @@ func (b *browserShop) spaLate(t *testing.T, browser context.Context) {
 	runs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__runs || []`))
 	if err != nil || len(runs) != 0 {
 		t.Errorf("custom_js ran on %q (%v), want nowhere: every test was late on the page", runs, err)
+	}
+}
+
+// hydrate plays a storefront that hydrates its page after the tracker has
+// painted it (data-lift-ready on <html> comes after the paint): 50 ms
+// later it renders the tee's prices anew at the catalog's $28 and adds a
+// sticky bar with the tee's price, also $28; 30 ms after that it writes $28
+// into both elements' text nodes in place, as a re-render does.
+// __hydrated holds, a task after each render, the two prices' texts: what
+// the visitor is left with.
+const hydrate = `(function poll() {
+  var html = document.documentElement; // none yet before the page's first byte
+  if (!html || !html.hasAttribute('data-lift-ready') || !document.querySelector('.prices')) return setTimeout(poll, 5);
+  var tee = '<span class="price" data-variant="44001" data-lift-price data-lift-variant-id="44001">$28.00</span>';
+  var els = function () { return [document.querySelector('.prices .price[data-variant="44001"]'), document.getElementById('sticky-price')]; };
+  var seen = function () { setTimeout(function () {
+    window.__hydrated = (window.__hydrated || []).concat([els().map(function (el) { return el.textContent; }).join(' ')]);
+  }, 0); };
+  setTimeout(function () {
+    document.querySelector('.prices').innerHTML = tee;
+    var bar = document.createElement('div');
+    bar.innerHTML = tee.replace('class="price"', 'id="sticky-price"');
+    document.body.appendChild(bar);
+    seen();
+    setTimeout(function () { els().forEach(function (el) { el.firstChild.data = '$28.00'; }); seen(); }, 30);
+  }, 50);
+})();`
+
+// firstLoad is what the tee's page showed and sent once hydrate rendered
+// its prices twice: the prices' texts after each render, lift.price of the
+// tee, the price test's assignment, the experiment ids, the price test's
+// group in the cart attributes (empty for none), and what the page sent
+// (sentBodies): "a" per assignment of the price test recorded, and per
+// product_viewed "viewed in" or "viewed out" of the price test.
+type firstLoad struct {
+	Hydrated []string `json:"hydrated"`
+	Shown    string   `json:"shown"`
+	Group    int      `json:"group"`
+	Reason   string   `json:"reason"`
+	IDs      []string `json:"ids"`
+	Cart     string   `json:"cart"`
+	Sent     []string `json:"sent"`
+}
+
+func (b *browserShop) readFirstLoad(t *testing.T, ctx context.Context) firstLoad {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, pageTimeout)
+	defer cancel()
+	s, err := chromedp.Run(tctx, chromedp.Evaluate[firstLoad](`new Promise(ok => (function poll() {
+  if ((window.__hydrated || []).length < 2) return setTimeout(poll, 10);
+  setTimeout(() => {
+    const a = (lift.assignments || {})['`+b.price+`'] || {group: -1, reason: ''};
+    ok({hydrated: __hydrated, shown: (lift.price('44001') || {}).amount || '', group: a.group, reason: a.reason,
+      ids: lift.experimentIds(), cart: (lift.cartAttributes()._lift_assignments || '').split(',')
+        .filter(x => x.split(':')[0] === '`+b.price+`').map(x => x.split(':')[1]).join(),
+      sent: (window.__sent || []).filter(e => e.eventType === 'product_viewed' || e.experimentId === '`+b.price+`')
+        .map(e => e.eventType !== 'product_viewed' ? 'a' : e.experimentIds.indexOf('`+b.price+`') >= 0 ? 'viewed in' : 'viewed out')});
+  }, 500); // the beacons' bodies are read asynchronously
+})())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// firstLoadPrices: a storefront that renders its price elements anew, or
+// again in place, after the tracker painted the first page (a hydrating
+// Hydrogen or Next.js page) shows the visitor's group price, as a route
+// does: the $24 visitor the split drew sees $24 on the tee's re-rendered
+// and added elements, is counted once (one assignment recorded, one
+// product_viewed) in the group it was drawn in; a QA view forced into the
+// $24 group sees $24 and is counted nowhere; a visitor who declined
+// analytics keeps the catalog's $28 and sends nothing.
+func (b *browserShop) firstLoadPrices(t *testing.T, browser context.Context) {
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	if _, err := open(ctx, b.url("/demo/")); err != nil {
+		t.Fatal(err)
+	}
+	vid := b.visitorIn(t, ctx, b.price, 1)
+	if err := forget(ctx); err != nil {
+		t.Fatal(err)
+	}
+	setVisitor(t, ctx, b.s.url, vid)
+	onEveryPage(t, ctx, sentBodies+hydrate)
+	if _, err := open(ctx, b.url("/demo/products/8101")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"$24.00 $24.00", "$24.00 $24.00"}
+	s := b.readFirstLoad(t, ctx)
+	if !slices.Equal(s.Hydrated, want) || s.Shown != "24.00" || s.Group != 1 || s.Reason != "random_split" ||
+		!slices.Contains(s.IDs, b.price) || s.Cart != "1" || !slices.Equal(s.Sent, []string{"a", "viewed in"}) {
+		t.Errorf("the $24 visitor's hydrated tee page: %+v; want prices %q, group 1 of %s as drawn, one assignment and one product_viewed",
+			s, want, b.price)
+	}
+
+	qa, qaCancel := newVisitor(t, browser)
+	defer qaCancel()
+	onEveryPage(t, qa, sentBodies+hydrate)
+	if _, err := open(qa, b.url("/demo/products/8101")+"&lift_force="+b.price+":1"); err != nil {
+		t.Fatal(err)
+	}
+	s = b.readFirstLoad(t, qa)
+	if !slices.Equal(s.Hydrated, want) || s.Group != 1 || s.Reason != "force_assign_group" || slices.Contains(s.IDs, b.price) ||
+		s.Cart != "" || !slices.Equal(s.Sent, []string{"viewed out"}) {
+		t.Errorf("a QA view's hydrated tee page: %+v; want prices %q, test %s counted nowhere", s, want, b.price)
+	}
+
+	no, noCancel := newVisitor(t, browser)
+	defer noCancel()
+	watchTracker(t, no, `Object.defineProperty(navigator, 'globalPrivacyControl', {get: function () { return true; }});`+hydrate)
+	tctx, tcancel := context.WithTimeout(no, pageTimeout)
+	defer tcancel()
+	err := chromedp.Do(tctx, chromedp.Navigate(b.url("/demo/products/8101")+"&lift_force="+b.price+":1"),
+		chromedp.Poll[chromedp.Void](`document.documentElement.getAttribute('data-lift-ready') === 'declined'`,
+			chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = b.readFirstLoad(t, no)
+	beacons, err := chromedp.Run(tctx, chromedp.Evaluate[int](`__beacons.length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"$28.00 $28.00", "$28.00 $28.00"}; !slices.Equal(s.Hydrated, want) || s.Shown != "" || beacons != 0 {
+		t.Errorf("a declined visitor's hydrated tee page: %+v, %d beacons; want prices %q, nothing sent", s, beacons, want)
 	}
 }

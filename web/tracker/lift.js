@@ -469,12 +469,15 @@
   // without async) read no product there and recorded a product page's
   // view as a page view, and a config that came first changed no price on
   // a page that still counted the visitor in its group.
+  // A page that stays is then watched as a route is (watch, in nav.js): a
+  // storefront that renders or hydrates its prices after this paint (a
+  // headless one) shows the group's price on them too.
   function whenParsed(v) { return new Promise(function (ok) { parsed(function () { ok(v); }); }); }
   function run(cfg, cc, shown) {
     page = readPage();
     current = { cfg: cfg, ctx: { country: cc } };
     apply(current, shown);
-    if (!current.go) reveal();
+    if (!current.go) { reveal(); watch(); }
     return current;
   }
   var c = cached();
