@@ -22,6 +22,29 @@ const maxQueryCost = 1000
 // mutationCost is what the platform charges a mutation.
 const mutationCost = 10
 
+// oversizedInput is the size of the first array in vars longer than
+// maxInputArray, or 0.
+func oversizedInput(v any) int {
+	switch x := v.(type) {
+	case []any:
+		if len(x) > maxInputArray {
+			return len(x)
+		}
+		for _, e := range x {
+			if n := oversizedInput(e); n > 0 {
+				return n
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if n := oversizedInput(e); n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // queryCost is the requested cost of the GraphQL document's operation.
 func queryCost(doc string, vars map[string]any) (int, error) {
 	p := &gqlParser{toks: gqlTokens(doc), vars: vars}

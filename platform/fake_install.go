@@ -245,6 +245,12 @@ func (f *Fake) graphQL(w http.ResponseWriter, r *http.Request) {
 		writeFake(w, status, map[string]string{"errors": "injected failure of " + req.OperationName})
 		return
 	}
+	if n := oversizedInput(map[string]any(req.Variables)); n > 0 {
+		writeFake(w, http.StatusOK, map[string]any{"errors": []map[string]any{{
+			"message":    fmt.Sprintf("The input array size of %d is greater than the maximum allowed of %d.", n, maxInputArray),
+			"extensions": map[string]any{"code": "MAX_INPUT_SIZE_EXCEEDED"}}}})
+		return
+	}
 	requested, err := queryCost(req.Query, req.Variables)
 	if err != nil {
 		writeFake(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"message": err.Error()}}})

@@ -70,6 +70,11 @@ type throttle struct {
 	lastProduct map[string]time.Time
 }
 
+// maxInputArray is the platform's limit on an array argument ("Input
+// arguments that accept an array have a maximum size of 250"): longer
+// lists go in several calls.
+const maxInputArray = 250
+
 // costEstimate is what a query is assumed to cost before the platform
 // said what the shop's queries cost.
 const costEstimate = 50

@@ -173,22 +173,26 @@ func (c *Client) testDuplicates(ctx context.Context, domain, token string, t *ex
 }
 
 // duplicateVariants makes t's duplicate of each variant, tagged and marked
-// so that the stock sync and the uninstall find them.
+// so that the stock sync and the uninstall find them, 250 a mutation: the
+// platform refuses a longer array argument. A failure part way leaves the
+// ones made, which the next start reuses (testDuplicates).
 func (c *Client) duplicateVariants(ctx context.Context, domain, token string, t *experiment.Test, variants []string) error {
-	if len(variants) == 0 {
-		return nil
-	}
-	dups := make([]map[string]any, 0, len(variants))
-	for _, v := range variants {
-		// source_variant_id lets the stock sync (stock.go) find the original.
-		mfs := append(experimentMetafield(t), map[string]string{"namespace": "$app:lift", "key": "source_variant_id",
-			"type": "single_line_text_field", "value": v})
-		dups = append(dups, map[string]any{"sourceVariantId": v, "tags": []string{"lift-duplicate"}, "metafields": mfs})
-	}
-	return c.mutate(ctx, domain, token, "duplicate variants", OpDuplicateVariants,
-		`mutation ProductVariantsBulkCreate($variants: [ProductVariantsBulkInput!]!) {
+	for batch := range slices.Chunk(variants, maxInputArray) {
+		dups := make([]map[string]any, 0, len(batch))
+		for _, v := range batch {
+			// source_variant_id lets the stock sync (stock.go) find the original.
+			mfs := append(experimentMetafield(t), map[string]string{"namespace": "$app:lift", "key": "source_variant_id",
+				"type": "single_line_text_field", "value": v})
+			dups = append(dups, map[string]any{"sourceVariantId": v, "tags": []string{"lift-duplicate"}, "metafields": mfs})
+		}
+		if err := c.mutate(ctx, domain, token, "duplicate variants", OpDuplicateVariants,
+			`mutation ProductVariantsBulkCreate($variants: [ProductVariantsBulkInput!]!) {
   productVariantsBulkCreate(variants: $variants) { productVariants { id } userErrors { field message } } }`,
-		map[string]any{"variants": dups}, "productVariantsBulkCreate")
+			map[string]any{"variants": dups}, "productVariantsBulkCreate"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *Client) checkCarrier(ctx context.Context, domain, token string) error {

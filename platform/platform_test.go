@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/liftab/lift/experiment"
@@ -70,6 +72,32 @@ func TestPrepareLaunch(t *testing.T) {
 		}
 		if d := fake.Duplicates(shop.Domain, "gid://shopify/ProductVariant/1"); len(d) != 2 {
 			t.Fatalf("a second test's launch left duplicates %v, want one each", d)
+		}
+	})
+	t.Run("MoreVariantsThanOneCallTakes", func(t *testing.T) {
+		t.Parallel()
+		fake := platform.NewFake()
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		// The platform refuses an array argument over 250: 260 duplicates
+		// take two calls, and a second start makes none.
+		var prices []string
+		for i := range 260 {
+			prices = append(prices, fmt.Sprintf(`{"product_variant_id":"gid://shopify/ProductVariant/%d"}`, 1000+i))
+		}
+		big := &experiment.Test{ID: 11, Type: experiment.TypePrice, Groups: []experiment.Group{{Index: 0, Content: json.RawMessage(`{}`)},
+			{Index: 1, Content: json.RawMessage(`{"prices":[` + strings.Join(prices, ",") + `]}`)}}}
+		c := platform.NewClient(srv.URL, "")
+		for range 2 {
+			if err := c.PrepareLaunch(context.Background(), shop, big); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := fake.LiftResources(shop.Domain); n != 260+1 { // and the cart transform
+			t.Fatalf("%d resources on the shop, want 260 duplicates and a cart transform", n)
+		}
+		if n := fake.Calls(shop.Domain, platform.OpDuplicateVariants); n != 2 {
+			t.Fatalf("%d duplicate calls, want 2", n)
 		}
 	})
 	t.Run("BadToken", func(t *testing.T) {
