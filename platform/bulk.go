@@ -76,7 +76,7 @@ func (c *Client) bulkProducts(ctx context.Context, domain, token string) ([]expe
 	if err != nil {
 		return nil, err
 	}
-	for op.Status == "CREATED" || op.Status == "RUNNING" {
+	for running(op.Status) {
 		if err := c.sleep(ctx, c.pollInterval()); err != nil {
 			return nil, &Error{Op: "bulk products", Message: err.Error()}
 		}
@@ -93,6 +93,12 @@ func (c *Client) bulkProducts(ctx context.Context, domain, token string) ([]expe
 	return c.readBulkFile(ctx, op.URL)
 }
 
+// running: the operation still holds the shop's bulk slot. A cancelled
+// one does until it reaches CANCELED.
+func running(status string) bool {
+	return status == "CREATED" || status == "RUNNING" || status == "CANCELING"
+}
+
 // startBulk starts the bulk query, first waiting out an operation that is
 // already running for the shop.
 func (c *Client) startBulk(ctx context.Context, domain, token string) (bulkOperation, error) {
@@ -101,7 +107,7 @@ func (c *Client) startBulk(ctx context.Context, domain, token string) (bulkOpera
 		if err != nil {
 			return cur, err
 		}
-		if cur.Status != "CREATED" && cur.Status != "RUNNING" {
+		if !running(cur.Status) {
 			break
 		}
 		if err := c.sleep(ctx, c.pollInterval()); err != nil {

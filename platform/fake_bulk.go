@@ -11,9 +11,10 @@ import (
 // served at /admin/shops/{shop}/bulk/{id}.jsonl.
 
 type fakeBulk struct {
-	ID      string
-	Polls   int // RUNNING answers left
-	Foreign bool
+	ID        string
+	Polls     int // RUNNING (or CANCELING) answers left
+	Foreign   bool
+	Canceling bool // cancelled: CANCELING while it winds down, then CANCELED
 }
 
 func (f *Fake) mountBulk() {
@@ -26,6 +27,14 @@ func (f *Fake) StartForeignBulk(domain string, polls int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.shop(domain).install.bulk = &fakeBulk{ID: f.id("BulkOperation"), Polls: polls, Foreign: true}
+}
+
+// CancelForeignBulk is StartForeignBulk for an operation someone has
+// cancelled: it holds the shop's bulk slot, CANCELING, for polls polls.
+func (f *Fake) CancelForeignBulk(domain string, polls int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shop(domain).install.bulk = &fakeBulk{ID: f.id("BulkOperation"), Polls: polls, Foreign: true, Canceling: true}
 }
 
 func (f *Fake) bulkOperation(s *fakeShop, req gqlRequest) any {
@@ -47,9 +56,12 @@ func (f *Fake) bulkOperation(s *fakeShop, req gqlRequest) any {
 			return map[string]any{"currentBulkOperation": nil}
 		}
 		op := map[string]any{"id": in.bulk.ID, "status": "COMPLETED", "errorCode": nil, "url": nil}
+		if in.bulk.Canceling {
+			op["status"] = "CANCELED"
+		}
 		if in.bulk.Polls > 0 {
 			in.bulk.Polls--
-			op["status"] = "RUNNING"
+			op["status"] = map[bool]string{false: "RUNNING", true: "CANCELING"}[in.bulk.Canceling]
 		} else if !in.bulk.Foreign && len(in.Catalog.Products) > 0 {
 			op["url"] = "http://" + req.host + "/admin/shops/" + req.domain + "/bulk/" + in.bulk.ID[strings.LastIndex(in.bulk.ID, "/")+1:] + ".jsonl"
 		}

@@ -290,6 +290,17 @@ func TestCleanupRemovesLiftResources(t *testing.T) {
 
 func TestFetchCatalogInBulkWaitsItsTurn(t *testing.T) {
 	t.Parallel()
+	// Someone else's export is running, or winding down after a cancel
+	// (CANCELING holds the slot too): Lift's must queue behind it.
+	for name, foreign := range map[string]func(*platform.Fake){
+		"running":   func(f *platform.Fake) { f.StartForeignBulk(shopDomain, 3) },
+		"canceling": func(f *platform.Fake) { f.CancelForeignBulk(shopDomain, 3) },
+	} {
+		t.Run(name, func(t *testing.T) { t.Parallel(); bulkWaitsItsTurn(t, foreign) })
+	}
+}
+
+func bulkWaitsItsTurn(t *testing.T, foreign func(*platform.Fake)) {
 	fake, c, rec := newInstallClient(t)
 	c.BulkThreshold, c.BulkPollInterval, c.ProductInterval = 2, 5*time.Millisecond, time.Millisecond
 	fake.BulkPolls = 2
@@ -300,7 +311,7 @@ func TestFetchCatalogInBulkWaitsItsTurn(t *testing.T) {
 				{ID: "gid://shopify/ProductVariant/" + id + "0", Price: "12.00"}}})
 	}
 	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{Products: products})
-	fake.StartForeignBulk(shopDomain, 3) // someone else's export is running: Lift's must queue behind it
+	foreign(fake)
 	snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
 	if err != nil {
 		t.Fatal(err)
