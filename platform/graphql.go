@@ -178,8 +178,14 @@ func (c *Client) graphQL(ctx context.Context, domain, token, op, query string, v
 			return &Error{Op: op, Message: "platform unreachable: " + err.Error()}
 		case err != nil:
 			last = &Error{Op: op, Message: "platform unreachable: " + err.Error()}
+			if createsOnce[op] && !neverSent(err) {
+				return last
+			}
 		case status == http.StatusTooManyRequests || status >= 500:
 			last = &Error{Op: op, Status: status, Message: errorText(raw, status)}
+			if createsOnce[op] && status != http.StatusTooManyRequests {
+				return last
+			}
 			if s, err := strconv.ParseFloat(hdr.Get("Retry-After"), 64); err == nil && s >= 0 {
 				wait = time.Duration(s * float64(time.Second))
 			}
@@ -276,6 +282,22 @@ func (c *Client) now() time.Time {
 		return c.Now()
 	}
 	return time.Now()
+}
+
+// createsOnce are the mutations a second send would apply twice: another
+// copy of each variant, another discount on every order, another script
+// tag or carrier service, a second bulk operation refused as one is
+// running. After a 5xx or a lost answer the platform may have run them, so
+// they are not sent again; the caller's next attempt (a launch the
+// merchant retries) reads what exists first. A 429 or THROTTLED answer
+// ran nothing, and is retried.
+var createsOnce = map[string]bool{OpDuplicateVariants: true, OpDiscountFunctions: true,
+	"ScriptTagCreate": true, "CarrierServiceCreate": true, "BulkOperationRunQuery": true}
+
+// neverSent: the connection was refused, so the platform saw nothing.
+func neverSent(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 func isTimeout(err error) bool {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/platform"
@@ -98,6 +99,35 @@ func TestPrepareLaunch(t *testing.T) {
 		}
 		if n := fake.Calls(shop.Domain, platform.OpDuplicateVariants); n != 2 {
 			t.Fatalf("%d duplicate calls, want 2", n)
+		}
+	})
+	t.Run("ACreateIsNotSentTwice", func(t *testing.T) {
+		t.Parallel()
+		fake := platform.NewFake()
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		c := platform.NewClient(srv.URL, "")
+		c.Retry = platform.Retry{Attempts: 4, Base: time.Millisecond}
+		// A 503 may come after the platform made the copies: sending again
+		// could make a second set, so the launch fails instead.
+		fake.FailNext(shop.Domain, platform.OpDuplicateVariants, http.StatusServiceUnavailable)
+		var pe *platform.Error
+		if err := c.PrepareLaunch(context.Background(), shop, price); !errors.As(err, &pe) || pe.Status != http.StatusServiceUnavailable {
+			t.Fatalf("launch after a 503 = %v, want the 503", err)
+		}
+		if n := fake.Attempts(shop.Domain, platform.OpDuplicateVariants); n != 1 {
+			t.Fatalf("%d sends after a 503, want 1", n)
+		}
+		// A 429 ran nothing: it is sent again, and the launch goes through.
+		fake.FailNext(shop.Domain, platform.OpDuplicateVariants, http.StatusTooManyRequests)
+		if err := c.PrepareLaunch(context.Background(), shop, price); err != nil {
+			t.Fatal(err)
+		}
+		if n := fake.Attempts(shop.Domain, platform.OpDuplicateVariants); n != 3 {
+			t.Fatalf("%d sends in all, want 3 (the 503, the 429, its retry)", n)
+		}
+		if d := fake.Duplicates(shop.Domain, "gid://shopify/ProductVariant/1"); len(d) != 1 {
+			t.Fatalf("duplicates %v, want one", d)
 		}
 	})
 	t.Run("BadToken", func(t *testing.T) {
