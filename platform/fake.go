@@ -34,8 +34,8 @@ type fakeShop struct {
 	CartTransforms    map[string]string   // experiment id → transform id
 	DuplicateVariants map[string][]string // experiment id → new variant ids
 	CarrierServices   []string
-	AppBlocks         map[string]bool // theme id
-	DiscountFunctions map[string]string
+	AppBlocks         map[string]bool   // theme id
+	DiscountFunctions map[string]string // discount id → experiment id
 	install           *fakeInstall
 	stock             *fakeStock
 }

@@ -35,6 +35,7 @@ func TestQueryCostFollowsThePlatformsRules(t *testing.T) {
 		{"rest of a collection", collectionProductsQuery, nil, 254},
 		{"themes", themesQuery, nil, 22},
 		{"Lift's resources", liftResourcesQuery, nil, 492},
+		{"offer discounts", offerDiscountsQuery, nil, 203},
 		{"nested connections multiply", `{ collections(first: 250) { nodes { id title products(first: 250) { nodes { id } } } } }`, nil, 2 + 250*(1+2+250)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

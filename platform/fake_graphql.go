@@ -74,7 +74,7 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 	case "CartTransformDelete":
 		deleteValue(s.CartTransforms, str("id"))
 	case "DiscountAutomaticDelete":
-		deleteValue(s.DiscountFunctions, str("id"))
+		delete(s.DiscountFunctions, str("id"))
 	case "DeliveryCustomizationDelete":
 		in.Delivery = slices.DeleteFunc(in.Delivery, func(id string) bool { return id == str("id") })
 	case "PaymentCustomizationDelete":
@@ -243,7 +243,7 @@ func liftResourcesOf(s *fakeShop) any {
 		"cartTransforms":         ids(values(s.CartTransforms)),
 		"deliveryCustomizations": ids(s.install.Delivery),
 		"paymentCustomizations":  ids(s.install.Payment),
-		"automaticDiscountNodes": ids(values(s.DiscountFunctions)),
+		"automaticDiscountNodes": ids(slices.Sorted(maps.Keys(s.DiscountFunctions))),
 	}
 }
 

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -72,10 +73,19 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 		}
 		s.AppBlocks[theme] = true
 		return map[string]any{"themeFilesUpsert": map[string]any{"upsertedThemeFiles": []any{}, "userErrors": []any{}}}, true
+	case OpOfferDiscounts:
+		ids := slices.Sorted(maps.Keys(s.DiscountFunctions))
+		after, _ := v["after"].(string)
+		start, end, info := fakePage(len(ids), after)
+		nodes := []any{}
+		for _, id := range ids[start:end] {
+			nodes = append(nodes, map[string]any{"id": id, "experiment": map[string]string{"value": s.DiscountFunctions[id]}})
+		}
+		return map[string]any{"automaticDiscountNodes": map[string]any{"nodes": nodes, "pageInfo": info}}, true
 	case OpDiscountFunctions:
 		d, _ := v["discount"].(map[string]any)
 		id := f.id("DiscountAutomaticNode")
-		s.DiscountFunctions[experimentOf(d["metafields"])] = id
+		s.DiscountFunctions[id] = experimentOf(d["metafields"]) // a second create is a second discount
 		return map[string]any{"discountAutomaticAppCreate": map[string]any{"automaticAppDiscount": map[string]string{"discountId": id}, "userErrors": []any{}}}, true
 	}
 	return nil, false

@@ -25,6 +25,7 @@ const (
 	OpCarrierServices   = "CarrierServices"
 	OpAppBlocks         = "ThemeFilesUpsert"
 	OpDiscountFunctions = "DiscountAutomaticAppCreate"
+	OpOfferDiscounts    = "OfferDiscounts"
 )
 
 // PrepareLaunch implements Admin.
@@ -43,17 +44,58 @@ func (c *Client) PrepareLaunch(ctx context.Context, shop *experiment.Shop, t *ex
 		case experiment.TypeTheme, experiment.TypeTemplate, experiment.TypeVisualEditor:
 			err = c.installBlocks(ctx, shop.Domain, token, t, k)
 		case experiment.TypeOffer:
-			err = c.mutate(ctx, shop.Domain, token, "create discount function", OpDiscountFunctions,
-				`mutation DiscountAutomaticAppCreate($discount: DiscountAutomaticAppInput!) {
-  discountAutomaticAppCreate(automaticAppDiscount: $discount) { automaticAppDiscount { discountId } userErrors { field message } } }`,
-				map[string]any{"discount": map[string]any{"title": "Lift offer test " + fmt.Sprint(t.ID), "functionId": "lift-offer",
-					"metafields": experimentMetafield(t)}}, "discountAutomaticAppCreate")
+			err = c.prepareOffer(ctx, shop.Domain, token, t)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// offerDiscountsQuery pages through Lift's automatic discounts with the
+// test each serves (2 + 1 + 100 × 2 = 203 points).
+const offerDiscountsQuery = `query OfferDiscounts($after: String) {
+  automaticDiscountNodes(first: 100, after: $after, query: "app:lift") {
+    pageInfo { hasNextPage endCursor }
+    nodes { id experiment: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+}`
+
+// prepareOffer creates the offer test's automatic discount unless an
+// earlier launch of the test did: a start retried after a failed one, or
+// a bundle's launch check, must not put a second discount on every order.
+func (c *Client) prepareOffer(ctx context.Context, domain, token string, t *experiment.Test) error {
+	id := fmt.Sprint(t.ID)
+	var after any
+	for {
+		var out struct {
+			Discounts struct {
+				PageInfo pageInfo `json:"pageInfo"`
+				Nodes    []struct {
+					Experiment *struct {
+						Value string `json:"value"`
+					} `json:"experiment"`
+				} `json:"nodes"`
+			} `json:"automaticDiscountNodes"`
+		}
+		if err := c.graphQL(ctx, domain, token, OpOfferDiscounts, offerDiscountsQuery, map[string]any{"after": after}, &out); err != nil {
+			return renamed(err, "read offer discounts")
+		}
+		for _, n := range out.Discounts.Nodes {
+			if n.Experiment != nil && n.Experiment.Value == id {
+				return nil
+			}
+		}
+		if !out.Discounts.PageInfo.HasNextPage {
+			break
+		}
+		after = out.Discounts.PageInfo.EndCursor
+	}
+	return c.mutate(ctx, domain, token, "create discount function", OpDiscountFunctions,
+		`mutation DiscountAutomaticAppCreate($discount: DiscountAutomaticAppInput!) {
+  discountAutomaticAppCreate(automaticAppDiscount: $discount) { automaticAppDiscount { discountId } userErrors { field message } } }`,
+		map[string]any{"discount": map[string]any{"title": "Lift offer test " + id, "functionId": "lift-offer",
+			"metafields": experimentMetafield(t)}}, "discountAutomaticAppCreate")
 }
 
 // tokenFor is the shop's own token when the install stored one.

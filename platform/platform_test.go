@@ -130,6 +130,25 @@ func TestPrepareLaunch(t *testing.T) {
 			t.Fatalf("duplicates %v, want one", d)
 		}
 	})
+	t.Run("AnOfferIsDiscountedOnce", func(t *testing.T) {
+		t.Parallel()
+		fake := platform.NewFake()
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		c := platform.NewClient(srv.URL, "")
+		offer := &experiment.Test{ID: 12, Type: experiment.TypeOffer}
+		other := &experiment.Test{ID: 13, Type: experiment.TypeOffer}
+		// A start retried after a failed one launches the test again: one
+		// discount each, or every order of the group would be discounted twice.
+		for _, tt := range []*experiment.Test{offer, offer, other, offer} {
+			if err := c.PrepareLaunch(context.Background(), shop, tt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := fake.Calls(shop.Domain, platform.OpDiscountFunctions); n != 2 {
+			t.Fatalf("%d discounts created for two offer tests, want 2", n)
+		}
+	})
 	t.Run("BadToken", func(t *testing.T) {
 		t.Parallel()
 		fake := platform.NewFake()
