@@ -30,6 +30,12 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 			"ianaTimezone": in.Info.Timezone}}, ""
 	case "WebhookSubscriptionCreate":
 		return f.subscribe(in, str("topic"), v["sub"]), ""
+	case "WebhookSubscriptions":
+		nodes := []any{}
+		if t, _ := v["topic"].(string); in.Webhooks[t].URL == str("url") && in.Webhooks[t].ID != "" {
+			nodes = append(nodes, map[string]string{"id": in.Webhooks[t].ID})
+		}
+		return map[string]any{"webhookSubscriptions": map[string]any{"nodes": nodes}}, ""
 	case "WebhookSubscriptionDelete":
 		for t, sub := range in.Webhooks {
 			if sub.ID == str("id") {
@@ -96,7 +102,8 @@ func (f *Fake) subscribe(in *fakeInstall, topic string, sub any) any {
 		return payload("", []any{map[string]any{"field": []string{"callbackUrl"}, "message": "topic and callbackUrl are required"}})
 	}
 	if cur, ok := in.Webhooks[topic]; ok && cur.URL == cb {
-		return payload(cur.ID, []any{}) // subscribing again is harmless
+		return map[string]any{"webhookSubscriptionCreate": map[string]any{"webhookSubscription": nil,
+			"userErrors": []any{map[string]any{"field": []string{"webhookSubscription", "callbackUrl"}, "message": "Address for this topic has already been taken"}}}}
 	}
 	id := f.id("WebhookSubscription")
 	in.Webhooks[topic] = fakeSub{ID: id, URL: cb}

@@ -95,12 +95,14 @@ func (u userErrors) err(op string) error {
 }
 
 // SubscribeWebhook implements experiment.InstallPlatform with
-// webhookSubscriptionCreate. The platform answers an existing subscription
-// of the same topic and address with its id.
+// webhookSubscriptionCreate. The platform refuses a second subscription of
+// a topic to the same address ("Address for this topic has already been
+// taken"): an install run again (a retry after a later step failed, or
+// OAuth once more on an installed shop) then reads the existing one's id.
 func (c *Client) SubscribeWebhook(ctx context.Context, domain, token, topic, callbackURL string) (string, error) {
 	var out struct {
 		Create struct {
-			Subscription struct {
+			Subscription *struct {
 				ID string `json:"id"`
 			} `json:"webhookSubscription"`
 			UserErrors userErrors `json:"userErrors"`
@@ -108,15 +110,41 @@ func (c *Client) SubscribeWebhook(ctx context.Context, domain, token, topic, cal
 	}
 	err := c.graphQL(ctx, domain, token, "WebhookSubscriptionCreate",
 		`mutation WebhookSubscriptionCreate($topic: WebhookSubscriptionTopic!, $sub: WebhookSubscriptionInput!) {
-  webhookSubscriptionCreate(topic: $topic, webhookSubscription: $sub) { webhookSubscription { id } userErrors { field message } }
-}`, map[string]any{"topic": topic, "sub": map[string]any{"callbackUrl": callbackURL, "format": "JSON"}}, &out)
+  webhookSubscriptionCreate(topic: $topic, webhookSubscription: $sub) { webhookSubscription { id } userErrors { field message } } }`,
+		map[string]any{"topic": topic, "sub": map[string]any{"callbackUrl": callbackURL, "format": "JSON"}}, &out)
 	if err != nil {
 		return "", err
 	}
-	if err := out.Create.UserErrors.err("subscribe " + topic); err != nil {
-		return "", err
+	if refused := out.Create.UserErrors.err("subscribe " + topic); refused != nil {
+		if id, err := c.existingSubscription(ctx, domain, token, topic, callbackURL); err != nil || id != "" {
+			return id, err
+		}
+		return "", refused
+	}
+	if out.Create.Subscription == nil {
+		return "", &Error{Op: "subscribe " + topic, Message: "no subscription in the answer"}
 	}
 	return out.Create.Subscription.ID, nil
+}
+
+// existingSubscription is the id of the shop's subscription of topic to
+// callbackURL, or "" when there is none.
+func (c *Client) existingSubscription(ctx context.Context, domain, token, topic, callbackURL string) (string, error) {
+	var out struct {
+		Subs struct {
+			Nodes []struct {
+				ID string `json:"id"`
+			} `json:"nodes"`
+		} `json:"webhookSubscriptions"`
+	}
+	err := c.graphQL(ctx, domain, token, "WebhookSubscriptions",
+		`query WebhookSubscriptions($topic: WebhookSubscriptionTopic!, $url: URL!) {
+  webhookSubscriptions(first: 1, topics: [$topic], callbackUrl: $url) { nodes { id } } }`,
+		map[string]any{"topic": topic, "url": callbackURL}, &out)
+	if err != nil || len(out.Subs.Nodes) == 0 {
+		return "", err
+	}
+	return out.Subs.Nodes[0].ID, nil
 }
 
 // productsQuery reads the catalog a page of variants at a time, each with

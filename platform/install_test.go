@@ -337,3 +337,26 @@ func bulkWaitsItsTurn(t *testing.T, foreign func(*platform.Fake)) {
 		t.Fatalf("%d poll waits (%v), want 6", polls, rec.waits)
 	}
 }
+
+// TestSubscribeWebhookAgain: the platform refuses a second subscription of
+// a topic to the same address; an install run again reads the first one's
+// id instead of failing. Another refusal stays an error.
+func TestSubscribeWebhookAgain(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	const topic, url = "ORDERS_CREATE", "https://lift.example/api/webhooks"
+	first, err := c.SubscribeWebhook(context.Background(), shopDomain, "", topic, url)
+	if err != nil || first == "" {
+		t.Fatalf("first subscription %q (%v)", first, err)
+	}
+	again, err := c.SubscribeWebhook(context.Background(), shopDomain, "", topic, url)
+	if err != nil || again != first {
+		t.Fatalf("subscribing again = %q (%v), want the first id %q", again, err, first)
+	}
+	if n := fake.Calls(shopDomain, "WebhookSubscriptions"); n != 1 {
+		t.Fatalf("%d lookups of the existing subscription, want 1", n)
+	}
+	if _, err := c.SubscribeWebhook(context.Background(), shopDomain, "", topic, ""); !isStatus(err, http.StatusUnprocessableEntity) {
+		t.Fatalf("a subscription without an address = %v, want the platform's refusal", err)
+	}
+}
