@@ -43,6 +43,11 @@ type CatalogSnapshot struct {
 	Products    []CatalogProduct
 	Collections []Collection
 	Themes      []Theme
+	// DeliveryZones and Markets are never in the platform's catalog read
+	// (only a catalog file, `lift seed`, brings them); a catalog refresh
+	// carries the mirror's forward in them so it does not erase them.
+	DeliveryZones []Zone
+	Markets       []Market
 }
 
 // CatalogProduct is a product with its variants (prices and unit costs).
@@ -110,6 +115,14 @@ type InstallTx interface {
 	// ClearInstall forgets the shop's platform configuration: access
 	// token, scopes, webhook subscriptions and the catalog mirror.
 	ClearInstall(ctx context.Context, shopID int64) error
+	// LockShop locks the shop until the unit of work ends, so installs,
+	// uninstalls and catalog refreshes of one shop take turns, and returns
+	// it as it is now with whether a platform token is stored for it.
+	// KindNotFound shop_not_found when absent.
+	LockShop(ctx context.Context, shopID int64) (shop *Shop, hasToken bool, err error)
+	// ReadCatalog returns the shop's whole catalog mirror (its Currency is
+	// the shop's).
+	ReadCatalog(ctx context.Context, shopID int64) (*CatalogSnapshot, error)
 }
 
 // CatalogImporter replaces a shop's catalog mirror.

@@ -146,6 +146,21 @@ func (m *memInstall) ClearInstall(_ context.Context, id int64) error {
 	delete(m.catalog, id)
 	return nil
 }
+func (m *memInstall) LockShop(_ context.Context, id int64) (*experiment.Shop, bool, error) {
+	for _, s := range m.shops {
+		if s.ID == id {
+			_, ok := m.sealed[id]
+			return s, ok, nil
+		}
+	}
+	return nil, false, experiment.Errorf(experiment.KindNotFound, "shop_not_found", "no")
+}
+func (m *memInstall) ReadCatalog(_ context.Context, id int64) (*experiment.CatalogSnapshot, error) {
+	if c, ok := m.catalog[id]; ok {
+		return c, nil
+	}
+	return &experiment.CatalogSnapshot{}, nil
+}
 func (m *memInstall) AuthorizeURL(d string, _ []string, r, st string) string {
 	return "https://" + d + "/authorize?state=" + st + "&redirect_uri=" + r
 }

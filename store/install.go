@@ -132,7 +132,8 @@ func (tx installTx) InstallShop(ctx context.Context, in experiment.ShopInstall) 
 // ImportCatalog replaces the shop's catalog mirror with the platform's
 // snapshot, as a catalog file import does.
 func (tx installTx) ImportCatalog(ctx context.Context, shopID int64, c *experiment.CatalogSnapshot) error {
-	f := &CatalogFile{Currency: cmp.Or(c.Currency, "USD"), Collections: c.Collections, Themes: c.Themes}
+	f := &CatalogFile{Currency: cmp.Or(c.Currency, "USD"), Collections: c.Collections, Themes: c.Themes,
+		DeliveryZones: c.DeliveryZones, Markets: c.Markets}
 	for _, p := range c.Products {
 		f.Products = append(f.Products, CatalogProduct{Product: p.Product, Variants: p.Variants})
 	}
