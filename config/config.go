@@ -114,6 +114,12 @@ type Config struct {
 		Retention time.Duration `mapstructure:"retention"`
 	} `mapstructure:"exports"`
 
+	Jobs struct {
+		// CatalogRefreshEvery is how often the worker reads each installed
+		// shop's catalog from the platform again; 0 never.
+		CatalogRefreshEvery time.Duration `mapstructure:"catalog_refresh_every"`
+	} `mapstructure:"jobs"`
+
 	Log struct {
 		// Format is json, text, or empty: text in lift dev, json elsewhere.
 		Format string `mapstructure:"format"`
@@ -177,6 +183,7 @@ var keys = []key{
 	{"idempotency.stale_after", 90 * time.Second, "after this an unfinished Idempotency-Key claim may be taken again"},
 	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},
 	{"exports.retention", 7 * 24 * time.Hour, "how long an export's CSV under <data_dir>/exports is kept after it completes; then the worker's hourly housekeeping deletes it and reading the export answers 404 export_not_found saying it expired; 0 keeps every file"},
+	{"jobs.catalog_refresh_every", 24 * time.Hour, "how often the worker's scheduler reads every installed shop's catalog (products, variants with price and unit cost, collections, themes) from the platform again and replaces its catalog mirror, the platform sending no product webhooks; at least 1h, 0 never (lift shops refresh-catalog runs one by hand)"},
 	{"log.format", "", "log format: json (one object per line) or text; empty means text under lift dev and json everywhere else"},
 	{"log.level", "info", "lowest level logged: debug, info, warn or error"},
 	{"worker.metrics_addr", ":9091", "address lift worker serves Prometheus /metrics on (servers serve it on http.addr); empty serves none"},
@@ -302,6 +309,11 @@ func (c *Config) validateLimits() error {
 		return fmt.Errorf("config: clickhouse.retention must not be negative (0 keeps everything), not %s", c.ClickHouse.Retention)
 	case c.Exports.Retention < 0:
 		return fmt.Errorf("config: exports.retention must not be negative (0 keeps every file), not %s", c.Exports.Retention)
+	case c.Jobs.CatalogRefreshEvery != 0 && c.Jobs.CatalogRefreshEvery < time.Hour:
+		// Each refresh reads the whole catalog (a bulk operation above 250
+		// products) and may take many minutes with its retries; a shorter
+		// slot would queue the next before the last is done.
+		return fmt.Errorf("config: jobs.catalog_refresh_every must be at least 1h, or 0 to turn the refresh off, not %s", c.Jobs.CatalogRefreshEvery)
 	case c.Idempotency.StaleAfter <= c.HTTP.WriteTimeout:
 		return fmt.Errorf("config: idempotency.stale_after (%s) must be above http.write_timeout (%s): a claim may be re-taken only once its write is over",
 			c.Idempotency.StaleAfter, c.HTTP.WriteTimeout)

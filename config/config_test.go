@@ -186,6 +186,8 @@ func TestLoadRefusesBadLimits(t *testing.T) {
 		{"LIFT_REDIS_DB", "-1", "redis.db"},
 		{"LIFT_CLICKHOUSE_RETENTION", "-24h", "clickhouse.retention"},
 		{"LIFT_EXPORTS_RETENTION", "-1h", "exports.retention"},
+		{"LIFT_JOBS_CATALOG_REFRESH_EVERY", "-24h", "jobs.catalog_refresh_every"},
+		{"LIFT_JOBS_CATALOG_REFRESH_EVERY", "10m", "jobs.catalog_refresh_every"},
 		{"LIFT_IDEMPOTENCY_STALE_AFTER", "-1s", "idempotency.stale_after"},
 		{"LIFT_IDEMPOTENCY_STALE_AFTER", "5s", "idempotency.stale_after"},
 		{"LIFT_IDEMPOTENCY_RETENTION", "1m", "idempotency.retention"},
@@ -203,5 +205,27 @@ func TestLoadRefusesBadLimits(t *testing.T) {
 	}
 	if _, err := Load("", nil); err != nil {
 		t.Fatalf("the defaults: %v", err)
+	}
+}
+
+// TestCatalogRefreshEvery: a day by default, 0 turns the refresh off, an
+// hour or more is taken as set.
+func TestCatalogRefreshEvery(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want time.Duration
+	}{{"", 24 * time.Hour}, {"0s", 0}, {"1h", time.Hour}, {"168h", 7 * 24 * time.Hour}} {
+		t.Run(tc.env, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("LIFT_JOBS_CATALOG_REFRESH_EVERY", tc.env)
+			}
+			c, err := Load("", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Jobs.CatalogRefreshEvery; got != tc.want {
+				t.Fatalf("jobs.catalog_refresh_every = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
