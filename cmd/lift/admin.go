@@ -148,7 +148,8 @@ func newShopsCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(create, setAPI("enable-api", true), setAPI("disable-api", false), analytics, newSessionTokenCmd())
+	cmd.AddCommand(create, setAPI("enable-api", true), setAPI("disable-api", false), analytics, newSessionTokenCmd(),
+		newRefreshCatalogCmd())
 	for _, c := range cmd.Commands() {
 		config.BindFlags(c.Flags())
 	}
