@@ -18,7 +18,7 @@ const TypeCatalogRefresh = "shop:catalog_refresh"
 // CatalogRefreshTask is the payload of TypeCatalogRefresh.
 type CatalogRefreshTask struct {
 	ShopID int64     `json:"shop_id"`
-	At     time.Time `json:"at"` // the slot's start, for the log
+	At     time.Time `json:"at"` // when the scheduler found it due: a task in Redis says which slot queued it
 }
 
 // CatalogRefreshTimeout bounds one refresh: a large catalog is read with a
