@@ -8,15 +8,19 @@ import (
 )
 
 // liftResources is what Lift put on a shop, as one query reads it: script
-// tags, webhook subscriptions, metafields in Lift's app namespace, variants Lift duplicated for
-// price tests (tagged lift-duplicate), and the functions it deployed.
+// tags, webhook subscriptions and metafields in Lift's app namespace (all
+// the app's own), and the variants it duplicated for price tests and the
+// functions it deployed. Those last lists may hold the merchant's too (a
+// search filter the platform does not know is ignored, and then every
+// variant or discount of the shop matches), so Cleanup deletes only the
+// ones that carry Lift's metafield (mark): never the merchant's.
 type liftResources struct {
 	ScriptTags nodes `json:"scriptTags"`
 	Webhooks   nodes `json:"webhookSubscriptions"`
 	App        struct {
+		ID         string `json:"id"`
 		Metafields struct {
 			Nodes []struct {
-				OwnerID   string `json:"ownerId"`
 				Namespace string `json:"namespace"`
 				Key       string `json:"key"`
 			} `json:"nodes"`
@@ -28,12 +32,13 @@ type liftResources struct {
 			Product struct {
 				ID string `json:"id"`
 			} `json:"product"`
+			Mark *mark `json:"mark"`
 		} `json:"nodes"`
 	} `json:"productVariants"`
-	CartTransforms          nodes `json:"cartTransforms"`
-	DeliveryCustomizations  nodes `json:"deliveryCustomizations"`
-	PaymentCustomizations   nodes `json:"paymentCustomizations"`
-	AutomaticDiscountsOfApp nodes `json:"automaticDiscountNodes"`
+	CartTransforms          markedNodes `json:"cartTransforms"`
+	DeliveryCustomizations  markedNodes `json:"deliveryCustomizations"`
+	PaymentCustomizations   markedNodes `json:"paymentCustomizations"`
+	AutomaticDiscountsOfApp markedNodes `json:"automaticDiscountNodes"`
 }
 
 type nodes struct {
@@ -42,28 +47,62 @@ type nodes struct {
 	} `json:"nodes"`
 }
 
-// liftResourcesQuery reads a page of each kind: 492 points, under the
-// platform's 1,000 a query (a page of 250 of each would ask 2,117). Cleanup
-// reads again after deleting until nothing is left.
+// mark is one of Lift's metafields on what it made: the experiment_id of
+// a function, the source_variant_id of a duplicate.
+type mark struct {
+	Value string `json:"value"`
+}
+
+func (m *mark) set() bool { return m != nil && m.Value != "" }
+
+type markedNodes struct {
+	Nodes []struct {
+		ID   string `json:"id"`
+		Mark *mark  `json:"mark"`
+	} `json:"nodes"`
+}
+
+// lift is the ids Lift made.
+func (n markedNodes) lift() []string {
+	var out []string
+	for _, x := range n.Nodes {
+		if x.Mark.set() {
+			out = append(out, x.ID)
+		}
+	}
+	return out
+}
+
+// liftResourcesQuery reads a page of each kind: 717 points, under the
+// platform's 1,000 a query (a page of 250 of each would ask over 2,000).
+// Cleanup reads again after deleting until a read finds nothing of Lift's.
 const liftResourcesQuery = `query LiftResources {
   scriptTags(first: 50) { nodes { id } }
   webhookSubscriptions(first: 50) { nodes { id } }
-  appInstallation { metafields(namespace: "$app:lift", first: 50) { nodes { ownerId namespace key } } }
-  productVariants(first: 100, query: "tag:lift-duplicate") { nodes { id product { id } } }
-  cartTransforms(first: 25) { nodes { id } }
-  deliveryCustomizations(first: 25) { nodes { id } }
-  paymentCustomizations(first: 25) { nodes { id } }
-  automaticDiscountNodes(first: 50, query: "app:lift") { nodes { id } }
+  appInstallation { id metafields(namespace: "$app:lift", first: 50) { nodes { namespace key } } }
+  productVariants(first: 100, query: "tag:lift-duplicate") { nodes { id product { id }
+    mark: metafield(namespace: "$app:lift", key: "source_variant_id") { value } } }
+  cartTransforms(first: 25) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+  deliveryCustomizations(first: 25) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+  paymentCustomizations(first: 25) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+  automaticDiscountNodes(first: 50) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
 }`
 
 // cleanupRounds bounds Cleanup's read-then-delete rounds: a deletion the
 // platform ignores must not loop for ever.
 const cleanupRounds = 20
 
-func (r liftResources) empty() bool {
-	return len(r.ScriptTags.Nodes)+len(r.Webhooks.Nodes)+len(r.App.Metafields.Nodes)+len(r.Variants.Nodes)+
-		len(r.CartTransforms.Nodes)+len(r.DeliveryCustomizations.Nodes)+len(r.PaymentCustomizations.Nodes)+
-		len(r.AutomaticDiscountsOfApp.Nodes) == 0
+// none: nothing of Lift's is left on the pages read.
+func (r liftResources) none() bool {
+	n := len(r.ScriptTags.Nodes) + len(r.Webhooks.Nodes) + len(r.App.Metafields.Nodes) +
+		len(r.CartTransforms.lift()) + len(r.DeliveryCustomizations.lift()) + len(r.PaymentCustomizations.lift()) +
+		len(r.AutomaticDiscountsOfApp.lift())
+	for _, v := range r.Variants.Nodes {
+		if v.Mark.set() {
+			n++
+		}
+	}
+	return n == 0
 }
 
 // Cleanup implements experiment.InstallPlatform: it reads what Lift put on
@@ -79,7 +118,7 @@ func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.
 		if err := c.graphQL(ctx, domain, token, "LiftResources", liftResourcesQuery, nil, &res); err != nil {
 			return rep, err
 		}
-		if res.empty() {
+		if res.none() {
 			return rep, nil
 		}
 		if err := c.deleteResources(ctx, domain, token, res, &rep); err != nil {
@@ -103,7 +142,7 @@ func (c *Client) deleteResources(ctx context.Context, domain, token string, res 
 	if len(res.App.Metafields.Nodes) > 0 {
 		ids := make([]map[string]string, 0, len(res.App.Metafields.Nodes))
 		for _, m := range res.App.Metafields.Nodes {
-			ids = append(ids, map[string]string{"ownerId": m.OwnerID, "namespace": m.Namespace, "key": m.Key})
+			ids = append(ids, map[string]string{"ownerId": res.App.ID, "namespace": m.Namespace, "key": m.Key})
 		}
 		if err := del("MetafieldsDelete", `mutation MetafieldsDelete($metafields: [MetafieldIdentifierInput!]!) { metafieldsDelete(metafields: $metafields) { deletedMetafields { key } userErrors { message } } }`,
 			map[string]any{"metafields": ids}); err != nil {
@@ -120,7 +159,9 @@ func (c *Client) deleteResources(ctx context.Context, domain, token string, res 
 	}
 	byProduct := map[string][]string{}
 	for _, v := range res.Variants.Nodes {
-		byProduct[v.Product.ID] = append(byProduct[v.Product.ID], v.ID)
+		if v.Mark.set() {
+			byProduct[v.Product.ID] = append(byProduct[v.Product.ID], v.ID)
+		}
 	}
 	for product, ids := range byProduct {
 		if err := del("ProductVariantsBulkDelete", `mutation ProductVariantsBulkDelete($productId: ID!, $variantsIds: [ID!]!) { productVariantsBulkDelete(productId: $productId, variantsIds: $variantsIds) { userErrors { message } } }`,
@@ -131,15 +172,15 @@ func (c *Client) deleteResources(ctx context.Context, domain, token string, res 
 	}
 	for _, f := range []struct {
 		op, mutation string
-		list         nodes
+		list         markedNodes
 	}{
 		{"CartTransformDelete", `mutation CartTransformDelete($id: ID!) { cartTransformDelete(id: $id) { deletedId userErrors { message } } }`, res.CartTransforms},
 		{"DeliveryCustomizationDelete", `mutation DeliveryCustomizationDelete($id: ID!) { deliveryCustomizationDelete(id: $id) { deletedId userErrors { message } } }`, res.DeliveryCustomizations},
 		{"PaymentCustomizationDelete", `mutation PaymentCustomizationDelete($id: ID!) { paymentCustomizationDelete(id: $id) { deletedId userErrors { message } } }`, res.PaymentCustomizations},
 		{"DiscountAutomaticDelete", `mutation DiscountAutomaticDelete($id: ID!) { discountAutomaticDelete(id: $id) { deletedAutomaticDiscountId userErrors { message } } }`, res.AutomaticDiscountsOfApp},
 	} {
-		for _, n := range f.list.Nodes {
-			if err := del(f.op, f.mutation, map[string]any{"id": n.ID}); err != nil {
+		for _, id := range f.list.lift() {
+			if err := del(f.op, f.mutation, map[string]any{"id": id}); err != nil {
 				return err
 			}
 			rep.Functions++

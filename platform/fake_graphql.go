@@ -82,9 +82,9 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 	case "DiscountAutomaticDelete":
 		delete(s.DiscountFunctions, str("id"))
 	case "DeliveryCustomizationDelete":
-		in.Delivery = slices.DeleteFunc(in.Delivery, func(id string) bool { return id == str("id") })
+		delete(in.Delivery, str("id"))
 	case "PaymentCustomizationDelete":
-		in.Payment = slices.DeleteFunc(in.Payment, func(id string) bool { return id == str("id") })
+		delete(in.Payment, str("id"))
 	default:
 		return nil, "unknown operation " + strconv.Quote(req.OperationName)
 	}
@@ -220,23 +220,34 @@ func liftResourcesOf(s *fakeShop) any {
 		}
 		return map[string]any{"nodes": out}
 	}
-	values := func(m map[string]string) []string {
-		var out []string
-		for _, v := range m {
-			out = append(out, v)
+	// The functions carry Lift's experiment_id metafield, or none (the
+	// merchant's): every one is listed, as the platform lists them.
+	marked := func(m map[string]string) any {
+		out := []any{}
+		for _, id := range page(slices.Sorted(maps.Keys(m))) {
+			var mk any
+			if m[id] != "" {
+				mk = map[string]string{"value": m[id]}
+			}
+			out = append(out, map[string]any{"id": id, "mark": mk})
 		}
-		return out
+		return map[string]any{"nodes": out}
+	}
+	transforms := map[string]string{}
+	for exp, id := range s.CartTransforms {
+		transforms[id] = exp
 	}
 	mfs, variants := []any{}, []any{}
 	for _, k := range page(s.install.Metafields) {
-		mfs = append(mfs, map[string]string{"ownerId": "gid://shopify/AppInstallation/1", "namespace": "$app:lift", "key": k})
+		mfs = append(mfs, map[string]string{"namespace": "$app:lift", "key": k})
 	}
 	var dups []string
-	for _, dup := range s.DuplicateVariants {
-		dups = append(dups, dup...)
+	for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
+		dups = append(dups, s.DuplicateVariants[exp]...)
 	}
 	for _, id := range page(dups) {
-		variants = append(variants, map[string]any{"id": id, "product": map[string]string{"id": "gid://shopify/Product/0"}})
+		variants = append(variants, map[string]any{"id": id, "product": map[string]string{"id": "gid://shopify/Product/0"},
+			"mark": map[string]string{"value": s.stock.source[id]}})
 	}
 	var subs []string
 	for _, sub := range s.install.Webhooks {
@@ -245,12 +256,12 @@ func liftResourcesOf(s *fakeShop) any {
 	return map[string]any{
 		"scriptTags":             ids(s.install.ScriptTags),
 		"webhookSubscriptions":   ids(subs),
-		"appInstallation":        map[string]any{"metafields": map[string]any{"nodes": mfs}},
+		"appInstallation":        map[string]any{"id": "gid://shopify/AppInstallation/1", "metafields": map[string]any{"nodes": mfs}},
 		"productVariants":        map[string]any{"nodes": variants},
-		"cartTransforms":         ids(values(s.CartTransforms)),
-		"deliveryCustomizations": ids(s.install.Delivery),
-		"paymentCustomizations":  ids(s.install.Payment),
-		"automaticDiscountNodes": ids(slices.Sorted(maps.Keys(s.DiscountFunctions))),
+		"cartTransforms":         marked(transforms),
+		"deliveryCustomizations": marked(s.install.Delivery),
+		"paymentCustomizations":  marked(s.install.Payment),
+		"automaticDiscountNodes": marked(s.DiscountFunctions),
 	}
 }
 

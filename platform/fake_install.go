@@ -27,8 +27,8 @@ type fakeInstall struct {
 	ScriptTags []string
 	scriptSrc  map[string]string // script tag id → src (fake_script.go)
 	Metafields []string          // keys in Lift's namespace
-	Delivery   []string          // delivery customization ids
-	Payment    []string          // payment customization ids
+	Delivery   map[string]string // delivery customization id → Lift's experiment_id mark ("" for the merchant's)
+	Payment    map[string]string // payment customization id → likewise
 	tokens     map[string]bool
 	codes      map[string]string // code → granted scope
 	calls      map[string]int    // operation → answered calls
@@ -44,7 +44,7 @@ type fakeSub struct{ ID, URL string }
 
 func newFakeInstall(domain string) *fakeInstall {
 	return &fakeInstall{Info: experiment.ShopInfo{Name: domain, Currency: "USD", Timezone: "UTC"},
-		Webhooks: map[string]fakeSub{}, scriptSrc: map[string]string{}, tokens: map[string]bool{}, codes: map[string]string{},
+		Webhooks: map[string]fakeSub{}, Delivery: map[string]string{}, Payment: map[string]string{}, scriptSrc: map[string]string{}, tokens: map[string]bool{}, codes: map[string]string{},
 		calls: map[string]int{}, attempts: map[string]int{}, transient: map[string][]int{}}
 }
 
@@ -76,8 +76,38 @@ func (f *Fake) PutLiftResources(domain string) {
 	in := f.shop(domain).install
 	in.ScriptTags = append(in.ScriptTags, f.id("ScriptTag"))
 	in.Metafields = append(in.Metafields, "config-"+strconv.Itoa(len(in.Metafields)+1))
-	in.Delivery = append(in.Delivery, f.id("DeliveryCustomization"))
-	in.Payment = append(in.Payment, f.id("PaymentCustomization"))
+	in.Delivery[f.id("DeliveryCustomization")] = "1"
+	in.Payment[f.id("PaymentCustomization")] = "1"
+}
+
+// PutMerchantResources adds an automatic discount and a delivery and a
+// payment customization of the merchant's own (or another app's): no
+// Lift metafield on them, and Lift's cleanup must leave them.
+func (f *Fake) PutMerchantResources(domain string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.shop(domain)
+	s.DiscountFunctions[f.id("DiscountAutomaticNode")] = ""
+	s.install.Delivery[f.id("DeliveryCustomization")] = ""
+	s.install.Payment[f.id("PaymentCustomization")] = ""
+}
+
+// MerchantResources counts what PutMerchantResources put that is still there.
+func (f *Fake) MerchantResources(domain string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.shop(domain)
+	return unmarked(s.DiscountFunctions) + unmarked(s.install.Delivery) + unmarked(s.install.Payment)
+}
+
+func unmarked(m map[string]string) int {
+	n := 0
+	for _, mark := range m {
+		if mark == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // LiftResources counts what Lift has on the shop: script tags,
@@ -87,11 +117,14 @@ func (f *Fake) LiftResources(domain string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.shop(domain)
-	n := len(s.install.ScriptTags) + len(s.install.Metafields) + len(s.install.Delivery) + len(s.install.Payment)
+	n := len(s.install.ScriptTags) + len(s.install.Metafields) + len(s.CartTransforms)
 	for _, v := range s.DuplicateVariants {
 		n += len(v)
 	}
-	return n + len(s.CartTransforms) + len(s.DiscountFunctions)
+	for _, m := range []map[string]string{s.DiscountFunctions, s.install.Delivery, s.install.Payment} {
+		n += len(m) - unmarked(m)
+	}
+	return n
 }
 
 // Webhooks returns the shop's subscriptions: topic → callback URL.

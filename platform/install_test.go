@@ -267,6 +267,9 @@ func TestCleanupRemovesLiftResources(t *testing.T) {
 	if err := c.PrepareLaunch(context.Background(), shop, price); err != nil {
 		t.Fatal(err)
 	}
+	// The merchant's own discount and customizations share the pages
+	// Lift's are read on: they carry no Lift metafield and must stay.
+	fake.PutMerchantResources(shopDomain)
 	for range 3 { // more of a kind than a page holds: Cleanup reads again
 		fake.PutLiftResources(shopDomain)
 	}
@@ -283,8 +286,11 @@ func TestCleanupRemovesLiftResources(t *testing.T) {
 	if rep.ScriptTags != 3 || rep.Metafields != 3 || rep.DuplicateVariants != 1 || rep.Functions != 7 {
 		t.Fatalf("report %+v", rep)
 	}
-	if n := fake.Calls(shopDomain, "LiftResources"); n != 3 { // pages of 2, then an empty read
-		t.Fatalf("%d reads of Lift's resources, want 3", n)
+	if n := fake.Calls(shopDomain, "LiftResources"); n != 4 { // pages of 2 shared with the merchant's, then none of Lift's
+		t.Fatalf("%d reads of Lift's resources, want 4", n)
+	}
+	if n := fake.MerchantResources(shopDomain); n != 3 {
+		t.Fatalf("the merchant's discount and customizations: %d left, want all 3", n)
 	}
 }
 
