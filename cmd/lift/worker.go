@@ -35,7 +35,8 @@ func newWorkerCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		Short: "Run background jobs (asynq on Redis) and the scheduler loop",
 		Long: "Run the asynq worker (queues critical, default, low) and the scheduler loop that starts and ends\n" +
-			"tests at their schedule. Run as many workers as you like: one scheduler leads at a time (Postgres\n" +
+			"tests at their schedule and queues the periodic jobs (results snapshots and rollups, housekeeping,\n" +
+			"the daily catalog refresh). Run as many workers as you like: one scheduler leads at a time (Postgres\n" +
 			"advisory lock) and every due job has a deterministic id, so nothing runs twice.\n\n" + configHelp(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if interval <= 0 {
