@@ -164,7 +164,8 @@
   // element rendered later takes its price from lift.price().
   var watcher = null, unwatch = 0;
   function watch() {
-    if (!w.MutationObserver) return;
+    // A shop without tests has nothing to paint: no observer of its pages.
+    if (!w.MutationObserver || !(current.cfg.tests || []).length) return;
     watcher = watcher || new MutationObserver(function () { paintRoute(); watcher.takeRecords(); });
     watcher.observe(html, { childList: true, subtree: true, characterData: true, attributeFilter: ['data-lift-variant-id'] });
     clearTimeout(unwatch);
