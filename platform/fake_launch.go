@@ -68,11 +68,13 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 		return map[string]any{"carrierServiceCreate": map[string]any{"carrierService": map[string]string{"id": id}, "userErrors": []any{}}}, true
 	case OpAppBlocks:
 		theme, _ := v["themeId"].(string)
-		if theme == "" {
-			return map[string]any{"themeFilesUpsert": map[string]any{"userErrors": userError("themeId", "themeId is required")}}, true
+		if !strings.HasPrefix(theme, "gid://") { // an ID, not a role such as "main"
+			return map[string]any{"themeFilesUpsert": map[string]any{"userErrors": userError("themeId", "Theme does not exist")}}, true
 		}
 		s.AppBlocks[theme] = true
 		return map[string]any{"themeFilesUpsert": map[string]any{"upsertedThemeFiles": []any{}, "userErrors": []any{}}}, true
+	case OpPublishedTheme:
+		return map[string]any{"themes": map[string]any{"nodes": []any{map[string]string{"id": s.publishedTheme()}}}}, true
 	case OpOfferDiscounts:
 		ids := slices.Sorted(maps.Keys(s.DiscountFunctions))
 		after, _ := v["after"].(string)
@@ -119,4 +121,15 @@ func (s *fakeShop) testDuplicates(v map[string]any) any {
 	}
 	return map[string]any{"productVariants": map[string]any{"nodes": nodes,
 		"pageInfo": map[string]any{"hasNextPage": end < len(all), "endCursor": cursor}}}
+}
+
+// publishedTheme is the catalog's main theme; a shop always has one, so
+// without a catalog that names it the fake's is OnlineStoreTheme/1.
+func (s *fakeShop) publishedTheme() string {
+	for _, t := range s.install.Catalog.Themes {
+		if t.Role == "main" {
+			return t.ID
+		}
+	}
+	return "gid://shopify/OnlineStoreTheme/1"
 }

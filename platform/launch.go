@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 
 	"github.com/liftab/lift/experiment"
@@ -24,6 +25,7 @@ const (
 	OpCartTransform     = "CartTransformCreate"
 	OpCarrierServices   = "CarrierServices"
 	OpAppBlocks         = "ThemeFilesUpsert"
+	OpPublishedTheme    = "PublishedTheme"
 	OpDiscountFunctions = "DiscountAutomaticAppCreate"
 	OpOfferDiscounts    = "OfferDiscounts"
 )
@@ -280,8 +282,12 @@ func (c *Client) installBlocks(ctx context.Context, domain, token string, t *exp
 			themes[tc.ThemeID] = true
 		}
 	}
-	if len(themes) == 0 {
-		themes["main"] = true // the published theme carries the block
+	if len(themes) == 0 { // the published theme carries the block
+		id, err := c.publishedTheme(ctx, domain, token)
+		if err != nil {
+			return err
+		}
+		themes[id] = true
 	}
 	for id := range themes {
 		if err := c.InstallThemeBlock(ctx, domain, token, id); err != nil {
@@ -291,9 +297,29 @@ func (c *Client) installBlocks(ctx context.Context, domain, token string, t *exp
 	return nil
 }
 
-// InstallThemeBlock writes the app block's snippet into the theme (a global
-// id, or "main" for the published one); an upsert, so writing it again is
-// harmless.
+// publishedTheme is the id of the shop's published theme (role MAIN): the
+// theme files mutation takes a theme's id, not its role.
+func (c *Client) publishedTheme(ctx context.Context, domain, token string) (string, error) {
+	var out struct {
+		Themes struct {
+			Nodes []struct {
+				ID string `json:"id"`
+			} `json:"nodes"`
+		} `json:"themes"`
+	}
+	const step = "find the published theme"
+	if err := c.graphQL(ctx, domain, token, OpPublishedTheme,
+		`query PublishedTheme { themes(first: 1, roles: [MAIN]) { nodes { id } } }`, nil, &out); err != nil {
+		return "", renamed(err, step)
+	}
+	if len(out.Themes.Nodes) == 0 {
+		return "", &Error{Op: step, Status: http.StatusUnprocessableEntity, Message: "the shop has no published theme"}
+	}
+	return out.Themes.Nodes[0].ID, nil
+}
+
+// InstallThemeBlock writes the app block's snippet into the theme (its
+// global id); an upsert, so writing it again is harmless.
 func (c *Client) InstallThemeBlock(ctx context.Context, domain, token, themeID string) error {
 	return c.mutate(ctx, domain, token, "install theme app block", OpAppBlocks,
 		`mutation ThemeFilesUpsert($themeId: ID!, $files: [OnlineStoreThemeFilesUpsertFileInput!]!) {

@@ -149,6 +149,23 @@ func TestPrepareLaunch(t *testing.T) {
 			t.Fatalf("%d discounts created for two offer tests, want 2", n)
 		}
 	})
+	t.Run("ABlockGoesOnThePublishedThemeByID", func(t *testing.T) {
+		t.Parallel()
+		fake := platform.NewFake()
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		fake.SetShop(shop.Domain, experiment.ShopInfo{}, experiment.CatalogSnapshot{Themes: []experiment.Theme{
+			{ID: "gid://shopify/OnlineStoreTheme/4", Role: "unpublished"}, {ID: "gid://shopify/OnlineStoreTheme/5", Role: "main"}}})
+		// A visual-editor test names no theme: the block goes on the
+		// published one, which the theme files mutation takes by id.
+		edit := &experiment.Test{ID: 14, Type: experiment.TypeVisualEditor}
+		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, edit); err != nil {
+			t.Fatal(err)
+		}
+		if !fake.HasAppBlock(shop.Domain, "gid://shopify/OnlineStoreTheme/5") || fake.HasAppBlock(shop.Domain, "main") {
+			t.Fatal("the block is not on the published theme 5")
+		}
+	})
 	t.Run("BadToken", func(t *testing.T) {
 		t.Parallel()
 		fake := platform.NewFake()
