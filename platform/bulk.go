@@ -166,16 +166,9 @@ func (c *Client) readBulkFile(ctx context.Context, u string) ([]experiment.Catal
 			continue
 		}
 		var row struct {
-			ID, Title, Handle, SKU, Price string
-			ParentID                      string `json:"__parentId"`
-			InventoryItem                 struct {
-				UnitCost *struct {
-					Amount string `json:"amount"`
-				} `json:"unitCost"`
-			} `json:"inventoryItem"`
-			Source *struct {
-				Value string `json:"value"`
-			} `json:"source"`
+			variantNode
+			Handle   string `json:"handle"`
+			ParentID string `json:"__parentId"`
 		}
 		if err := json.Unmarshal(line, &row); err != nil {
 			return nil, &Error{Op: "bulk products", Message: "unreadable bulk line: " + err.Error()}
@@ -186,12 +179,9 @@ func (c *Client) readBulkFile(ctx context.Context, u string) ([]experiment.Catal
 			continue
 		}
 		i, ok := index[row.ParentID]
-		if !ok || !strings.Contains(row.ID, "/ProductVariant/") || (row.Source != nil && row.Source.Value != "") {
+		v, mine := row.variant(row.ParentID)
+		if !ok || !strings.Contains(row.ID, "/ProductVariant/") || !mine {
 			continue // not a variant of a product read, or Lift's duplicate of one
-		}
-		v := experiment.Variant{ID: row.ID, ProductID: row.ParentID, Title: row.Title, SKU: row.SKU, Price: row.Price}
-		if row.InventoryItem.UnitCost != nil {
-			v.Cost = row.InventoryItem.UnitCost.Amount
 		}
 		products[i].Variants = append(products[i].Variants, v)
 	}

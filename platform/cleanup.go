@@ -47,14 +47,6 @@ type nodes struct {
 	} `json:"nodes"`
 }
 
-// mark is one of Lift's metafields on what it made: the experiment_id of
-// a function, the source_variant_id of a duplicate.
-type mark struct {
-	Value string `json:"value"`
-}
-
-func (m *mark) set() bool { return m != nil && m.Value != "" }
-
 type markedNodes struct {
 	Nodes []struct {
 		ID   string `json:"id"`

@@ -165,26 +165,48 @@ type productPage struct {
 	ProductVariants struct {
 		PageInfo pageInfo `json:"pageInfo"`
 		Nodes    []struct {
-			ID      string `json:"id"`
-			Title   string `json:"title"`
-			SKU     string `json:"sku"`
-			Price   string `json:"price"`
+			variantNode
 			Product struct {
 				ID     string `json:"id"`
 				Title  string `json:"title"`
 				Handle string `json:"handle"`
 			} `json:"product"`
-			InventoryItem struct {
-				UnitCost *struct {
-					Amount string `json:"amount"`
-				} `json:"unitCost"`
-			} `json:"inventoryItem"`
-			Source *struct {
-				Value string `json:"value"`
-			} `json:"source"`
 		} `json:"nodes"`
 	} `json:"productVariants"`
 }
+
+// variantNode is a variant as a catalog read answers it, in a page or in
+// a line of the bulk file.
+type variantNode struct {
+	ID            string `json:"id"`
+	Title         string `json:"title"`
+	SKU           string `json:"sku"`
+	Price         string `json:"price"`
+	InventoryItem struct {
+		UnitCost *struct {
+			Amount string `json:"amount"`
+		} `json:"unitCost"`
+	} `json:"inventoryItem"`
+	Source *mark `json:"source"` // set on Lift's duplicates only
+}
+
+// variant is the node as the mirror keeps it; ok is false for a duplicate
+// Lift made for a live price test, which is not the merchant's catalog.
+func (v variantNode) variant(productID string) (experiment.Variant, bool) {
+	ev := experiment.Variant{ID: v.ID, ProductID: productID, Title: v.Title, SKU: v.SKU, Price: v.Price}
+	if v.InventoryItem.UnitCost != nil {
+		ev.Cost = v.InventoryItem.UnitCost.Amount
+	}
+	return ev, !v.Source.set()
+}
+
+// mark is one of Lift's metafields on what it made: the experiment_id of
+// a function, the source_variant_id of a duplicate.
+type mark struct {
+	Value string `json:"value"`
+}
+
+func (m *mark) set() bool { return m != nil && m.Value != "" }
 
 type pageInfo struct {
 	HasNextPage bool   `json:"hasNextPage"`
@@ -230,18 +252,15 @@ func (c *Client) pagedProducts(ctx context.Context, domain, token string) ([]exp
 			return nil, err
 		}
 		for _, v := range page.ProductVariants.Nodes {
-			if v.Source != nil && v.Source.Value != "" {
-				continue // Lift's duplicate of a variant, not the merchant's
+			ev, ok := v.variant(v.Product.ID)
+			if !ok {
+				continue
 			}
 			p := v.Product
-			i, ok := index[p.ID]
-			if !ok { // a product's variants may span two pages
+			i, seen := index[p.ID]
+			if !seen { // a product's variants may span two pages
 				i, index[p.ID] = len(products), len(products)
 				products = append(products, experiment.CatalogProduct{Product: experiment.Product{ID: p.ID, Title: p.Title, Handle: p.Handle}})
-			}
-			ev := experiment.Variant{ID: v.ID, ProductID: p.ID, Title: v.Title, SKU: v.SKU, Price: v.Price}
-			if v.InventoryItem.UnitCost != nil {
-				ev.Cost = v.InventoryItem.UnitCost.Amount
 			}
 			products[i].Variants = append(products[i].Variants, ev)
 		}

@@ -74,9 +74,7 @@ func (c *Client) prepareOffer(ctx context.Context, domain, token string, t *expe
 			Discounts struct {
 				PageInfo pageInfo `json:"pageInfo"`
 				Nodes    []struct {
-					Experiment *struct {
-						Value string `json:"value"`
-					} `json:"experiment"`
+					Experiment *mark `json:"experiment"`
 				} `json:"nodes"`
 			} `json:"automaticDiscountNodes"`
 		}
@@ -183,22 +181,16 @@ const testDuplicatesQuery = `query TestDuplicates($after: String) {
 
 // testDuplicates is the set of variants t already has a duplicate of.
 func (c *Client) testDuplicates(ctx context.Context, domain, token string, t *experiment.Test) (map[string]bool, error) {
-	type value struct {
-		Value string `json:"value"`
-	}
 	made := map[string]bool{}
 	var after any
 	for {
 		var out struct {
 			Variants struct {
 				Nodes []struct {
-					Source     *value `json:"source"`
-					Experiment *value `json:"experiment"`
+					Source     *mark `json:"source"`
+					Experiment *mark `json:"experiment"`
 				} `json:"nodes"`
-				PageInfo struct {
-					HasNextPage bool   `json:"hasNextPage"`
-					EndCursor   string `json:"endCursor"`
-				} `json:"pageInfo"`
+				PageInfo pageInfo `json:"pageInfo"`
 			} `json:"productVariants"`
 		}
 		if err := c.graphQL(ctx, domain, token, OpTestDuplicates, testDuplicatesQuery, map[string]any{"after": after}, &out); err != nil {

@@ -44,9 +44,7 @@ type duplicateStock struct {
 			InventoryItem struct {
 				ID string `json:"id"`
 			} `json:"inventoryItem"`
-			Source *struct {
-				Value string `json:"value"`
-			} `json:"source"`
+			Source *mark `json:"source"`
 		} `json:"nodes"`
 	} `json:"productVariants"`
 }
