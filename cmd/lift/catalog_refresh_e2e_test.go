@@ -10,7 +10,6 @@ import (
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/lifttest"
-	"github.com/liftab/lift/store"
 )
 
 // refreshedCatalog is the harness shop's catalog after the merchant added
@@ -45,15 +44,7 @@ func TestCatalogRefresh(t *testing.T) {
 	t.Parallel()
 	h := newInstallHarness(t)
 	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
-	shop := h.install()
-	on, features := true, []string{"price"}
-	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &on, Features: &features, SubscriptionActive: &on}); err != nil {
-		t.Fatal(err)
-	}
-	_, token, err := h.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shop, token := h.installForPriceTests(ctx)
 	wantError(t, h.do("POST", "/v1/experiments", token, priceTestOf104, "Content-Type", "application/json"),
 		422, "validation_error", "product_not_found", "shared.price.product_ids[0]")
 	audited := func() int {

@@ -137,6 +137,22 @@ func (h *installHarness) install() *experiment.Shop {
 	return shop
 }
 
+// installForPriceTests installs the shop through OAuth, lets it run price
+// tests over the v1 API, and returns it with a write token.
+func (h *installHarness) installForPriceTests(ctx context.Context) (*experiment.Shop, string) {
+	h.t.Helper()
+	shop := h.install()
+	on, features := true, []string{"price"}
+	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &on, Features: &features, SubscriptionActive: &on}); err != nil {
+		h.t.Fatal(err)
+	}
+	_, token, err := h.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return shop, token
+}
+
 // TestInstallLifecycle is issue 13 end to end: OAuth install, the
 // encrypted token, webhooks and catalog on the platform, uninstall and
 // reinstall.

@@ -22,16 +22,7 @@ func TestInstallPriceTestUninstall(t *testing.T) {
 	t.Parallel()
 	h := newInstallHarness(t)
 	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
-	shop := h.install()
-
-	on, features := true, []string{"price"}
-	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &on, Features: &features, SubscriptionActive: &on}); err != nil {
-		t.Fatal(err)
-	}
-	_, token, err := h.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shop, token := h.installForPriceTests(ctx)
 	const original = "gid://shopify/ProductVariant/101"
 	body := fmt.Sprintf(`{"type":"price","name":"Stocked","shared":{"price":{"product_ids":["gid://shopify/Product/101"]}},
 		"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Variant","split":50,
