@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/liftab/lift/experiment"
@@ -35,23 +34,18 @@ const CatalogRefreshTimeout = 30 * time.Minute
 // runs one per shop) and its write for the shop's row lock. The ticks in
 // between ask nothing of Postgres.
 func CatalogRefreshSource(every time.Duration, find func(ctx context.Context) ([]int64, error)) Source {
-	var done atomic.Int64 // the last slot listed; 0 before the first
-	return func(ctx context.Context, now time.Time) ([]Job, error) {
-		slot := catalogSlot(every, now)
-		if done.Load() == slot {
-			return nil, nil
-		}
+	slotOf := func(now time.Time) int64 { return catalogSlot(every, now) }
+	return slotSource(slotOf, func(ctx context.Context, now time.Time, _ int64) ([]Job, error) {
 		shops, err := find(ctx)
 		if err != nil {
 			return nil, err
 		}
-		done.Store(slot)
 		jobs := make([]Job, len(shops))
 		for i, id := range shops {
 			jobs[i] = CatalogRefreshJob(id, every, now)
 		}
 		return jobs, nil
-	}
+	})
 }
 
 // catalogSlot numbers the slot of every that now falls in, from 1 (so the

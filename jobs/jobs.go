@@ -53,6 +53,9 @@ type Job struct {
 	// refusing duplicates; default a day. A job whose id names a short
 	// slot needs it only for the slot.
 	Retention time.Duration
+	// InHand, when set, is called by the scheduler once the job is queued
+	// or found already in hand (slotSource counts on it).
+	InHand func()
 }
 
 // Client enqueues jobs. The API uses it (enqueue only) and the scheduler too.

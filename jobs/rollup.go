@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/liftab/lift/results"
@@ -25,17 +24,12 @@ type RollupPrepareTask struct {
 // Redis: a look per test per slot is the point, and the ids refuse a second
 // one should another scheduler take the lead within the slot.
 func RollupPrepareSource(find func(ctx context.Context, limit int) ([]results.RunningTest, error), limit int) Source {
-	var done atomic.Int64 // the last slot listed; 0 before the first
-	return func(ctx context.Context, now time.Time) ([]Job, error) {
-		slot := now.Unix()/int64(results.PrepareEvery/time.Second) + 1
-		if done.Load() == slot {
-			return nil, nil
-		}
+	slotOf := func(now time.Time) int64 { return now.Unix()/int64(results.PrepareEvery/time.Second) + 1 }
+	return slotSource(slotOf, func(ctx context.Context, _ time.Time, slot int64) ([]Job, error) {
 		tests, err := find(ctx, limit)
 		if err != nil {
 			return nil, err
 		}
-		done.Store(slot)
 		jobs := make([]Job, len(tests))
 		for i, t := range tests {
 			jobs[i] = Job{Type: TypeRollupPrepare, Payload: RollupPrepareTask{ShopID: t.ShopID, TestID: t.TestID},
@@ -43,7 +37,7 @@ func RollupPrepareSource(find func(ctx context.Context, limit int) ([]results.Ru
 				Retention: results.PrepareEvery} // the id names the slot: no later tick can repeat it
 		}
 		return jobs, nil
-	}
+	})
 }
 
 // HandleRollups registers the rollup preparation's handler on w.

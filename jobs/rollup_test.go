@@ -16,7 +16,8 @@ import (
 )
 
 // The rollup source lists the running tests once per slot, with ids that
-// name the slot; the ticks in between ask nothing.
+// name the slot; the ticks in between ask nothing, once the scheduler has
+// had the jobs in hand. A tick whose enqueue failed is listed again.
 func TestRollupPrepareSourceOncePerSlot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -26,7 +27,7 @@ func TestRollupPrepareSourceOncePerSlot(t *testing.T) {
 		return []results.RunningTest{{ShopID: 7, TestID: 1}, {ShopID: 8, TestID: 4}}[:min(limit, 2)], nil
 	}, 50)
 	slotStart := time.Unix(1_800_000_000, 0).Truncate(results.PrepareEvery)
-	ids := func(at time.Time) []string {
+	ids := func(at time.Time, queued bool) []string {
 		t.Helper()
 		js, err := src(ctx, at)
 		if err != nil {
@@ -39,19 +40,23 @@ func TestRollupPrepareSourceOncePerSlot(t *testing.T) {
 				t.Errorf("job %+v", j)
 			}
 			out = append(out, j.ID)
+			if queued { // as the scheduler does once Redis has it
+				j.InHand()
+			}
 		}
 		return out
 	}
-	first := ids(slotStart.Add(time.Second))
-	if len(first) != 2 || first[0] == first[1] {
-		t.Fatalf("first tick: %v, want a job per running test", first)
+	failed := ids(slotStart.Add(time.Second), false) // Redis refused the enqueue
+	first := ids(slotStart.Add(2*time.Second), true)
+	if len(first) != 2 || first[0] == first[1] || !cmp.Equal(failed, first) || lists != 2 {
+		t.Fatalf("ticks: %v after a failed %v (%d lists), want a job per running test, listed again", first, failed, lists)
 	}
-	if again := ids(slotStart.Add(results.PrepareEvery - time.Second)); len(again) != 0 || lists != 1 {
-		t.Errorf("a tick in the same slot gave %v after %d lists, want nothing and 1", again, lists)
+	if again := ids(slotStart.Add(results.PrepareEvery-time.Second), true); len(again) != 0 || lists != 2 {
+		t.Errorf("a tick in the same slot gave %v after %d lists, want nothing and 2", again, lists)
 	}
-	next := ids(slotStart.Add(results.PrepareEvery))
-	if len(next) != 2 || lists != 2 || cmp.Equal(first, next) {
-		t.Errorf("the next slot gave %v (first %v) after %d lists, want new ids and 2 lists", next, first, lists)
+	next := ids(slotStart.Add(results.PrepareEvery), true)
+	if len(next) != 2 || lists != 3 || cmp.Equal(first, next) {
+		t.Errorf("the next slot gave %v (first %v) after %d lists, want new ids and 3 lists", next, first, lists)
 	}
 }
 

@@ -78,6 +78,9 @@ func (s *Scheduler) Tick(ctx context.Context) (TickResult, error) {
 				default:
 					res.Enqueued++
 				}
+				if j.InHand != nil {
+					j.InHand()
+				}
 			}
 		}
 		return nil
