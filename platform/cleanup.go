@@ -9,11 +9,12 @@ import (
 
 // liftResources is what Lift put on a shop, as one query reads it: script
 // tags, webhook subscriptions and metafields in Lift's app namespace (all
-// the app's own), and the variants it duplicated for price tests and the
-// functions it deployed. Those last lists may hold the merchant's too (a
-// search filter the platform does not know is ignored, and then every
-// variant or discount of the shop matches), so Cleanup deletes only the
-// ones that carry Lift's metafield (mark): never the merchant's.
+// the app's own, deleted whole), and the variants it duplicated for price
+// tests and the functions it deployed. Those last lists may hold the
+// merchant's too (a search filter the platform does not know is ignored,
+// and then every variant or discount of the shop matches), so Cleanup
+// deletes only the ones that carry Lift's metafield (mark), and pages past
+// the merchant's to find the rest of Lift's.
 type liftResources struct {
 	ScriptTags nodes `json:"scriptTags"`
 	Webhooks   nodes `json:"webhookSubscriptions"`
@@ -26,15 +27,7 @@ type liftResources struct {
 			} `json:"nodes"`
 		} `json:"metafields"`
 	} `json:"appInstallation"`
-	Variants struct {
-		Nodes []struct {
-			ID      string `json:"id"`
-			Product struct {
-				ID string `json:"id"`
-			} `json:"product"`
-			Mark *mark `json:"mark"`
-		} `json:"nodes"`
-	} `json:"productVariants"`
+	Variants                markedNodes `json:"productVariants"`
 	CartTransforms          markedNodes `json:"cartTransforms"`
 	DeliveryCustomizations  markedNodes `json:"deliveryCustomizations"`
 	PaymentCustomizations   markedNodes `json:"paymentCustomizations"`
@@ -47,10 +40,15 @@ type nodes struct {
 	} `json:"nodes"`
 }
 
+// markedNodes is a page of a list that may hold the merchant's too.
 type markedNodes struct {
-	Nodes []struct {
-		ID   string `json:"id"`
-		Mark *mark  `json:"mark"`
+	PageInfo pageInfo `json:"pageInfo"`
+	Nodes    []struct {
+		ID      string `json:"id"`
+		Product struct {
+			ID string `json:"id"`
+		} `json:"product"` // a duplicate's
+		Mark *mark `json:"mark"`
 	} `json:"nodes"`
 }
 
@@ -65,56 +63,64 @@ func (n markedNodes) lift() []string {
 	return out
 }
 
-// liftResourcesQuery reads a page of each kind: 717 points, under the
-// platform's 1,000 a query (a page of 250 of each would ask over 2,000).
-// Cleanup reads again after deleting until a read finds nothing of Lift's.
-const liftResourcesQuery = `query LiftResources {
+// liftResourcesQuery reads a page of each kind, each marked kind from its
+// own cursor: 722 points, under the platform's 1,000 a query (a page of
+// 250 of each would ask over 2,000).
+const liftResourcesQuery = `query LiftResources($variants: String, $transforms: String, $delivery: String, $payment: String, $discounts: String) {
   scriptTags(first: 50) { nodes { id } }
   webhookSubscriptions(first: 50) { nodes { id } }
   appInstallation { id metafields(namespace: "$app:lift", first: 50) { nodes { namespace key } } }
-  productVariants(first: 100, query: "tag:lift-duplicate") { nodes { id product { id }
-    mark: metafield(namespace: "$app:lift", key: "source_variant_id") { value } } }
-  cartTransforms(first: 25) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
-  deliveryCustomizations(first: 25) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
-  paymentCustomizations(first: 25) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
-  automaticDiscountNodes(first: 50) { nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+  productVariants(first: 100, after: $variants, query: "tag:lift-duplicate") { pageInfo { hasNextPage endCursor }
+    nodes { id product { id } mark: metafield(namespace: "$app:lift", key: "source_variant_id") { value } } }
+  cartTransforms(first: 25, after: $transforms) { pageInfo { hasNextPage endCursor }
+    nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+  deliveryCustomizations(first: 25, after: $delivery) { pageInfo { hasNextPage endCursor }
+    nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+  paymentCustomizations(first: 25, after: $payment) { pageInfo { hasNextPage endCursor }
+    nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+  automaticDiscountNodes(first: 50, after: $discounts) { pageInfo { hasNextPage endCursor }
+    nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
 }`
 
-// cleanupRounds bounds Cleanup's read-then-delete rounds: a deletion the
-// platform ignores must not loop for ever.
-const cleanupRounds = 20
+// cleanupRounds bounds Cleanup's rounds (each deletes something or moves a
+// cursor past a page of the merchant's): a deletion the platform ignores
+// must not loop for ever.
+const cleanupRounds = 200
 
-// none: nothing of Lift's is left on the pages read.
-func (r liftResources) none() bool {
-	n := len(r.ScriptTags.Nodes) + len(r.Webhooks.Nodes) + len(r.App.Metafields.Nodes) +
-		len(r.CartTransforms.lift()) + len(r.DeliveryCustomizations.lift()) + len(r.PaymentCustomizations.lift()) +
-		len(r.AutomaticDiscountsOfApp.lift())
-	for _, v := range r.Variants.Nodes {
-		if v.Mark.set() {
-			n++
-		}
-	}
-	return n == 0
+// marked is each marked kind's page, by its cursor's variable.
+func (r *liftResources) marked() map[string]markedNodes {
+	return map[string]markedNodes{"variants": r.Variants, "transforms": r.CartTransforms,
+		"delivery": r.DeliveryCustomizations, "payment": r.PaymentCustomizations, "discounts": r.AutomaticDiscountsOfApp}
 }
 
 // Cleanup implements experiment.InstallPlatform: it reads what Lift put on
 // the shop (the webhook subscriptions too: the platform drops them at
 // uninstall, but a reinstall starts from none either way) a page of each
-// kind at a time and deletes each, one mutation per kind (or per resource
-// where the API deletes one at a time), until a read finds nothing. The
-// first refusal stops it; running it again deletes what is left.
+// kind at a time and deletes what is Lift's, one mutation per kind (or per
+// resource where the API deletes one at a time). A page left with none of
+// Lift's is passed (its cursor moves on); a page it deleted from is read
+// again. It ends when no page holds anything of Lift's and none follows.
+// The first refusal stops it; running it again deletes what is left.
 func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.CleanupReport, error) {
 	var rep experiment.CleanupReport
+	cursors := map[string]any{}
 	for range cleanupRounds {
 		var res liftResources
-		if err := c.graphQL(ctx, domain, token, "LiftResources", liftResourcesQuery, nil, &res); err != nil {
+		if err := c.graphQL(ctx, domain, token, "LiftResources", liftResourcesQuery, cursors, &res); err != nil {
 			return rep, err
 		}
-		if res.none() {
-			return rep, nil
-		}
+		before := rep
 		if err := c.deleteResources(ctx, domain, token, res, &rep); err != nil {
 			return rep, err
+		}
+		moved := false
+		for name, page := range res.marked() {
+			if len(page.lift()) == 0 && page.PageInfo.HasNextPage && page.PageInfo.EndCursor != "" {
+				cursors[name], moved = page.PageInfo.EndCursor, true
+			}
+		}
+		if rep == before && !moved {
+			return rep, nil
 		}
 	}
 	return rep, &Error{Op: "cleanup", Message: fmt.Sprintf("Lift's resources are still on the shop after %d rounds of deletes", cleanupRounds)}

@@ -34,7 +34,7 @@ func TestQueryCostFollowsThePlatformsRules(t *testing.T) {
 		{"collections page", collectionsQuery, nil, 819},
 		{"rest of a collection", collectionProductsQuery, nil, 254},
 		{"themes", themesQuery, nil, 22},
-		{"Lift's resources", liftResourcesQuery, nil, 717},
+		{"Lift's resources", liftResourcesQuery, nil, 722},
 		{"offer discounts", offerDiscountsQuery, nil, 203},
 		{"nested connections multiply", `{ collections(first: 250) { nodes { id title products(first: 250) { nodes { id } } } } }`, nil, 2 + 250*(1+2+250)},
 	} {

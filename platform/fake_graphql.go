@@ -60,7 +60,7 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 	case "Themes":
 		return themesOf(in), ""
 	case "LiftResources":
-		return liftResourcesOf(s), ""
+		return liftResourcesOf(s, v), ""
 	case "ScriptTagDelete":
 		in.ScriptTags = slices.DeleteFunc(in.ScriptTags, func(id string) bool { return id == str("id") })
 	case "MetafieldsDelete":
@@ -209,9 +209,10 @@ func themesOf(in *fakeInstall) any {
 	return map[string]any{"themes": map[string]any{"nodes": themes}}
 }
 
-func liftResourcesOf(s *fakeShop) any {
-	// Each kind answers its first FakePageSize, as a page of first: n would
-	// hold n: Cleanup must read again after deleting.
+func liftResourcesOf(s *fakeShop, v map[string]any) any {
+	// Each kind answers a page of FakePageSize, as a page of first: n would
+	// hold n: Cleanup must read again after deleting, and page past the
+	// merchant's functions (the variables name each one's cursor).
 	page := func(xs []string) []string { return xs[:min(len(xs), FakePageSize)] }
 	ids := func(xs []string) any {
 		out := []any{}
@@ -220,48 +221,49 @@ func liftResourcesOf(s *fakeShop) any {
 		}
 		return map[string]any{"nodes": out}
 	}
-	// The functions carry Lift's experiment_id metafield, or none (the
-	// merchant's): every one is listed, as the platform lists them.
-	marked := func(m map[string]string) any {
+	// marked lists ids (sorted) from the kind's cursor, with Lift's
+	// metafield where mark gives one, as the platform lists them all.
+	marked := func(kind string, all []string, mark func(id string) string, product string) any {
+		after, _ := v[kind].(string)
+		start, end, info := fakePage(len(all), after)
 		out := []any{}
-		for _, id := range page(slices.Sorted(maps.Keys(m))) {
+		for _, id := range all[start:end] {
 			var mk any
-			if m[id] != "" {
-				mk = map[string]string{"value": m[id]}
+			if m := mark(id); m != "" {
+				mk = map[string]string{"value": m}
 			}
-			out = append(out, map[string]any{"id": id, "mark": mk})
+			out = append(out, map[string]any{"id": id, "mark": mk, "product": map[string]string{"id": product}})
 		}
-		return map[string]any{"nodes": out}
+		return map[string]any{"nodes": out, "pageInfo": info}
 	}
 	transforms := map[string]string{}
 	for exp, id := range s.CartTransforms {
 		transforms[id] = exp
 	}
-	mfs, variants := []any{}, []any{}
-	for _, k := range page(s.install.Metafields) {
-		mfs = append(mfs, map[string]string{"namespace": "$app:lift", "key": k})
-	}
 	var dups []string
 	for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
 		dups = append(dups, s.DuplicateVariants[exp]...)
 	}
-	for _, id := range page(dups) {
-		variants = append(variants, map[string]any{"id": id, "product": map[string]string{"id": "gid://shopify/Product/0"},
-			"mark": map[string]string{"value": s.stock.source[id]}})
+	mfs := []any{}
+	for _, k := range page(s.install.Metafields) {
+		mfs = append(mfs, map[string]string{"namespace": "$app:lift", "key": k})
 	}
 	var subs []string
 	for _, sub := range s.install.Webhooks {
 		subs = append(subs, sub.ID)
 	}
+	list := func(kind string, m map[string]string) any {
+		return marked(kind, slices.Sorted(maps.Keys(m)), func(id string) string { return m[id] }, "")
+	}
 	return map[string]any{
 		"scriptTags":             ids(s.install.ScriptTags),
 		"webhookSubscriptions":   ids(subs),
 		"appInstallation":        map[string]any{"id": "gid://shopify/AppInstallation/1", "metafields": map[string]any{"nodes": mfs}},
-		"productVariants":        map[string]any{"nodes": variants},
-		"cartTransforms":         marked(transforms),
-		"deliveryCustomizations": marked(s.install.Delivery),
-		"paymentCustomizations":  marked(s.install.Payment),
-		"automaticDiscountNodes": marked(s.DiscountFunctions),
+		"productVariants":        marked("variants", dups, func(id string) string { return s.stock.source[id] }, "gid://shopify/Product/0"),
+		"cartTransforms":         list("transforms", transforms),
+		"deliveryCustomizations": list("delivery", s.install.Delivery),
+		"paymentCustomizations":  list("payment", s.install.Payment),
+		"automaticDiscountNodes": list("discounts", s.DiscountFunctions),
 	}
 }
 

@@ -267,8 +267,10 @@ func TestCleanupRemovesLiftResources(t *testing.T) {
 	if err := c.PrepareLaunch(context.Background(), shop, price); err != nil {
 		t.Fatal(err)
 	}
-	// The merchant's own discount and customizations share the pages
-	// Lift's are read on: they carry no Lift metafield and must stay.
+	// The merchant's own discounts and customizations fill the first page
+	// of their kinds (the fake's pages hold 2): they carry no Lift
+	// metafield and must stay, and Lift's behind them must go.
+	fake.PutMerchantResources(shopDomain)
 	fake.PutMerchantResources(shopDomain)
 	for range 3 { // more of a kind than a page holds: Cleanup reads again
 		fake.PutLiftResources(shopDomain)
@@ -289,8 +291,8 @@ func TestCleanupRemovesLiftResources(t *testing.T) {
 	if n := fake.Calls(shopDomain, "LiftResources"); n != 4 { // pages of 2 shared with the merchant's, then none of Lift's
 		t.Fatalf("%d reads of Lift's resources, want 4", n)
 	}
-	if n := fake.MerchantResources(shopDomain); n != 3 {
-		t.Fatalf("the merchant's discount and customizations: %d left, want all 3", n)
+	if n := fake.MerchantResources(shopDomain); n != 6 {
+		t.Fatalf("the merchant's discounts and customizations: %d left, want all 6", n)
 	}
 }
 
