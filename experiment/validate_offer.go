@@ -147,9 +147,8 @@ func (v *validator) checkOrderAmount(value string, c *OfferConditions, param, gr
 // products. A product or collection the catalog does not have is left to
 // checkConditions (product_not_found, collection_not_found). A
 // collection's cheapest item is the mirror's: it covers the products the
-// mirror lists for the collection, which an install reads from the
-// platform as the first 250 of each (platform.Client.FetchCatalog); a
-// product past those is not compared. An offer on the whole order is
+// mirror lists for the collection, every one the platform had at the
+// install or the last catalog refresh. An offer on the whole order is
 // checkOrderAmount's.
 func (v *validator) checkFixedAmount(value string, c *OfferConditions, param, group string) {
 	for _, id := range c.ProductIDs {

@@ -134,7 +134,8 @@ func domainFloors(f *store.CatalogFile, ids []string) map[string]experiment.Item
 // TestImportCatalogKeepsEachVariant: the products and variants written in
 // one statement a table read back as written, a variant without a unit
 // cost without one, prices as the catalog spelt them; a price that is not
-// a number refuses the whole import.
+// a number fails the import, and the transaction it runs in (as every
+// caller's does) keeps the mirror as it was.
 func TestImportCatalogKeepsEachVariant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -160,7 +161,17 @@ func TestImportCatalogKeepsEachVariant(t *testing.T) {
 		t.Fatalf("variants (-want +got):\n%s\nproducts %+v", diff, got.Products)
 	}
 	f.Products[1].Variants = []experiment.Variant{{ID: "gid://shopify/ProductVariant/21", Price: "twelve"}}
-	if err := store.ImportCatalog(ctx, pool, shopID, f); err == nil {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = store.ImportCatalog(ctx, tx, shopID, f)
+	_ = tx.Rollback(ctx)
+	if err == nil {
 		t.Fatal("a price that is not a number was imported")
+	}
+	after, err := store.Catalog{Q: pool}.Lookup(ctx, shopID, experiment.CatalogRefs{ProductVariants: []string{"gid://shopify/Product/1"}})
+	if err != nil || !cmp.Equal(want, after.Variants) {
+		t.Fatalf("the mirror after a refused import: %+v (%v), want it as it was", after.Variants, err)
 	}
 }
