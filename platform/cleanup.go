@@ -115,8 +115,8 @@ func (c *Client) Cleanup(ctx context.Context, domain, token string) (experiment.
 		}
 		moved := false
 		for name, page := range res.marked() {
-			if len(page.lift()) == 0 && page.PageInfo.HasNextPage && page.PageInfo.EndCursor != "" {
-				cursors[name], moved = page.PageInfo.EndCursor, true
+			if next, more := page.PageInfo.next(); len(page.lift()) == 0 && more {
+				cursors[name], moved = next, true
 			}
 		}
 		if rep == before && !moved {

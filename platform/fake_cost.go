@@ -145,6 +145,9 @@ func (p *gqlParser) selection() (gqlField, error) {
 		}
 		if p.peek() == "..." { // inline fragment: its fields count as the parent's
 			p.next()
+			if t := p.peek(); t != "on" && t != "{" && t != "@" {
+				return gqlField{}, fmt.Errorf("the fake does not price the named fragment %s", t)
+			}
 			for p.peek() != "{" && p.peek() != "" {
 				p.next()
 			}

@@ -55,6 +55,7 @@ func TestQueryCostRefusesWhatItCannotPrice(t *testing.T) {
 		`{ products(first: ten) { nodes { id } } }`,
 		`{ products(first) { nodes { id } } }`,
 		`query`,
+		`query { products(first: 10) { nodes { ...ProductFields } } } fragment ProductFields on Product { id }`,
 	} {
 		if n, err := queryCost(doc, nil); err == nil {
 			t.Errorf("%q priced at %d, want an error", doc, n)

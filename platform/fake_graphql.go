@@ -119,6 +119,16 @@ func fakePage(n int, after string) (start, end int, info map[string]any) {
 	return start, end, map[string]any{"hasNextPage": end < n, "endCursor": strconv.Itoa(end)}
 }
 
+// duplicates lists Lift's duplicate variants in a stable order (by test,
+// then as made), so pages of them do not overlap.
+func (s *fakeShop) duplicates() []string {
+	var out []string
+	for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
+		out = append(out, s.DuplicateVariants[exp]...)
+	}
+	return out
+}
+
 // shopVariant is a variant as the platform holds it: the catalog's, and
 // the duplicates Lift made for price tests, which are variants of their
 // original's product like any other and carry Lift's source_variant_id.
@@ -131,10 +141,7 @@ type shopVariant struct {
 // variantsOf lists every variant of the shop, each product's catalog
 // variants then its duplicates, in a stable order.
 func (s *fakeShop) variantsOf() []shopVariant {
-	var dups []string
-	for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
-		dups = append(dups, s.DuplicateVariants[exp]...)
-	}
+	dups := s.duplicates()
 	var out []shopVariant
 	for _, p := range s.install.Catalog.Products {
 		for _, v := range p.Variants {
@@ -240,10 +247,7 @@ func liftResourcesOf(s *fakeShop, v map[string]any) any {
 	for exp, id := range s.CartTransforms {
 		transforms[id] = exp
 	}
-	var dups []string
-	for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
-		dups = append(dups, s.DuplicateVariants[exp]...)
-	}
+	dups := s.duplicates()
 	mfs := []any{}
 	for _, k := range page(s.install.Metafields) {
 		mfs = append(mfs, map[string]string{"namespace": "$app:lift", "key": k})

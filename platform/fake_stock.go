@@ -1,10 +1,6 @@
 package platform
 
-import (
-	"maps"
-	"slices"
-	"strings"
-)
+import "strings"
 
 // The fake's inventory (stock.go): every variant's inventory item has the
 // variant's number (gid://shopify/ProductVariant/N has
@@ -79,10 +75,7 @@ func (s *fakeShop) stockOperation(op string, v map[string]any) (any, bool) {
 		if id := s.variantOfItem(item); id != "" {
 			inv = map[string]any{"variant": map[string]string{"id": id}}
 		}
-		var all []string // in a stable order, so pages do not overlap
-		for _, exp := range slices.Sorted(maps.Keys(s.DuplicateVariants)) {
-			all = append(all, s.DuplicateVariants[exp]...)
-		}
+		all := s.duplicates()
 		after, _ := v["after"].(string)
 		start, end, info := fakePage(len(all), after)
 		nodes := []any{}

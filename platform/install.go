@@ -208,6 +208,13 @@ type mark struct {
 
 func (m *mark) set() bool { return m != nil && m.Value != "" }
 
+// next is the cursor of the page after this one; more is false at the
+// end, and on a next page without a cursor, which would read the first
+// page again for ever.
+func (p pageInfo) next() (cursor string, more bool) {
+	return p.EndCursor, p.HasNextPage && p.EndCursor != ""
+}
+
 type pageInfo struct {
 	HasNextPage bool   `json:"hasNextPage"`
 	EndCursor   string `json:"endCursor"`
@@ -264,10 +271,11 @@ func (c *Client) pagedProducts(ctx context.Context, domain, token string) ([]exp
 			}
 			products[i].Variants = append(products[i].Variants, ev)
 		}
-		if !page.ProductVariants.PageInfo.HasNextPage {
+		next, more := page.ProductVariants.PageInfo.next()
+		if !more {
 			return products, nil
 		}
-		after = page.ProductVariants.PageInfo.EndCursor
+		after = next
 	}
 }
 
@@ -333,10 +341,11 @@ func (c *Client) fetchCollectionsAndThemes(ctx context.Context, domain, token st
 			}
 			snap.Collections = append(snap.Collections, experiment.Collection{ID: col.ID, Title: col.Title, ProductIDs: ids})
 		}
-		if !page.Collections.PageInfo.HasNextPage {
+		next, more := page.Collections.PageInfo.next()
+		if !more {
 			break
 		}
-		after = page.Collections.PageInfo.EndCursor
+		after = next
 	}
 	var out struct {
 		Themes struct {
@@ -364,7 +373,8 @@ func (c *Client) collectionProducts(ctx context.Context, domain, token, id strin
 		for _, p := range page.Nodes {
 			ids = append(ids, p.ID)
 		}
-		if !page.PageInfo.HasNextPage {
+		next, more := page.PageInfo.next()
+		if !more {
 			return ids, nil
 		}
 		var out struct {
@@ -373,7 +383,7 @@ func (c *Client) collectionProducts(ctx context.Context, domain, token, id strin
 			} `json:"collection"`
 		}
 		if err := c.graphQL(ctx, domain, token, "CollectionProducts", collectionProductsQuery,
-			map[string]any{"id": id, "after": page.PageInfo.EndCursor}, &out); err != nil {
+			map[string]any{"id": id, "after": next}, &out); err != nil {
 			return nil, err
 		}
 		if out.Collection == nil { // deleted while we read: what we have is all there is

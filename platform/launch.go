@@ -86,10 +86,11 @@ func (c *Client) prepareOffer(ctx context.Context, domain, token string, t *expe
 				return nil
 			}
 		}
-		if !out.Discounts.PageInfo.HasNextPage {
+		next, more := out.Discounts.PageInfo.next()
+		if !more {
 			break
 		}
-		after = out.Discounts.PageInfo.EndCursor
+		after = next
 	}
 	return c.mutate(ctx, domain, token, "create discount function", OpDiscountFunctions,
 		`mutation DiscountAutomaticAppCreate($discount: DiscountAutomaticAppInput!) {
@@ -201,10 +202,11 @@ func (c *Client) testDuplicates(ctx context.Context, domain, token string, t *ex
 				made[n.Source.Value] = true
 			}
 		}
-		if !out.Variants.PageInfo.HasNextPage || out.Variants.PageInfo.EndCursor == "" {
+		next, more := out.Variants.PageInfo.next()
+		if !more {
 			return made, nil
 		}
-		after = out.Variants.PageInfo.EndCursor
+		after = next
 	}
 }
 

@@ -75,10 +75,11 @@ func (c *Client) SyncDuplicateStock(ctx context.Context, domain, token string, l
 					"locationId": gid("Location", l.LocationID), "quantity": *l.Available})
 			}
 		}
-		if !res.Variants.PageInfo.HasNextPage {
+		next, more := res.Variants.PageInfo.next()
+		if !more {
 			break
 		}
-		after = res.Variants.PageInfo.EndCursor
+		after = next
 	}
 	if len(quantities) == 0 {
 		return 0, nil
