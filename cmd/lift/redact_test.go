@@ -47,6 +47,7 @@ func TestOpenAppErrorHidesThePassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.DataDir = t.TempDir() // the built-in fake platform keeps its secret there
 	cfg.Postgres.URL = "host=127.0.0.1 port=1 user=postgres password=TopSecret1 dbname=x sslmode=disable connect_timeout=2"
 	a, err := openApp(context.Background(), cfg)
 	if err == nil {
