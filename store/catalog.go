@@ -346,7 +346,12 @@ func lookup(ctx context.Context, q querier, shopID int64, ids []string, sql stri
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := q.Query(ctx, sql, shopID, ids)
+	return scanEach(ctx, q, sql, scan, shopID, ids)
+}
+
+// scanEach runs sql with args and hands each row to scan.
+func scanEach(ctx context.Context, q querier, sql string, scan func(pgx.Rows) error, args ...any) error {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return err
 	}

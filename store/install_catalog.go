@@ -136,15 +136,5 @@ func readZones(ctx context.Context, q querier, shopID int64, c *experiment.Catal
 
 // each runs a query of one shop's rows and hands each row to scan.
 func each(ctx context.Context, q querier, sql string, shopID int64, scan func(pgx.Rows) error) error {
-	rows, err := q.Query(ctx, sql, shopID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return scanEach(ctx, q, sql, scan, shopID)
 }
