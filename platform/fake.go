@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+
+	"github.com/liftab/lift/experiment"
 )
 
 // Fake is an in-process server of the admin API Client calls: OAuth and
@@ -22,6 +24,9 @@ type Fake struct {
 	// BulkPolls is how many polls a bulk operation answers RUNNING before
 	// it completes.
 	BulkPolls int
+	// Catalog, when set, is what a shop sells until SetShop says
+	// otherwise (lift dev's built-in platform: the demo catalog).
+	Catalog *experiment.CatalogSnapshot
 
 	mux      *http.ServeMux
 	mu       sync.Mutex
@@ -90,6 +95,9 @@ func (f *Fake) shop(domain string) *fakeShop {
 	if !ok {
 		s = &fakeShop{CartTransforms: map[string]string{}, DuplicateVariants: map[string][]string{},
 			AppBlocks: map[string]bool{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain), stock: newFakeStock()}
+		if f.Catalog != nil {
+			s.install.Catalog = *f.Catalog
+		}
 		f.shops[domain] = s
 	}
 	return s

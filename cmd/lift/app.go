@@ -120,6 +120,9 @@ func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fake.Catalog, err = demoPlatformCatalog(); err != nil {
+		return nil, err
+	}
 	a.fakePlatform = &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}
 	go a.fakePlatform.Serve(ln)
 	a.PlatformClient = platform.NewClient("http://"+ln.Addr().String(), "")

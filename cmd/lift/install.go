@@ -19,6 +19,7 @@ import (
 	"github.com/liftab/lift/api/install"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/experiment/catalogdata"
 	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
 )
@@ -235,6 +236,23 @@ func fakeOAuth(cfg *config.Config) (*platform.Fake, error) {
 	}
 	fake.APIKey, fake.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
 	return fake, nil
+}
+
+// demoPlatformCatalog is what every shop sells on the built-in fake
+// platform: the demo catalog `lift seed` loads. An OAuth install or a
+// catalog refresh there then reads what the demo shop's mirror already
+// holds; with an empty fake it read nothing, and the install replaced the
+// demo shop's mirror with an empty one.
+func demoPlatformCatalog() (*experiment.CatalogSnapshot, error) {
+	f, err := store.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		return nil, err
+	}
+	snap := &experiment.CatalogSnapshot{Currency: f.Currency, Collections: f.Collections, Themes: f.Themes}
+	for _, p := range f.Products {
+		snap.Products = append(snap.Products, experiment.CatalogProduct{Product: p.Product, Variants: p.Variants})
+	}
+	return snap, nil
 }
 
 // processSecret is devSecret's secret in dataDir, or one of this process
