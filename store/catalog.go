@@ -220,7 +220,63 @@ func insertProducts(ctx context.Context, q querier, shopID int64, products []Cat
 // experiment.Catalog.
 type Catalog struct{ Q querier }
 
-const variantColumns = `id, product_id, title, sku, price::text, coalesce(cost::text, '')`
+// The mirror's kinds as both readers select and scan them: Lookup the rows
+// a test names (… AND id = ANY($2)), ReadCatalog (install_catalog.go) all
+// of a shop's.
+const (
+	variantColumns   = `id, product_id, title, sku, price::text, coalesce(cost::text, '')`
+	selectProducts   = `SELECT id, title, handle FROM catalog_products WHERE shop_id=$1`
+	selectVariants   = `SELECT ` + variantColumns + ` FROM catalog_variants WHERE shop_id=$1`
+	selectCollection = `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1`
+	selectThemes     = `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1`
+	selectMarkets    = `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1`
+	// One row per rate; a zone without rates comes once with NULLs.
+	selectZoneRates = `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
+		FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
+		WHERE z.shop_id=$1`
+)
+
+func scanProduct(row pgx.Rows) (x experiment.Product, err error) {
+	return x, row.Scan(&x.ID, &x.Title, &x.Handle)
+}
+
+func scanVariant(row pgx.Rows) (x experiment.Variant, err error) {
+	return x, row.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost)
+}
+
+func scanCollection(row pgx.Rows) (x experiment.Collection, err error) {
+	return x, row.Scan(&x.ID, &x.Title, &x.ProductIDs)
+}
+
+func scanTheme(row pgx.Rows) (x experiment.Theme, err error) {
+	return x, row.Scan(&x.ID, &x.Name, &x.Role, &x.Templates)
+}
+
+func scanMarket(row pgx.Rows) (x experiment.Market, err error) {
+	return x, row.Scan(&x.ID, &x.Name, &x.Currency, &x.Countries)
+}
+
+// scanZoneRate reads a row of selectZoneRates: the zone (without rates)
+// and its rate, nil for a zone without any.
+func scanZoneRate(row pgx.Rows) (experiment.Zone, *experiment.ZoneRate, error) {
+	var z experiment.Zone
+	var rid, rname, rprice *string
+	if err := row.Scan(&z.ID, &z.Name, &z.Countries, &rid, &rname, &rprice); err != nil || rid == nil {
+		return z, nil, err
+	}
+	return z, &experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)}, nil
+}
+
+// into scans each row with scan and files it with add.
+func into[T any](scan func(pgx.Rows) (T, error), add func(T)) func(pgx.Rows) error {
+	return func(row pgx.Rows) error {
+		x, err := scan(row)
+		if err == nil {
+			add(x)
+		}
+		return err
+	}
+}
 
 // Lookup implements experiment.Catalog with one query per kind named.
 func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogRefs) (*experiment.CatalogView, error) {
@@ -229,64 +285,33 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 		Zones: map[string]experiment.Zone{}, Markets: map[string]experiment.Market{}, Floors: map[string]experiment.Item{}}
 	// Variants named themselves, and every variant of the products named
 	// for it (a fixed discount is checked against the cheapest).
-	variant := func(row pgx.Rows) error {
-		var x experiment.Variant
-		err := row.Scan(&x.ID, &x.ProductID, &x.Title, &x.SKU, &x.Price, &x.Cost)
-		v.Variants[x.ID] = x
-		return err
-	}
+	variant := into(scanVariant, func(x experiment.Variant) { v.Variants[x.ID] = x })
+	const byID = ` AND id = ANY($2)`
 	err := errors.Join(
-		lookup(ctx, c.Q, shopID, r.Products, `SELECT id, title, handle FROM catalog_products WHERE shop_id=$1 AND id = ANY($2)`,
-			func(row pgx.Rows) error {
-				var x experiment.Product
-				err := row.Scan(&x.ID, &x.Title, &x.Handle)
-				v.Products[x.ID] = x
-				return err
-			}),
-		lookup(ctx, c.Q, shopID, r.Variants, `SELECT `+variantColumns+` FROM catalog_variants WHERE shop_id=$1 AND id = ANY($2)`, variant),
-		lookup(ctx, c.Q, shopID, r.ProductVariants, `SELECT `+variantColumns+` FROM catalog_variants WHERE shop_id=$1 AND product_id = ANY($2)`, variant),
-		lookup(ctx, c.Q, shopID, r.Collections, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id=$1 AND id = ANY($2)`,
-			func(row pgx.Rows) error {
-				var x experiment.Collection
-				err := row.Scan(&x.ID, &x.Title, &x.ProductIDs)
-				v.Collections[x.ID] = x
-				return err
-			}),
+		lookup(ctx, c.Q, shopID, r.Products, selectProducts+byID, into(scanProduct, func(x experiment.Product) { v.Products[x.ID] = x })),
+		lookup(ctx, c.Q, shopID, r.Variants, selectVariants+byID, variant),
+		lookup(ctx, c.Q, shopID, r.ProductVariants, selectVariants+` AND product_id = ANY($2)`, variant),
+		lookup(ctx, c.Q, shopID, r.Collections, selectCollection+byID,
+			into(scanCollection, func(x experiment.Collection) { v.Collections[x.ID] = x })),
 		lookupFloors(ctx, c.Q, shopID, r.CollectionFloors, v.Floors),
 		lookupDearest(ctx, c.Q, shopID, r.Dearest, v),
-		lookup(ctx, c.Q, shopID, r.Themes, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1 AND id = ANY($2)`,
+		lookup(ctx, c.Q, shopID, r.Themes, selectThemes+byID, into(scanTheme, func(x experiment.Theme) { v.Themes[x.ID] = x })),
+		lookup(ctx, c.Q, shopID, r.Zones, selectZoneRates+` AND z.id = ANY($2) ORDER BY z.id, r.id`,
 			func(row pgx.Rows) error {
-				var x experiment.Theme
-				err := row.Scan(&x.ID, &x.Name, &x.Role, &x.Templates)
-				v.Themes[x.ID] = x
-				return err
-			}),
-		// One row per rate; a zone without rates comes once with NULLs.
-		lookup(ctx, c.Q, shopID, r.Zones, `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
-			FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
-			WHERE z.shop_id=$1 AND z.id = ANY($2) ORDER BY z.id, r.id`,
-			func(row pgx.Rows) error {
-				var z experiment.Zone
-				var rid, rname, rprice *string
-				if err := row.Scan(&z.ID, &z.Name, &z.Countries, &rid, &rname, &rprice); err != nil {
+				z, rate, err := scanZoneRate(row)
+				if err != nil {
 					return err
 				}
 				if prev, ok := v.Zones[z.ID]; ok {
 					z = prev
 				}
-				if rid != nil {
-					z.Rates = append(z.Rates, experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)})
+				if rate != nil {
+					z.Rates = append(z.Rates, *rate)
 				}
 				v.Zones[z.ID] = z
 				return nil
 			}),
-		lookup(ctx, c.Q, shopID, r.Markets, `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1 AND id = ANY($2)`,
-			func(row pgx.Rows) error {
-				var x experiment.Market
-				err := row.Scan(&x.ID, &x.Name, &x.Currency, &x.Countries)
-				v.Markets[x.ID] = x
-				return err
-			}),
+		lookup(ctx, c.Q, shopID, r.Markets, selectMarkets+byID, into(scanMarket, func(x experiment.Market) { v.Markets[x.ID] = x })),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("store.Catalog.Lookup shop %d: %w", shopID, err)

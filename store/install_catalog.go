@@ -52,58 +52,36 @@ func (tx installTx) ReadCatalog(ctx context.Context, shopID int64) (*experiment.
 		return nil, wrap(notFound(err, "shop_not_found", "no shop %d", shopID))
 	}
 	index := map[string]int{} // product id → its place in c.Products
-	err := each(ctx, tx.tx, `SELECT id, title, handle FROM catalog_products WHERE shop_id = $1 ORDER BY id`, shopID,
-		func(row pgx.Rows) error {
-			var p experiment.CatalogProduct
-			err := row.Scan(&p.ID, &p.Title, &p.Handle)
-			index[p.ID] = len(c.Products)
-			c.Products = append(c.Products, p)
-			return err
+	const all = ` ORDER BY id`
+	err := each(ctx, tx.tx, selectProducts+all, shopID, into(scanProduct, func(p experiment.Product) {
+		index[p.ID] = len(c.Products)
+		c.Products = append(c.Products, experiment.CatalogProduct{Product: p})
+	}))
+	if err == nil {
+		err = each(ctx, tx.tx, selectVariants+` ORDER BY product_id, id`, shopID, func(row pgx.Rows) error {
+			v, err := scanVariant(row)
+			if err != nil {
+				return err
+			}
+			i, ok := index[v.ProductID]
+			if !ok { // the foreign key forbids it; never file it under another product
+				return fmt.Errorf("variant %s names product %s, which the mirror lacks", v.ID, v.ProductID)
+			}
+			c.Products[i].Variants = append(c.Products[i].Variants, v)
+			return nil
 		})
-	if err == nil {
-		err = each(ctx, tx.tx, `SELECT `+variantColumns+` FROM catalog_variants WHERE shop_id = $1 ORDER BY product_id, id`, shopID,
-			func(row pgx.Rows) error {
-				var v experiment.Variant
-				if err := row.Scan(&v.ID, &v.ProductID, &v.Title, &v.SKU, &v.Price, &v.Cost); err != nil {
-					return err
-				}
-				i, ok := index[v.ProductID]
-				if !ok { // the foreign key forbids it; never file it under another product
-					return fmt.Errorf("variant %s names product %s, which the mirror lacks", v.ID, v.ProductID)
-				}
-				c.Products[i].Variants = append(c.Products[i].Variants, v)
-				return nil
-			})
 	}
 	if err == nil {
-		err = each(ctx, tx.tx, `SELECT id, title, product_ids FROM catalog_collections WHERE shop_id = $1 ORDER BY id`, shopID,
-			func(row pgx.Rows) error {
-				var x experiment.Collection
-				err := row.Scan(&x.ID, &x.Title, &x.ProductIDs)
-				c.Collections = append(c.Collections, x)
-				return err
-			})
+		err = each(ctx, tx.tx, selectCollection+all, shopID, into(scanCollection, func(x experiment.Collection) { c.Collections = append(c.Collections, x) }))
 	}
 	if err == nil {
-		err = each(ctx, tx.tx, `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id = $1 ORDER BY id`, shopID,
-			func(row pgx.Rows) error {
-				var x experiment.Theme
-				err := row.Scan(&x.ID, &x.Name, &x.Role, &x.Templates)
-				c.Themes = append(c.Themes, x)
-				return err
-			})
+		err = each(ctx, tx.tx, selectThemes+all, shopID, into(scanTheme, func(x experiment.Theme) { c.Themes = append(c.Themes, x) }))
 	}
 	if err == nil {
 		err = readZones(ctx, tx.tx, shopID, c)
 	}
 	if err == nil {
-		err = each(ctx, tx.tx, `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id = $1 ORDER BY id`, shopID,
-			func(row pgx.Rows) error {
-				var x experiment.Market
-				err := row.Scan(&x.ID, &x.Name, &x.Currency, &x.Countries)
-				c.Markets = append(c.Markets, x)
-				return err
-			})
+		err = each(ctx, tx.tx, selectMarkets+all, shopID, into(scanMarket, func(x experiment.Market) { c.Markets = append(c.Markets, x) }))
 	}
 	if err != nil {
 		return nil, wrap(err)
@@ -114,24 +92,20 @@ func (tx installTx) ReadCatalog(ctx context.Context, shopID int64) (*experiment.
 // readZones reads the delivery zones with their rates into c: one row per
 // rate, a zone without rates once with NULLs.
 func readZones(ctx context.Context, q querier, shopID int64, c *experiment.CatalogSnapshot) error {
-	return each(ctx, q, `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
-		FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
-		WHERE z.shop_id = $1 ORDER BY z.id, r.id`, shopID,
-		func(row pgx.Rows) error {
-			var z experiment.Zone
-			var rid, rname, rprice *string
-			if err := row.Scan(&z.ID, &z.Name, &z.Countries, &rid, &rname, &rprice); err != nil {
-				return err
-			}
-			if n := len(c.DeliveryZones); n == 0 || c.DeliveryZones[n-1].ID != z.ID {
-				c.DeliveryZones = append(c.DeliveryZones, z)
-			}
-			if rid != nil {
-				last := &c.DeliveryZones[len(c.DeliveryZones)-1]
-				last.Rates = append(last.Rates, experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)})
-			}
-			return nil
-		})
+	return each(ctx, q, selectZoneRates+` ORDER BY z.id, r.id`, shopID, func(row pgx.Rows) error {
+		z, rate, err := scanZoneRate(row)
+		if err != nil {
+			return err
+		}
+		if n := len(c.DeliveryZones); n == 0 || c.DeliveryZones[n-1].ID != z.ID {
+			c.DeliveryZones = append(c.DeliveryZones, z)
+		}
+		if rate != nil {
+			last := &c.DeliveryZones[len(c.DeliveryZones)-1]
+			last.Rates = append(last.Rates, *rate)
+		}
+		return nil
+	})
 }
 
 // each runs a query of one shop's rows and hands each row to scan.
