@@ -186,16 +186,8 @@ func routes(t *testing.T, ctx context.Context, steps ...string) []string {
 // the tee, and to its M size in place, $24 again. The group is the one
 // the document drew.
 func (b *browserShop) spaPrices(t *testing.T, browser context.Context) {
-	ctx, cancel := newVisitor(t, browser)
+	ctx, cancel, vid := b.drawnInto(t, browser, b.price, 1)
 	defer cancel()
-	if _, err := open(ctx, b.url("/demo/")); err != nil {
-		t.Fatal(err)
-	}
-	vid := b.visitorIn(t, ctx, b.price, 1)
-	if err := forget(ctx); err != nil {
-		t.Fatal(err)
-	}
-	setVisitor(t, ctx, b.s.url, vid)
 	st, err := open(ctx, b.url("/demo/"))
 	if err != nil || st.Visitor != vid || st.Assignments[b.price].Group != 1 {
 		t.Fatalf("the home page: %s (%v), want %s in group 1 of %s", st.groups(), err, vid, b.price)
@@ -430,16 +422,8 @@ func (b *browserShop) readFirstLoad(t *testing.T, ctx context.Context) firstLoad
 // $24 group sees $24 and is counted nowhere; a visitor who declined
 // analytics keeps the catalog's $28 and sends nothing.
 func (b *browserShop) firstLoadPrices(t *testing.T, browser context.Context) {
-	ctx, cancel := newVisitor(t, browser)
+	ctx, cancel, _ := b.drawnInto(t, browser, b.price, 1)
 	defer cancel()
-	if _, err := open(ctx, b.url("/demo/")); err != nil {
-		t.Fatal(err)
-	}
-	vid := b.visitorIn(t, ctx, b.price, 1)
-	if err := forget(ctx); err != nil {
-		t.Fatal(err)
-	}
-	setVisitor(t, ctx, b.s.url, vid)
 	onEveryPage(t, ctx, sentBodies+hydrate)
 	if _, err := open(ctx, b.url("/demo/products/8101")); err != nil {
 		t.Fatal(err)
@@ -483,4 +467,23 @@ func (b *browserShop) firstLoadPrices(t *testing.T, browser context.Context) {
 	if want := []string{"$28.00 $28.00", "$28.00 $28.00"}; !slices.Equal(s.Hydrated, want) || s.Shown != "" || beacons != 0 {
 		t.Errorf("a declined visitor's hydrated tee page: %+v, %d beacons; want prices %q, nothing sent", s, beacons, want)
 	}
+}
+
+// drawnInto is a new visitor whom the split puts in group of test, its
+// tab forgotten (no tracker state, no cookie) but for the visitor id: it
+// is counted in the group as any visitor drawn into it, unlike a forced one.
+func (b *browserShop) drawnInto(t *testing.T, browser context.Context, test string, group int) (context.Context, context.CancelFunc, string) {
+	t.Helper()
+	ctx, cancel := newVisitor(t, browser)
+	if _, err := open(ctx, b.url("/demo/")); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	vid := b.visitorIn(t, ctx, test, group)
+	if err := forget(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	setVisitor(t, ctx, b.s.url, vid)
+	return ctx, cancel, vid
 }
