@@ -55,6 +55,10 @@ type Tx interface {
 	ForgetResults(ctx context.Context, shopID, id int64) error
 	// Catalog reads the shop's catalog mirror inside the unit.
 	Catalog() Catalog
+	// LiveTests lists the shop's active and paused tests, and holds the
+	// shop's launch lock until the unit ends: two launches of one shop
+	// serialise, so the second sees what the first launched.
+	LiveTests(ctx context.Context, shopID int64) ([]*Test, error)
 }
 
 // Platform is what a launch needs from the commerce platform.

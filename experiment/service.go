@@ -112,6 +112,11 @@ func (s *Service) Create(ctx context.Context, shop *Shop, body []byte, reply Rep
 	if err != nil {
 		return nil, err
 	}
+	contest, err := s.contestWarning(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, contest...)
 	sort.SliceStable(t.Groups, func(i, j int) bool { return t.Groups[i].Index < t.Groups[j].Index })
 	// Theme and template tests wait for the theme check before they change.
 	checks := s.queue != nil && NeedsChecks(t)
@@ -192,6 +197,13 @@ func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body 
 	}
 	if err != nil {
 		return nil, err
+	}
+	if next.Type != TypeCheckout {
+		contest, err := s.contestWarning(ctx, next)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, contest...)
 	}
 	if len(patch.Changed) > 0 {
 		if err := tx.SaveTest(ctx, next); err != nil {

@@ -14,7 +14,9 @@ import (
 // start finds the test invalid: invalid_configuration for a stored field the
 // schema refuses (an end_at passed since), launch_blocked when the platform
 // refuses a launch check (a 4xx) or the shop's platform token, sealed with
-// another key, does not open. An action whose target is the current
+// another key, does not open, and launch_blocked when a start or resume
+// would change what another live test changes for the same visitors
+// (conflict.go). An action whose target is the current
 // status answers the test unchanged. A start whose platform side effects
 // fail (unreachable, 5xx, throttled) is saved as `failed` with
 // failure_reason and is not an error. Use Preview for preview
@@ -79,6 +81,10 @@ func (s *Service) apply(ctx context.Context, tx Tx, shop *Shop, t *Test, action 
 		if err != nil || failed {
 			return out, err
 		}
+	case ActionResume:
+		if err := refuseContested(ctx, tx, t); err != nil {
+			return nil, err
+		}
 	case ActionPreview:
 		if out.Preview, err = NewPreviewLink(shop, t, index, s.previewSecret, now); err != nil {
 			return nil, err
@@ -97,6 +103,9 @@ func (s *Service) launch(ctx context.Context, tx Tx, shop *Shop, t *Test, now ti
 	// Launch runs the same validation as create, against today's catalog.
 	if _, err := Validate(ctx, shop, t, tx.Catalog(), ValidateFull, now); err != nil {
 		return false, asConfiguration(err)
+	}
+	if err := refuseContested(ctx, tx, t); err != nil {
+		return false, err
 	}
 	if s.platform == nil {
 		return false, errors.New("experiment.Service: no Platform to launch with")

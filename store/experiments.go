@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -451,6 +452,20 @@ func (tx *Tx) SetChecksPending(ctx context.Context, shopID, id int64, pending bo
 
 // Catalog reads the catalog mirror inside the transaction.
 func (tx *Tx) Catalog() experiment.Catalog { return Catalog{Q: tx.tx} }
+
+// LiveTests lists the shop's active and paused tests after taking the
+// shop's launch lock (transaction-scoped, advisory: only launches take it,
+// so it orders nothing else). The list is read after the lock, and
+// transactions read committed rows, so a launch committed while this one
+// waited is in it.
+func (tx *Tx) LiveTests(ctx context.Context, shopID int64) ([]*experiment.Test, error) {
+	if _, err := tx.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('lift.launch:' || $1::bigint))`, shopID); err != nil {
+		return nil, fmt.Errorf("store.LiveTests: %w", err)
+	}
+	tests, _, err := findTests(ctx, tx.tx, shopID, testFilter{Filter: experiment.Filter{
+		Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}, Limit: math.MaxInt32 - 1}})
+	return tests, err
+}
 
 // ImportCatalog replaces the shop's catalog mirror with f.
 func (tx *Tx) ImportCatalog(ctx context.Context, shopID int64, f *CatalogFile) error {

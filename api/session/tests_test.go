@@ -339,3 +339,23 @@ func TestFailedLaunch(t *testing.T) {
 		t.Fatalf("three launches left duplicates %v, want one", dups)
 	}
 }
+
+// TestContestedStart: the admin panel's start of a test whose product
+// another live test prices is refused in the session envelope, and the test
+// stays a draft.
+func TestContestedStart(t *testing.T) {
+	t.Parallel()
+	s := newEnv(t).newShop()
+	first := s.created(t, "/api/price-experiments/v1/create", priceV1("First"))
+	wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+first, `{"status":"ACTIVE"}`))
+	second := s.created(t, "/api/price-experiments/v1/create", priceV1("Second"))
+	msg := wantError(t, s.do(t, "PUT", "/api/experiments/"+second, `{"name":"Renamed","status":"ACTIVE"}`), http.StatusBadRequest)
+	if want := fmt.Sprintf("Test %s (\"First\", active) already changes the price of product %s", first, tee); !strings.Contains(msg, want) {
+		t.Fatalf("message %q, want it to name %q", msg, want)
+	}
+	if got := s.do(t, "GET", "/api/experiments/"+second, "").data().(map[string]any); got["status"] != "DRAFT" || got["name"] != "Second" {
+		t.Fatalf("a refused start left the test %v named %v", got["status"], got["name"])
+	}
+	wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+first, `{"status":"STOPPED"}`))
+	wantSuccess(t, s.do(t, "PUT", "/api/experiments/"+second, `{"status":"ACTIVE"}`))
+}

@@ -153,10 +153,19 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 // started creates a price test through the API and starts it now.
 func (e *env) started(t *testing.T, s *shopEnv, name string) string {
 	t.Helper()
-	x := id(s.create(t, priceTest(name)))
+	return e.startedWith(t, s, priceTest(name))
+}
+
+// startedWith creates body in s and starts it.
+func (e *env) startedWith(t *testing.T, s *shopEnv, body string) string {
+	t.Helper()
+	x := id(s.create(t, body))
 	if r := s.do(t, "POST", "/v1/experiments/"+x+"/start", ""); r.Status != 200 || r.Body["status"] != "active" {
 		t.Fatalf("start = %d %s", r.Status, r.Raw)
 	}
+	// Every started test prices the tee, and a live one refuses the next
+	// one's start (experiment/conflict.go): end it with its (sub)test.
+	t.Cleanup(func() { s.do(t, "POST", "/v1/experiments/"+x+"/end", "") })
 	return x
 }
 
@@ -323,7 +332,11 @@ const (
 // S/M (44018) at 22.00.
 const accessories = "gid://shopify/Collection/302"
 
-func priceTest(name string) string {
+func priceTest(name string) string { return priceTestOf(name, tee, teeS) }
+
+// priceTestOf prices one variant of product at 19.00: a test beside a live
+// one of the tee takes another product (experiment/conflict.go).
+func priceTestOf(name, product, variant string) string {
 	return fmt.Sprintf(`{"type":"price","name":%q,"shared":{"price":{"product_ids":[%q]}},"test_groups":`+twoGroups+`}`,
-		name, tee, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s}]}`, teeS, usd19))
+		name, product, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s}]}`, variant, usd19))
 }

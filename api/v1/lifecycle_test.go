@@ -31,10 +31,10 @@ func wantStatus(t *testing.T, r resp, status string) {
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s := e.newShop(store.ShopUpdate{})
 
 	t.Run("FullRunAndSameTarget", func(t *testing.T) {
 		t.Parallel()
+		s := e.newShop(store.ShopUpdate{}) // its own: parallel cases starting tests of the tee would contest it
 		x := id(s.create(t, priceTest("Run")))
 		started := s.act(t, x, "start")
 		wantStatus(t, started, "active")
@@ -67,6 +67,7 @@ func TestLifecycle(t *testing.T) {
 	})
 	t.Run("InvalidStatusTransition", func(t *testing.T) {
 		t.Parallel()
+		s := e.newShop(store.ShopUpdate{}) // its own: parallel cases starting tests of the tee would contest it
 		x := id(s.create(t, priceTest("Transitions")))
 		for _, tc := range []struct {
 			action, current string
@@ -94,6 +95,7 @@ func TestLifecycle(t *testing.T) {
 	})
 	t.Run("Preview", func(t *testing.T) {
 		t.Parallel()
+		s := e.newShop(store.ShopUpdate{}) // its own: parallel cases starting tests of the tee would contest it
 		x := id(s.create(t, priceTest("Preview")))
 		r := s.do(t, "POST", "/v1/experiments/"+x+"/test_groups/1/preview", "")
 		if r.Status != 200 || r.Body["object"] != "preview_link" || r.Body["experiment_id"] != x ||
@@ -165,7 +167,7 @@ func TestEntitlements(t *testing.T) {
 		s := e.newShop(store.ShopUpdate{})
 		running := id(s.create(t, priceTest("running")))
 		wantStatus(t, s.act(t, running, "start"), "active")
-		paused := id(s.create(t, priceTest("paused")))
+		paused := id(s.create(t, priceTestOf("paused", sweater, sweaterS))) // running has the tee
 		wantStatus(t, s.act(t, paused, "start"), "active")
 		wantStatus(t, s.act(t, paused, "pause"), "paused")
 		draft := id(s.create(t, priceTest("draft")))
@@ -368,7 +370,6 @@ func (s *shopEnv) create2(t *testing.T, body string) string {
 func TestEveryCreatableTypeLaunches(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s := e.newShop(store.ShopUpdate{})
 	g := func(content string) string { return fmt.Sprintf(twoGroups, content) }
 	for _, tc := range []struct{ name, body string }{
 		{"price", priceTest("price")},
@@ -384,6 +385,9 @@ func TestEveryCreatableTypeLaunches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			// A shop each: some of these change the same part (the combined
+			// test prices the tee, the template test needs the theme).
+			s := e.newShop(store.ShopUpdate{})
 			created := s.create(t, tc.body)
 			x := id(created)
 			if created["type"] != tc.name {
@@ -399,4 +403,27 @@ func TestEveryCreatableTypeLaunches(t *testing.T) {
 			wantStatus(t, s.act(t, x, "start"), "active")
 		})
 	}
+}
+
+// TestContestedStart: a start while another live test prices the same
+// product is 422 launch_blocked (param null) naming that test, and changes
+// nothing; once the other ends, it starts.
+func TestContestedStart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.newShop(store.ShopUpdate{})
+	first := e.started(t, s, "First")
+	second := id(s.create(t, priceTest("Second")))
+	r := s.act(t, second, "start")
+	err := wantError(t, r, 422, "validation_error", "launch_blocked", "")
+	msg, _ := err["message"].(string)
+	if want := fmt.Sprintf("Test %s (\"First\", active) already changes the price of product %s", first, tee); !strings.Contains(msg, want) {
+		t.Fatalf("message %q, want it to name %q", msg, want)
+	}
+	if f, _ := err["findings"].([]any); len(f) != 1 || f[0].(map[string]any)["code"] != "launch_blocked" {
+		t.Fatalf("findings = %v", err["findings"])
+	}
+	wantStatus(t, s.do(t, "GET", "/v1/experiments/"+second, ""), "draft")
+	wantStatus(t, s.act(t, first, "end"), "ended")
+	wantStatus(t, s.act(t, second, "start"), "active")
 }

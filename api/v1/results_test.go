@@ -177,7 +177,7 @@ func TestResultsSnapshotServed(t *testing.T) {
 		if r.Status != 200 || sum == nil || sum["outcome"] != "winner" || sum["computed_at"] != b["computed_at"] {
 			t.Fatalf("results_summary = %s", r.Raw)
 		}
-		y := e.started(t, s, "no snapshot yet")
+		y := e.startedWith(t, s, priceTestOf("no snapshot yet", sweater, sweaterS)) // x has the tee
 		r = s.do(t, "GET", "/v1/experiments/"+y+"?include=results_summary", "")
 		if v, ok := r.Body["results_summary"]; !ok || v != nil {
 			t.Fatalf("results_summary before a snapshot = %s, want null", r.Raw)
@@ -360,7 +360,7 @@ func TestResultQueries(t *testing.T) {
 	t.Run("UnknownQueryIsNotFound", func(t *testing.T) {
 		wantError(t, s.do(t, "GET", results+"/rq_nope", ""), 404, "not_found_error", "results_query_not_found", "")
 		q := post(t, results, `{}`).Body["id"].(string)
-		y := e.started(t, s, "another")
+		y := e.startedWith(t, s, priceTestOf("another", sweater, sweaterS)) // x has the tee
 		wantError(t, s.do(t, "GET", "/v1/experiments/"+y+"/results/"+q, ""), 404, "not_found_error", "results_query_not_found", "")
 	})
 }

@@ -152,6 +152,7 @@ func testRemoveProducts(t *testing.T, nb NewBackend) {
 			Tee, Sweater, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s},{"product_variant_id":%q,"price":{"amount":"98.00","currency":"USD"}}]}`,
 				TeeS, usd19, SweaterS))
 		y := b.Create(t, body)
+		b.Act(t, x.ID, experiment.ActionEnd) // x has the tee live (conflict.go)
 		b.Act(t, y.ID, experiment.ActionStart)
 		before := b.Get(t, y.ID)
 		_, err := b.Service.RemoveProducts(b.Ctx(), b.Shop, y.ID, []string{Tee}, nil)

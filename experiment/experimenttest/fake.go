@@ -258,6 +258,18 @@ func (tx *fakeTx) ForgetResults(_ context.Context, shopID, id int64) error {
 
 func (tx *fakeTx) Catalog() experiment.Catalog { return catalog{r: tx.repo} }
 
+// LiveTests implements experiment.Tx; the fake's units run one at a time,
+// which is the launch lock.
+func (tx *fakeTx) LiveTests(_ context.Context, shopID int64) ([]*experiment.Test, error) {
+	var out []*experiment.Test
+	for _, t := range tx.tests {
+		if t.ShopID == shopID && (t.Status == experiment.StatusActive || t.Status == experiment.StatusPaused) {
+			out = append(out, cloneTest(t))
+		}
+	}
+	return out, nil
+}
+
 // cloneTest copies t deeply enough that a unit of work never changes what
 // another holds.
 func cloneTest(t *experiment.Test) *experiment.Test {
@@ -374,8 +386,13 @@ type Platform struct {
 	mu       sync.Mutex
 	err      error
 	hang     bool
+	slow     time.Duration
 	launches []int64
 }
+
+// Slow makes every later PrepareLaunch take d, as a real platform's calls
+// do: concurrent launches then overlap for that long.
+func (p *Platform) Slow(d time.Duration) { p.mu.Lock(); defer p.mu.Unlock(); p.slow = d }
 
 // Fail makes every later PrepareLaunch return err (nil heals).
 func (p *Platform) Fail(err error) { p.mu.Lock(); defer p.mu.Unlock(); p.err, p.hang = err, false }
@@ -394,8 +411,9 @@ func (p *Platform) Launches() []int64 {
 // PrepareLaunch implements experiment.Platform.
 func (p *Platform) PrepareLaunch(ctx context.Context, _ *experiment.Shop, t *experiment.Test) error {
 	p.mu.Lock()
-	err, hang := p.err, p.hang
+	err, hang, slow := p.err, p.hang, p.slow
 	p.mu.Unlock()
+	time.Sleep(slow)
 	if hang {
 		<-ctx.Done()
 		return &experiment.PlatformError{Op: "duplicate variants", Message: "platform unreachable: " + ctx.Err().Error()}

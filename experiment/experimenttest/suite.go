@@ -133,13 +133,22 @@ func JSONReply(status int) experiment.Reply {
 	}
 }
 
-// Create creates body in the bundle's shop and requires success.
+// Create creates body in the bundle's shop and requires success. The
+// cases' tests share a few catalog items, and a live test refuses the start
+// of another of the same item (conflict.go), so the test is ended when the
+// case that made it is done.
 func (b *Bundle) Create(t *testing.T, body string) *experiment.Test {
 	t.Helper()
 	out, err := b.Service.Create(b.ctx, b.Shop, []byte(body), JSONReply(201))
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
+	id := out.Test.ID
+	t.Cleanup(func() {
+		if now, err := b.Service.Get(b.ctx, b.Shop, id); err == nil && (now.Status == experiment.StatusActive || now.Status == experiment.StatusPaused) {
+			b.Act(t, id, experiment.ActionEnd)
+		}
+	})
 	return out.Test
 }
 
@@ -259,6 +268,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"GetAndList", testGetAndList},
 		{"Lifecycle", testLifecycle},
 		{"Launch", testLaunch},
+		{"Contested", testContested},
 		{"Preview", testPreview},
 		{"ChecksPending", testChecksPending},
 		{"RunScheduled", testRunScheduled},

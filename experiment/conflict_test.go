@@ -1,0 +1,70 @@
+package experiment
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestContested(t *testing.T) {
+	exact := func(p string) *URLRedirectShared { return &URLRedirectShared{SourcePath: p} }
+	prefix := func(p string) *URLRedirectShared { return &URLRedirectShared{SourcePath: p, MatchType: "prefix"} }
+	for _, c := range []struct {
+		name string
+		a, b storefrontParts
+		want string
+	}{
+		{"one product of two", storefrontParts{products: []string{"p1", "p2"}}, storefrontParts{products: []string{"p3", "p2"}}, "the price of product p2"},
+		{"other products", storefrontParts{products: []string{"p1"}}, storefrontParts{products: []string{"p2"}}, ""},
+		{"a zone", storefrontParts{zones: []string{"z1"}}, storefrontParts{zones: []string{"z1"}}, "the rates of shipping zone z1"},
+		{"two themes", storefrontParts{wholeTheme: true}, storefrontParts{wholeTheme: true}, "the theme their visitors see"},
+		{"theme and template", storefrontParts{templates: []string{"t1 product"}}, storefrontParts{wholeTheme: true},
+			"the theme their visitors see (a template test shows its templates only on its own theme)"},
+		{"one page type", storefrontParts{templates: []string{"t1 product"}}, storefrontParts{templates: []string{"t1 collection", "t1 product"}},
+			"the product template of theme t1"},
+		{"page types of two themes", storefrontParts{templates: []string{"t1 product"}}, storefrontParts{templates: []string{"t2 product"}}, ""},
+		{"a product and a zone", storefrontParts{products: []string{"p1"}}, storefrontParts{zones: []string{"p1"}}, ""},
+		{"same source", storefrontParts{redirect: exact("/a")}, storefrontParts{redirect: exact("/a")}, "where visitors of /a go"},
+		{"prefix covers exact", storefrontParts{redirect: exact("/a/b")}, storefrontParts{redirect: prefix("/a")}, "where visitors of /a/b go"},
+		{"nested prefixes", storefrontParts{redirect: prefix("/a")}, storefrontParts{redirect: prefix("/a/b")}, "where visitors of /a go"},
+		{"exact shorter than a prefix", storefrontParts{redirect: exact("/a")}, storefrontParts{redirect: prefix("/a/b")}, ""},
+		{"a loop", storefrontParts{redirect: exact("/a"), destinations: []string{"/b"}}, storefrontParts{redirect: exact("/b"), destinations: []string{"/a"}},
+			"where visitors of /b go (one test sends visitors there, the other sends them on)"},
+		{"a chain the other way", storefrontParts{redirect: exact("/b"), destinations: []string{"/c"}}, storefrontParts{redirect: exact("/a"), destinations: []string{"/b"}},
+			"where visitors of /b go (one test sends visitors there, the other sends them on)"},
+		{"into a prefix", storefrontParts{redirect: exact("/x"), destinations: []string{"/sale/1"}}, storefrontParts{redirect: prefix("/sale")},
+			"where visitors of /sale/1 go (one test sends visitors there, the other sends them on)"},
+		{"same destination", storefrontParts{redirect: exact("/a"), destinations: []string{"/c"}}, storefrontParts{redirect: exact("/b"), destinations: []string{"/c"}}, ""},
+		{"nothing held", storefrontParts{}, storefrontParts{products: []string{"p1"}, wholeTheme: true}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := contested(c.a, c.b); got != c.want {
+				t.Fatalf("contested = %q, want %q", got, c.want)
+			}
+			if got := contested(c.b, c.a); got == "" != (c.want == "") {
+				t.Fatalf("contested(b, a) = %q, want it to agree with (a, b) %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestAudiencesMeet(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`null`, `{"countries":["US"]}`, true},
+		{``, ``, true},
+		{`{"countries":["US","CA"]}`, `{"countries":["CA"]}`, true},
+		{`{"countries":["US"]}`, `{"countries":["DE"]}`, false},
+		{`{"countries":[]}`, `{"countries":["DE"]}`, true},
+		{`{"devices":["mobile"]}`, `{"devices":["desktop","tablet"]}`, false},
+		{`{"devices":["mobile"],"countries":["US"]}`, `{"countries":["US"]}`, true},
+		{`{"visitor_type":"new"}`, `{"visitor_type":"returning"}`, false},
+		{`{"visitor_type":"new"}`, `{"visitor_type":"new","devices":["mobile"]}`, true},
+		{`{"visitor_type":"new"}`, `{}`, true},
+	} {
+		if got := audiencesMeet(json.RawMessage(c.a), json.RawMessage(c.b)); got != c.want {
+			t.Errorf("audiencesMeet(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
