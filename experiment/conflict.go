@@ -89,8 +89,11 @@ func contestedPages(a, b storefrontParts) string {
 	if a.redirect == nil || b.redirect == nil {
 		return ""
 	}
+	// Name the page both rules match: the narrower source.
 	switch {
-	case redirects(a.redirect, b.redirect.SourcePath), redirects(b.redirect, a.redirect.SourcePath):
+	case redirects(a.redirect, b.redirect.SourcePath):
+		return "where visitors of " + b.redirect.SourcePath + " go"
+	case redirects(b.redirect, a.redirect.SourcePath):
 		return "where visitors of " + a.redirect.SourcePath + " go"
 	}
 	for _, pair := range [][2]storefrontParts{{a, b}, {b, a}} {

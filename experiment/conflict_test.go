@@ -25,7 +25,7 @@ func TestContested(t *testing.T) {
 		{"a product and a zone", storefrontParts{products: []string{"p1"}}, storefrontParts{zones: []string{"p1"}}, ""},
 		{"same source", storefrontParts{redirect: exact("/a")}, storefrontParts{redirect: exact("/a")}, "where visitors of /a go"},
 		{"prefix covers exact", storefrontParts{redirect: exact("/a/b")}, storefrontParts{redirect: prefix("/a")}, "where visitors of /a/b go"},
-		{"nested prefixes", storefrontParts{redirect: prefix("/a")}, storefrontParts{redirect: prefix("/a/b")}, "where visitors of /a go"},
+		{"nested prefixes", storefrontParts{redirect: prefix("/a")}, storefrontParts{redirect: prefix("/a/b")}, "where visitors of /a/b go"},
 		{"exact shorter than a prefix", storefrontParts{redirect: exact("/a")}, storefrontParts{redirect: prefix("/a/b")}, ""},
 		{"a loop", storefrontParts{redirect: exact("/a"), destinations: []string{"/b"}}, storefrontParts{redirect: exact("/b"), destinations: []string{"/a"}},
 			"where visitors of /b go (one test sends visitors there, the other sends them on)"},
