@@ -121,9 +121,9 @@ var lifecycle = []struct {
 	action, title, doc string
 	final              bool
 }{
-	{"start", "Start a test", "Start a draft, preview or failed test (POST /v1/experiments/{id}/start).", false},
+	{"start", "Start a test", "Start a draft, preview or failed test (POST /v1/experiments/{id}/start). Refused with 422 launch_blocked, naming the test, while another active or paused test changes the same product price, shipping zone, theme, template or redirected page for visitors both can reach: end that one first.", false},
 	{"pause", "Pause a test", "Pause an active test (POST /v1/experiments/{id}/pause).", false},
-	{"resume", "Resume a test", "Resume a paused test: it is active again (POST /v1/experiments/{id}/resume).", false},
+	{"resume", "Resume a test", "Resume a paused test: it is active again (POST /v1/experiments/{id}/resume). Refused with 422 launch_blocked as start is, while another live test changes the same part of the storefront.", false},
 	{"end", "End a test", "End an active or paused test for good; its results stay (POST /v1/experiments/{id}/end).", true},
 	{"archive", "Archive a test", "Archive a draft, preview, ended or failed test (POST /v1/experiments/{id}/archive).", true},
 }
