@@ -184,23 +184,27 @@ func refuseContested(ctx context.Context, tx Tx, t *Test) error {
 // warning; a shop has a handful.
 const maxLiveRead = 1000
 
-// contestWarning tells a create or a PATCH of a test not launched yet that
+// liveTests reads the shop's live tests for overlapWarning, before a create
+// or PATCH opens its unit of work: a read from the pool inside one would
+// hold two connections per request, and enough concurrent PATCHes would
+// exhaust the pool waiting on themselves. The start decides, under its lock.
+func (s *Service) liveTests(ctx context.Context, shopID int64) ([]*Test, error) {
+	live, _, err := s.repo.FindTests(ctx, shopID, Filter{Statuses: []Status{StatusActive, StatusPaused}, Limit: maxLiveRead})
+	return live, err
+}
+
+// overlapWarning tells a create or a PATCH of a test not launched yet that
 // its start will be refused while a live test holds a part it changes, so
-// the merchant learns it now rather than at launch. It is read outside the
-// launch lock: the start decides.
-func (s *Service) contestWarning(ctx context.Context, t *Test) ([]Finding, error) {
-	if t.Launched() {
-		return nil, nil
-	}
-	live, _, err := s.repo.FindTests(ctx, t.ShopID, Filter{Statuses: []Status{StatusActive, StatusPaused}, Limit: maxLiveRead})
-	if err != nil {
-		return nil, err
+// the merchant learns it now rather than at launch.
+func overlapWarning(t *Test, live []*Test) []Finding {
+	if t.Launched() || t.Type == TypeCheckout {
+		return nil
 	}
 	o, part := contestedBy(t, live)
 	if o == nil {
-		return nil, nil
+		return nil
 	}
 	return []Finding{{Severity: SeverityWarning, Code: "live_test_overlap", Message: fmt.Sprintf(
 		"Test %d (%q, %s) already changes %s for the visitors this test would reach: this test cannot start until it ends (or this test or its audience changes).",
-		o.ID, o.Name, o.Status, part)}}, nil
+		o.ID, o.Name, o.Status, part)}}
 }

@@ -112,11 +112,11 @@ func (s *Service) Create(ctx context.Context, shop *Shop, body []byte, reply Rep
 	if err != nil {
 		return nil, err
 	}
-	contest, err := s.contestWarning(ctx, t)
+	live, err := s.liveTests(ctx, shop.ID)
 	if err != nil {
 		return nil, err
 	}
-	warnings = append(warnings, contest...)
+	warnings = append(warnings, overlapWarning(t, live)...)
 	sort.SliceStable(t.Groups, func(i, j int) bool { return t.Groups[i].Index < t.Groups[j].Index })
 	// Theme and template tests wait for the theme check before they change.
 	checks := s.queue != nil && NeedsChecks(t)
@@ -146,8 +146,12 @@ func (s *Service) Create(ctx context.Context, shop *Shop, body []byte, reply Rep
 // fields.
 func (s *Service) Update(ctx context.Context, shop *Shop, id int64, body []byte, reply Reply) (*Outcome, error) {
 	now := s.clock()
+	live, err := s.liveTests(ctx, shop.ID)
+	if err != nil {
+		return nil, err
+	}
 	var out *Outcome
-	_, err := s.repo.Write(ctx, WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
+	_, err = s.repo.Write(ctx, WriteMeta{ShopID: shop.ID, Action: "experiment.update", ResourceType: "experiment"},
 		func(ctx context.Context, tx Tx) (WriteResult, error) {
 			cur, err := tx.FindTestForUpdate(ctx, shop.ID, id)
 			if err != nil {
@@ -159,6 +163,7 @@ func (s *Service) Update(ctx context.Context, shop *Shop, id int64, body []byte,
 			if out, err = s.patch(ctx, tx, shop, cur, body, now); err != nil {
 				return WriteResult{}, err
 			}
+			out.Warnings = append(out.Warnings, overlapWarning(out.Test, live)...)
 			return out.render(reply)
 		})
 	if err != nil {
@@ -197,13 +202,6 @@ func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body 
 	}
 	if err != nil {
 		return nil, err
-	}
-	if next.Type != TypeCheckout {
-		contest, err := s.contestWarning(ctx, next)
-		if err != nil {
-			return nil, err
-		}
-		warnings = append(warnings, contest...)
 	}
 	if len(patch.Changed) > 0 {
 		if err := tx.SaveTest(ctx, next); err != nil {
