@@ -45,6 +45,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCreate$$' -fuzztime $(FUZZTIME) ./experiment/
 	$(GO) test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./experiment/
 	$(GO) test -run '^$$' -fuzz '^FuzzWebhookBodies$$' -fuzztime $(FUZZTIME) ./experiment/
+	$(GO) test -run '^$$' -fuzz '^FuzzContested$$' -fuzztime $(FUZZTIME) ./experiment/
 	$(GO) test -run '^$$' -fuzz '^FuzzEdge$$' -fuzztime $(FUZZTIME) ./api/
 	$(GO) test -run '^$$' -fuzz '^FuzzListQuery$$' -fuzztime $(FUZZTIME) ./api/v1/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultQueryBody$$' -fuzztime $(FUZZTIME) ./api/v1/

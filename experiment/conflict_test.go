@@ -68,3 +68,32 @@ func TestAudiencesMeet(t *testing.T) {
 		}
 	}
 }
+
+// FuzzContested feeds stored tests of any shape to the launch rule: the
+// tests it reads were validated when saved, but a row from an older
+// version, or one the admin panel wrote, must neither panic the start nor
+// make it contest a test with itself.
+func FuzzContested(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), []byte(fuzzPrice))
+	}
+	for _, body := range []string{
+		`{"type":"url_redirect","shared":{"url_redirect":{"source_path":"/a","match_type":"prefix"}},"test_groups":[{"index":1,"content":{"destination":"/a/b?x#y"}}]}`,
+		`{"type":"template","shared":{"template":{"theme_id":"t"}},"test_groups":[{"index":1,"content":{"template":"product"}}],"audience":{"countries":"US"}}`,
+		`{"type":"combined","shared":{"price":{"product_ids":["p"]},"theme":{},"url_redirect":{"source_path":""}},"test_groups":[{"index":1,"content":{"theme":{"theme_id":1}}}]}`,
+	} {
+		f.Add([]byte(body), []byte(fuzzPrice))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var x, y Test
+		if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+			return
+		}
+		x.ID, y.ID = 1, 2
+		contested(partsOf(&x), partsOf(&y))
+		audiencesMeet(x.Audience, y.Audience)
+		if o, _ := contestedBy(&x, []*Test{&x}); o != nil {
+			t.Fatalf("test %d contests itself", o.ID)
+		}
+	})
+}
