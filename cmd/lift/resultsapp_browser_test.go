@@ -235,6 +235,12 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
 		CreatedAt: started, UpdatedAt: started}
 	lifttest.PutTest(t, s.app.DB, draft)
+	failed := &experiment.Test{ShopID: shop.ID, Type: experiment.TypeURLRedirect, Status: experiment.StatusFailed,
+		Name: "Blocked launch", TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
+		Groups:    []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50}},
+		CreatedAt: started, UpdatedAt: started,
+		FailureReason: `The scheduled start was refused: Test 7 ("Tee at $24", active) already changes the price of product gid://shopify/Product/8101 for the visitors this test would reach.`}
+	lifttest.PutTest(t, s.app.DB, failed)
 	lifttest.PlantVisitorsDaily(t, s.app.Warehouse, shop.ID, tt.ID, started, 4, 200, []float64{0.03, 0.12}, 60)
 	if err := s.app.results().TakeSnapshot(ctx, shop.ID, tt.ID, false); err != nil {
 		t.Fatal(err)
@@ -369,6 +375,15 @@ func TestResultsAppShowsThePlantedWinner(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`main .error`)))
 		if msg := resultsAppRun(t, b, "read the error", chromedp.Text(chromedp.CSS(`main .error`))); !strings.Contains(msg, "this test has not started") {
 			t.Errorf("a draft's page says %q; want the 422 results_not_available in plain words", msg)
+		}
+		b.do(t, "back to the test", chromedp.Navigate(s.url+"/app/#/tests/"+exp), chromedp.WaitVisible(chromedp.ID("export")))
+	})
+
+	t.Run("FailedSaysWhy", func(t *testing.T) {
+		b.do(t, "open the failed test", chromedp.Navigate(s.url+"/app/#/tests/"+strconv.FormatInt(failed.ID, 10)),
+			chromedp.WaitVisible(chromedp.ID("failure-reason")))
+		if msg := resultsAppRun(t, b, "read the reason", chromedp.Text(chromedp.ID("failure-reason"))); msg != "This test did not launch. "+failed.FailureReason {
+			t.Errorf("a failed test's page says %q; want its failure_reason %q", msg, failed.FailureReason)
 		}
 		b.do(t, "back to the test", chromedp.Navigate(s.url+"/app/#/tests/"+exp), chromedp.WaitVisible(chromedp.ID("export")))
 	})

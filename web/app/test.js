@@ -151,11 +151,16 @@
     // own pause_reason, not the snapshot's: a resume clears it, while the
     // last snapshot keeps the reason until the next one is taken.
     const paused = t.status === 'paused' && t.pause_reason;
+    // Why a launch ended in failed (the platform refused, or a scheduled
+    // start met a live test holding the same product): the merchant's next
+    // step is in it.
+    const failedWhy = t.status === 'failed' && t.failure_reason;
     return h('header', { class: 'test-head' },
       h('h1', { id: 'test-name' }, t.name),
       h('p', { class: 'meta' }, badge(statusWords[t.status] || t.status, t.status), ' ', t.type.replace('_', ' '), ' · ', when.filter(Boolean).join(', ')),
       t.hypothesis ? h('p', { class: 'hypothesis' }, t.hypothesis) : null,
-      paused ? h('p', { class: 'error', id: 'pause-reason', role: 'status' }, h('strong', {}, 'Lift paused this test. '), t.pause_reason) : null);
+      paused ? h('p', { class: 'error', id: 'pause-reason', role: 'status' }, h('strong', {}, 'Lift paused this test. '), t.pause_reason) : null,
+      failedWhy ? h('p', { class: 'error', id: 'failure-reason', role: 'status' }, h('strong', {}, 'This test did not launch. '), t.failure_reason) : null);
   }
 
   // guardrails shows each guardrail as the snapshot found it: the metric,
