@@ -248,6 +248,7 @@ func TestBrowserDemoStore(t *testing.T) {
 	t.Run("a slow config never flips a price", func(t *testing.T) { b.flicker(t, browser) })
 	t.Run("a redirected visitor never sees the page it leaves", func(t *testing.T) { b.redirectFlicker(t, browser) })
 	t.Run("template test links carry the view, and its pages never show without it", func(t *testing.T) { b.templateLinks(t, browser) })
+	t.Run("a visual edit's CSS shows from the first frame", func(t *testing.T) { b.visualEditFlicker(t, browser) })
 	// Last: its live theme test would send half of the visitors above
 	// through a preview redirect.
 	t.Run("a preview theme is kept for the session", func(t *testing.T) { b.previewTheme(t, browser) })

@@ -284,3 +284,49 @@ func (b *browserShop) startLate(t *testing.T, typ experiment.Type, name, content
 	time.Sleep(6 * time.Second)
 	return tt
 }
+
+// seenColors records the headline's colour from its first parse, at every
+// frame, in window.__colors (each change once): what the visitor saw.
+const seenColors = `window.__colors = [];
+(function () {
+  function look() {
+    var el = document.querySelector('h1');
+    if (!el) return;
+    var c = getComputedStyle(el).color;
+    if (window.__colors[window.__colors.length - 1] !== c) window.__colors.push(c);
+  }
+  new MutationObserver(look).observe(document, {subtree: true, childList: true});
+  (function frame() { look(); requestAnimationFrame(frame); })();
+})();`
+
+// visualEditFlicker: a visitor in a visual edit's variant, whose lift.js
+// arrives 1.5 s after the page, sees the variant's headline colour from the
+// first frame of the next page: the snippet has put the group's CSS in
+// <head> (browser audit B2-7 saw the control's for 0.9 s).
+func (b *browserShop) visualEditFlicker(t *testing.T, browser context.Context) {
+	const red = "rgb(200, 0, 0)"
+	tt := b.startLate(t, experiment.TypeVisualEditor, "Red headlines", `{"custom_css":"h1{color:`+red+`!important}"}`)
+	defer func() {
+		ended := time.Now().UTC()
+		tt.Status, tt.EndedAt = experiment.StatusEnded, &ended
+		lifttest.PutTest(t, b.s.app.DB, tt)
+	}()
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	if _, err := open(ctx, b.url("/demo/")+"&lift_force="+strconv.FormatInt(tt.ID, 10)+":1"); err != nil {
+		t.Fatal(err)
+	}
+	onEveryPage(t, ctx, seenColors)
+	hold(t, ctx, "*/lift.js*", 1500*time.Millisecond, false)
+	if _, err := open(ctx, b.url("/demo/products/8101")); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__colors`))
+	if err != nil || len(seen) == 0 || slices.ContainsFunc(seen, func(c string) bool { return c != red }) {
+		t.Errorf("the variant's visitor saw the headline in %q (%v), want %s from the first frame", seen, err, red)
+	}
+	early, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.getElementById('lift-css-early')`))
+	if err != nil || early {
+		t.Errorf("the early copy of the group's CSS is still there once lift.js ran (%v)", err)
+	}
+}

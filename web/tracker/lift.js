@@ -410,7 +410,7 @@
   // shown alike stays as it is, and any other is late, the page being in
   // the visitor's sight already; one shown otherwise is left as shown.
   function apply(p, shown) {
-    var go = '', isLate = !!shown || late(), away = [];
+    var go = '', isLate = !!shown || late(), away = [], css = [];
     lift.assignments = {};
     p.shown = {};
     (p.cfg.tests || []).forEach(function (t) {
@@ -418,6 +418,8 @@
       if (isLate && was !== key && !a.preview) a.late = true; else p.shown[t.id] = key;
       lift.assignments[t.id] = a;
       if (a.group >= 0 && !a.preview) leaves(t, a.group, away);
+      var ve = a.group >= 0 && !a.late && changes(t, a.group, 'visual_editor');
+      if (ve && ve.custom_css) css.push(ve.custom_css);
       if (was) return;
       if (a.group < 0 || a.late) return blocks(t, 0);
       go = go || navigate(t, a.group);
@@ -430,6 +432,14 @@
     // script has sent the visitor on (or the deadline), so the page the
     // visitor is redirected from never shows.
     set(ls, '_lift_nav', JSON.stringify(away));
+    // The CSS of this visitor's visual edits, for the snippet: on the next
+    // pages it adds it to <head> before the body is parsed (B2-7: the
+    // control's styles showed until this script ran). Once this script has
+    // added the groups' own style elements, the early copy goes; a page
+    // past its deadline keeps what the visitor has seen.
+    if (!pm) set(ls, '_lift_css', JSON.stringify({ at: Date.now(), css: css.join('\n') }));
+    var early = d.getElementById('lift-css-early');
+    if (early && !isLate) early.parentNode.removeChild(early);
     if (!go) runScripts(); // on a page the visitor leaves, none
     p.go = go;
   }

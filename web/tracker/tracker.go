@@ -116,7 +116,12 @@ const DefaultTimeout = 2 * time.Second
 // shows. So does a page of a template test's type (m 2: p is the pattern
 // of its paths, /products/[^/]+/?$) opened without the group's view (v), as
 // from a search result: lift.js moves it to ?view=. A visitor's very first
-// page has no such list yet.
+// page has no such list yet. Visual edits' CSS can restyle anything, so it
+// is not hidden but added early: lift.js keeps the CSS of the visitor's
+// groups in localStorage (_lift_css, with its time), and the snippet puts
+// it in <head> as a style element (#lift-css-early) before the body is
+// parsed, for 30 minutes as lift.js trusts its cached config; lift.js
+// removes it once it has added the groups' own.
 func AntiFlicker(timeout time.Duration) string {
 	ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
 	return `<style>html.lift-hide [data-lift-price],html.lift-hide [data-lift-compare-at-price],` +
@@ -125,6 +130,8 @@ func AntiFlicker(timeout time.Duration) string {
 		`try{JSON.parse(localStorage.getItem('_lift_nav')||'[]').forEach(function(r){` +
 		`if((r.m==2?new RegExp(r.p).test(p)&&(location.search.match(/[?&]view=([^&#]*)/)||[])[1]!==r.v:r.m?p.indexOf(r.p)===0:p===r.p)` +
 		`&&!(r.s&&/(^|; )_lift_sid=/.test(document.cookie)))c.add('lift-hide-page')})}catch(e){}` +
+		`try{var s=JSON.parse(localStorage.getItem('_lift_css')||'{}'),e;if(s.css&&Date.now()-s.at<18e5){` +
+		`e=document.createElement('style');e.id='lift-css-early';e.textContent=s.css;document.head.appendChild(e)}}catch(e){}` +
 		`h.setAttribute('data-lift-timeout',t);` +
 		`setTimeout(function(){c.remove('lift-hide');c.remove('lift-hide-page')},t)})(document.documentElement,` + ms + `)</script>`
 }

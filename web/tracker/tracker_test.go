@@ -121,6 +121,10 @@ func TestAntiFlicker(t *testing.T) {
 		{script, "html.classList.remove('lift-hide'); html.classList.remove('lift-hide-page')"},
 		{snippet, "c.remove('lift-hide');c.remove('lift-hide-page')"}, // one class a call: old browsers take the first only
 		{script, "set(ls, '_lift_nav',"},
+		{snippet, "localStorage.getItem('_lift_css')"},
+		{snippet, "e.id='lift-css-early'"},
+		{script, "set(ls, '_lift_css',"},
+		{script, "d.getElementById('lift-css-early')"},
 		{script, "html.getAttribute('data-lift-timeout')"},
 	} {
 		if !strings.Contains(c.in, c.want) {
