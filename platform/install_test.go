@@ -31,13 +31,21 @@ func (r *recorder) sleep(_ context.Context, d time.Duration) error {
 	return nil
 }
 
-func newInstallClient(t *testing.T) (*platform.Fake, *platform.Client, *recorder) {
+// fakeServer serves a new fake platform for the rest of the test and
+// returns it with its address.
+func fakeServer(t *testing.T) (*platform.Fake, string) {
 	t.Helper()
 	fake := platform.NewFake()
-	fake.APIKey, fake.APISecret = "key", "secret"
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	c := platform.NewClient(srv.URL, "")
+	return fake, srv.URL
+}
+
+func newInstallClient(t *testing.T) (*platform.Fake, *platform.Client, *recorder) {
+	t.Helper()
+	fake, url := fakeServer(t)
+	fake.APIKey, fake.APISecret = "key", "secret"
+	c := platform.NewClient(url, "")
 	c.APIKey, c.APISecret = "key", "secret"
 	c.Retry = platform.Retry{Attempts: 4, Base: 100 * time.Millisecond}
 	rec := &recorder{}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -25,11 +24,9 @@ func TestPrepareLaunch(t *testing.T) {
 
 	t.Run("Succeeds", func(t *testing.T) {
 		t.Parallel()
-		fake := platform.NewFake()
+		fake, url := fakeServer(t)
 		fake.Token = "tok"
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
-		c := platform.NewClient(srv.URL, "tok")
+		c := platform.NewClient(url, "tok")
 		for _, tt := range []*experiment.Test{price, theme, ship} {
 			if err := c.PrepareLaunch(context.Background(), shop, tt); err != nil {
 				t.Fatalf("%s: %v", tt.Type, err)
@@ -44,21 +41,19 @@ func TestPrepareLaunch(t *testing.T) {
 	})
 	t.Run("InjectedFailure", func(t *testing.T) {
 		t.Parallel()
-		fake := platform.NewFake()
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
+		fake, url := fakeServer(t)
 		fake.Fail(shop.Domain, platform.OpCartTransform, http.StatusInternalServerError)
-		err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, price)
+		err := platform.NewClient(url, "").PrepareLaunch(context.Background(), shop, price)
 		var pe *platform.Error
 		if !errors.As(err, &pe) || pe.Op != "register cart transform" || pe.Status != 500 {
 			t.Fatalf("got %v", err)
 		}
 		fake.Fail(shop.Domain, platform.OpCartTransform, http.StatusUnprocessableEntity)
-		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, price); err == nil {
+		if err := platform.NewClient(url, "").PrepareLaunch(context.Background(), shop, price); err == nil {
 			t.Fatal("a refused cart transform launched")
 		}
 		fake.Heal(shop.Domain)
-		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, price); err != nil {
+		if err := platform.NewClient(url, "").PrepareLaunch(context.Background(), shop, price); err != nil {
 			t.Fatalf("after heal: %v", err)
 		}
 		// The attempts' duplicates are reused, not made again each time.
@@ -68,7 +63,7 @@ func TestPrepareLaunch(t *testing.T) {
 		// Another test of the same variant gets its own.
 		other := priceTest()
 		other.ID = 70
-		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, other); err != nil {
+		if err := platform.NewClient(url, "").PrepareLaunch(context.Background(), shop, other); err != nil {
 			t.Fatal(err)
 		}
 		if d := fake.Duplicates(shop.Domain, "gid://shopify/ProductVariant/1"); len(d) != 2 {
@@ -77,9 +72,7 @@ func TestPrepareLaunch(t *testing.T) {
 	})
 	t.Run("MoreVariantsThanOneCallTakes", func(t *testing.T) {
 		t.Parallel()
-		fake := platform.NewFake()
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
+		fake, url := fakeServer(t)
 		// The platform refuses an array argument over 250: 260 duplicates
 		// take two calls, and a second start makes none.
 		var prices []string
@@ -88,7 +81,7 @@ func TestPrepareLaunch(t *testing.T) {
 		}
 		big := &experiment.Test{ID: 11, Type: experiment.TypePrice, Groups: []experiment.Group{{Index: 0, Content: json.RawMessage(`{}`)},
 			{Index: 1, Content: json.RawMessage(`{"prices":[` + strings.Join(prices, ",") + `]}`)}}}
-		c := platform.NewClient(srv.URL, "")
+		c := platform.NewClient(url, "")
 		for range 2 {
 			if err := c.PrepareLaunch(context.Background(), shop, big); err != nil {
 				t.Fatal(err)
@@ -103,10 +96,8 @@ func TestPrepareLaunch(t *testing.T) {
 	})
 	t.Run("ACreateIsNotSentTwice", func(t *testing.T) {
 		t.Parallel()
-		fake := platform.NewFake()
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
-		c := platform.NewClient(srv.URL, "")
+		fake, url := fakeServer(t)
+		c := platform.NewClient(url, "")
 		c.Retry = platform.Retry{Attempts: 4, Base: time.Millisecond}
 		// A 503 may come after the platform made the copies: sending again
 		// could make a second set, so the launch fails instead.
@@ -132,10 +123,8 @@ func TestPrepareLaunch(t *testing.T) {
 	})
 	t.Run("AnOfferIsDiscountedOnce", func(t *testing.T) {
 		t.Parallel()
-		fake := platform.NewFake()
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
-		c := platform.NewClient(srv.URL, "")
+		fake, url := fakeServer(t)
+		c := platform.NewClient(url, "")
 		offer := &experiment.Test{ID: 12, Type: experiment.TypeOffer}
 		other := &experiment.Test{ID: 13, Type: experiment.TypeOffer}
 		// A start retried after a failed one launches the test again: one
@@ -151,15 +140,13 @@ func TestPrepareLaunch(t *testing.T) {
 	})
 	t.Run("ABlockGoesOnThePublishedThemeByID", func(t *testing.T) {
 		t.Parallel()
-		fake := platform.NewFake()
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
+		fake, url := fakeServer(t)
 		fake.SetShop(shop.Domain, experiment.ShopInfo{}, experiment.CatalogSnapshot{Themes: []experiment.Theme{
 			{ID: "gid://shopify/OnlineStoreTheme/4", Role: "unpublished"}, {ID: "gid://shopify/OnlineStoreTheme/5", Role: "main"}}})
 		// A visual-editor test names no theme: the block goes on the
 		// published one, which the theme files mutation takes by id.
 		edit := &experiment.Test{ID: 14, Type: experiment.TypeVisualEditor}
-		if err := platform.NewClient(srv.URL, "").PrepareLaunch(context.Background(), shop, edit); err != nil {
+		if err := platform.NewClient(url, "").PrepareLaunch(context.Background(), shop, edit); err != nil {
 			t.Fatal(err)
 		}
 		if !fake.HasAppBlock(shop.Domain, "gid://shopify/OnlineStoreTheme/5") || fake.HasAppBlock(shop.Domain, "main") {
@@ -168,11 +155,9 @@ func TestPrepareLaunch(t *testing.T) {
 	})
 	t.Run("BadToken", func(t *testing.T) {
 		t.Parallel()
-		fake := platform.NewFake()
+		fake, url := fakeServer(t)
 		fake.Token = "right"
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
-		err := platform.NewClient(srv.URL, "wrong").PrepareLaunch(context.Background(), shop, ship)
+		err := platform.NewClient(url, "wrong").PrepareLaunch(context.Background(), shop, ship)
 		var pe *platform.Error
 		if !errors.As(err, &pe) || pe.Status != http.StatusUnauthorized {
 			t.Fatalf("got %v", err)
