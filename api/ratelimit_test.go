@@ -113,12 +113,7 @@ type authBudget struct {
 
 func newAuthBudget(t *testing.T, tokens func(*store.DB) api.TokenFinder) *authBudget {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := lifttest.DB(t)
 	b := &authBudget{t: t, valid: secret(t, db, true, false), revoked: secret(t, db, true, true), blocked: secret(t, db, false, false)}
 	addr, rdb := lifttest.Redis(t)
 	rc := redis.NewClient(&redis.Options{Addr: addr, DB: rdb})

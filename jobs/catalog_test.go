@@ -20,11 +20,7 @@ import (
 func TestCatalogRefreshSchedule(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := lifttest.DB(t)
 	addr, rdb := lifttest.Redis(t)
 	r := jobs.Redis{Addr: addr, DB: rdb}
 	client := jobs.NewClient(r)

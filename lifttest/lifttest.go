@@ -108,6 +108,18 @@ func DropClickHouse(addr, database string) {
 	conn.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS `%s`", database))
 }
 
+// DB opens the store on a fresh migrated Postgres database of the test's
+// own (PostgresURL) and closes it when the test ends.
+func DB(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), store.Config{URL: PostgresURL(t)})
+	if err != nil {
+		t.Fatalf("lifttest: open the store: %v", err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
 // PutTest writes t to db as it is (any status, any timestamps), the way a
 // fixture needs a test the use cases would never produce in one step. It goes
 // through the store's audited unit of work like every other write.

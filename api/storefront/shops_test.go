@@ -34,11 +34,7 @@ func (r *countingResolver) FindShopByDomain(ctx context.Context, domain string) 
 func TestShopCache(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := lifttest.DB(t)
 	if _, err := db.CreateShop(ctx, experiment.Shop{Domain: "cache-shop.myshopify.com", Name: "C", Timezone: "UTC", Currency: "USD"}); err != nil {
 		t.Fatal(err)
 	}

@@ -69,11 +69,7 @@ func build(t testing.TB, route func(string) string, opts ...func(*storefront.Con
 func buildWith(t testing.TB, route func(string) string, tune func(*ingest.Config), opts ...func(*storefront.Config)) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := lifttest.DB(t)
 	shop, err := db.CreateShop(ctx, experiment.Shop{Domain: shopDomain, Name: "Demo", Timezone: "Europe/Berlin", Currency: "EUR", Plan: "pro"})
 	if err != nil {
 		t.Fatal(err)

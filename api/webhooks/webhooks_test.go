@@ -44,11 +44,7 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{URL: lifttest.PostgresURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := lifttest.DB(t)
 	chAddr, chDB := lifttest.ClickHouse(t)
 	wh, err := warehouse.Open(ctx, warehouse.Config{Addr: chAddr, Database: chDB})
 	if err != nil {
