@@ -9,7 +9,6 @@ import (
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 	"github.com/liftab/lift/lifttest"
-	"github.com/liftab/lift/store"
 )
 
 // TestCatalogRefreshSchedule: once a day each installed shop with a
@@ -27,25 +26,10 @@ func TestCatalogRefreshSchedule(t *testing.T) {
 	defer client.Close()
 
 	install := func(domain string) *experiment.Shop {
-		var s *experiment.Shop
-		_, err := store.InstallRepo{DB: db}.Write(ctx, experiment.WriteMeta{Action: "shop.install", ResourceType: "shop"},
-			func(ctx context.Context, tx experiment.InstallTx) (experiment.WriteResult, error) {
-				var err error
-				s, err = tx.InstallShop(ctx, experiment.ShopInstall{Domain: domain, SealedToken: []byte("sealed")})
-				return experiment.WriteResult{}, err
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return lifttest.InstallShop(t, db, experiment.ShopInstall{Domain: domain, SealedToken: []byte("sealed")})
 	}
 	installed, gone := install("cat-a.myshopify.com"), install("cat-b.myshopify.com")
-	if _, err := db.Write(ctx, experiment.WriteMeta{ShopID: gone.ID, Action: "shop.uninstall", ResourceType: "shop"},
-		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
-			return experiment.WriteResult{}, tx.UninstallShop(ctx, gone.ID)
-		}); err != nil {
-		t.Fatal(err)
-	}
+	lifttest.UninstallShop(t, db, gone.ID)
 	tokenless, err := db.CreateShop(ctx, experiment.Shop{Domain: "cat-c.myshopify.com"})
 	if err != nil {
 		t.Fatal(err)

@@ -120,6 +120,35 @@ func DB(t testing.TB) *store.DB {
 	return db
 }
 
+// InstallShop installs a shop as the OAuth callback does (store.InstallRepo),
+// with what in says (a sealed platform token, say).
+func InstallShop(t testing.TB, db *store.DB, in experiment.ShopInstall) *experiment.Shop {
+	t.Helper()
+	var s *experiment.Shop
+	_, err := store.InstallRepo{DB: db}.Write(context.Background(), experiment.WriteMeta{Action: "shop.install", ResourceType: "shop"},
+		func(ctx context.Context, tx experiment.InstallTx) (experiment.WriteResult, error) {
+			var err error
+			s, err = tx.InstallShop(ctx, in)
+			return experiment.WriteResult{}, err
+		})
+	if err != nil {
+		t.Fatalf("lifttest: install %s: %v", in.Domain, err)
+	}
+	return s
+}
+
+// UninstallShop marks a shop uninstalled, as APP_UNINSTALLED does.
+func UninstallShop(t testing.TB, db *store.DB, shopID int64) {
+	t.Helper()
+	_, err := db.Write(context.Background(), experiment.WriteMeta{ShopID: shopID, Action: "shop.uninstall", ResourceType: "shop"},
+		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
+			return experiment.WriteResult{}, tx.UninstallShop(ctx, shopID)
+		})
+	if err != nil {
+		t.Fatalf("lifttest: uninstall %d: %v", shopID, err)
+	}
+}
+
 // PutTest writes t to db as it is (any status, any timestamps), the way a
 // fixture needs a test the use cases would never produce in one step. It goes
 // through the store's audited unit of work like every other write.

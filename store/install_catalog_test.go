@@ -8,6 +8,7 @@ import (
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
+	"github.com/liftab/lift/lifttest"
 	"github.com/liftab/lift/store"
 )
 
@@ -21,31 +22,13 @@ func TestCatalogRefreshPorts(t *testing.T) {
 	db := openDB(t)
 	repo := store.InstallRepo{DB: db}
 	ctx := context.Background()
-	write := func(fn func(tx experiment.InstallTx) error) error {
-		_, err := repo.Write(ctx, experiment.WriteMeta{Action: "test", ResourceType: "catalog"},
-			func(ctx context.Context, tx experiment.InstallTx) (experiment.WriteResult, error) {
-				return experiment.WriteResult{}, fn(tx)
-			})
-		return err
-	}
+	write := installUnit(ctx, repo)
 	install := func(domain string) *experiment.Shop {
-		var s *experiment.Shop
-		if err := write(func(tx experiment.InstallTx) (err error) {
-			s, err = tx.InstallShop(ctx, experiment.ShopInstall{Domain: domain, Info: experiment.ShopInfo{Name: domain, Currency: "EUR"},
-				SealedToken: []byte("sealed")})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return lifttest.InstallShop(t, db, experiment.ShopInstall{Domain: domain, Info: experiment.ShopInfo{Name: domain, Currency: "EUR"},
+			SealedToken: []byte("sealed")})
 	}
 	installed, gone := install("refresh-a.myshopify.com"), install("refresh-b.myshopify.com")
-	if _, err := db.Write(ctx, experiment.WriteMeta{ShopID: gone.ID, Action: "shop.uninstall", ResourceType: "shop"},
-		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
-			return experiment.WriteResult{}, tx.UninstallShop(ctx, gone.ID)
-		}); err != nil {
-		t.Fatal(err)
-	}
+	lifttest.UninstallShop(t, db, gone.ID)
 	tokenless, err := db.CreateShop(ctx, experiment.Shop{Domain: "refresh-c.myshopify.com"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,17 @@ import (
 	"github.com/liftab/lift/store"
 )
 
+// installUnit runs each fn it is given in a unit of work of repo.
+func installUnit(ctx context.Context, repo store.InstallRepo) func(fn func(tx experiment.InstallTx) error) error {
+	return func(fn func(tx experiment.InstallTx) error) error {
+		_, err := repo.Write(ctx, experiment.WriteMeta{Action: "test", ResourceType: "shop"},
+			func(ctx context.Context, tx experiment.InstallTx) (experiment.WriteResult, error) {
+				return experiment.WriteResult{}, fn(tx)
+			})
+		return err
+	}
+}
+
 // TestInstallRepo: a state nonce is consumed once, only for its shop and
 // before it expires; installing again reinstalls the same shop with the new
 // token; clearing forgets the token and the mirror.
@@ -18,13 +29,7 @@ func TestInstallRepo(t *testing.T) {
 	repo := store.InstallRepo{DB: db}
 	ctx := context.Background()
 	now := time.Now().UTC()
-	write := func(fn func(tx experiment.InstallTx) error) error {
-		_, err := repo.Write(ctx, experiment.WriteMeta{Action: "test", ResourceType: "install_state"},
-			func(ctx context.Context, tx experiment.InstallTx) (experiment.WriteResult, error) {
-				return experiment.WriteResult{}, fn(tx)
-			})
-		return err
-	}
+	write := installUnit(ctx, repo)
 	for _, st := range []experiment.InstallState{{Nonce: "live", Domain: "a.myshopify.com", ExpiresAt: now.Add(time.Minute)},
 		{Nonce: "old", Domain: "a.myshopify.com", ExpiresAt: now.Add(-time.Minute)}} {
 		if err := write(func(tx experiment.InstallTx) error { return tx.SaveInstallState(ctx, st) }); err != nil {
