@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/shopspring/decimal"
+	"github.com/liftab/lift/money"
 )
 
 // CatalogRefresh is what one catalog refresh did: the mirror it wrote,
@@ -170,12 +170,13 @@ func diffCatalog(old, next *CatalogSnapshot) CatalogRefresh {
 
 // sameAmount compares decimal strings by value: the mirror gives back
 // what was written, but "19.9" and "19.90" are one price. An unknown cost
-// ("") equals only itself.
+// ("") equals only itself. Amounts are read as everywhere else
+// (money.Parse: plain decimals, within what storage holds).
 func sameAmount(a, b string) bool {
 	if a == b {
 		return true
 	}
-	x, errA := decimal.NewFromString(a)
-	y, errB := decimal.NewFromString(b)
+	x, errA := money.Parse(a)
+	y, errB := money.Parse(b)
 	return errA == nil && errB == nil && x.Equal(y)
 }
