@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 )
 
@@ -23,17 +22,14 @@ type HousekeepingTask struct {
 
 // HousekeepingSource gives one purge job per HousekeepingEvery slot, its
 // id naming the slot, so a second scheduler taking the lead within the
-// slot cannot repeat it.
+// slot cannot repeat it. It is a slotSource: a tick whose enqueue failed
+// (Redis away) gives the job again at the next tick, not an hour later.
 func HousekeepingSource() Source {
-	var done atomic.Int64
-	return func(_ context.Context, now time.Time) ([]Job, error) {
-		slot := now.Unix() / int64(HousekeepingEvery/time.Second)
-		if done.Swap(slot) == slot {
-			return nil, nil
-		}
+	slotOf := func(now time.Time) int64 { return now.Unix()/int64(HousekeepingEvery/time.Second) + 1 }
+	return slotSource(slotOf, func(_ context.Context, now time.Time, slot int64) ([]Job, error) {
 		return []Job{{Type: TypeHousekeeping, Payload: HousekeepingTask{At: now.UTC()}, ID: fmt.Sprintf("housekeeping:%d", slot),
 			Queue: QueueLow, Timeout: 10 * time.Minute, Retention: HousekeepingEvery}}, nil
-	}
+	})
 }
 
 // HandleHousekeeping registers purge, the composition root's store call,
