@@ -1,18 +1,12 @@
 package experimenttest
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/liftab/lift/experiment"
 )
-
-// withAnalysis adds fields (`"analysis":…,"guardrails":…`) to a create body.
-func withAnalysis(body, fields string) string {
-	return strings.Replace(body, "{", "{"+fields+",", 1)
-}
 
 // testAnalysis: analysis options and guardrails are created, read back,
 // changed after launch (they change no visitor's experience), and refused
@@ -26,7 +20,7 @@ func testAnalysis(t *testing.T, nb NewBackend) {
 		}
 	})
 	t.Run("CreateAndPatchAfterLaunch", func(t *testing.T) {
-		x := b.Create(t, withAnalysis(PriceTest("Guarded"),
+		x := b.Create(t, withFields(PriceTest("Guarded"),
 			`"analysis":{"sequential":true,"winsorize":0.95,"correction":"benjamini_hochberg","prior":{"mean":0.01,"stddev":0.2}},
 			"guardrails":[{"metric":"bounce_rate","max_harm":0.05}]`))
 		want := experiment.AnalysisOptions{Sequential: true, Winsorize: 0.95, Correction: experiment.CorrectionBenjaminiHochberg,
@@ -70,7 +64,7 @@ func testAnalysis(t *testing.T, nb NewBackend) {
 			{"GuardrailNegative", `"guardrails":[{"metric":"conversion_rate","max_harm":-0.1}]`, "guardrails[0].max_harm"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				_, err := b.Service.Create(b.Ctx(), b.Shop, []byte(withAnalysis(PriceTest(c.name), c.fields)), JSONReply(201))
+				_, err := b.Service.Create(b.Ctx(), b.Shop, []byte(withFields(PriceTest(c.name), c.fields)), JSONReply(201))
 				if e := WantCode(t, err, experiment.KindValidation, "invalid_request"); e.Param != c.param {
 					t.Fatalf("param %q, want %q (%s)", e.Param, c.param, e.Message)
 				}

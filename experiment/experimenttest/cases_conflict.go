@@ -13,11 +13,6 @@ import (
 	"github.com/liftab/lift/experiment"
 )
 
-// withAudience gives a create body an audience.
-func withAudience(body, audience string) string {
-	return strings.Replace(body, "{", `{"audience":`+audience+`,`, 1)
-}
-
 // redirectTest is a url_redirect test from source (exact) to destination.
 func redirectTest(name, source, destination string) string {
 	return fmt.Sprintf(`{"type":"url_redirect","name":%q,"shared":{"url_redirect":{"source_path":%q}},"test_groups":`+twoGroups+`}`,
@@ -76,7 +71,7 @@ func testContested(t *testing.T, nb NewBackend) {
 	t.Run("WarnedBeforeTheStart", func(t *testing.T) {
 		// Create and PATCH of a test not launched yet warn that its start
 		// will be refused; the launched test itself is not warned.
-		live := created(t, withAudience(PriceTest("Live"), `{"countries":["US"]}`))
+		live := created(t, withFields(PriceTest("Live"), `"audience":{"countries":["US"]}`))
 		b.Act(t, live.ID, experiment.ActionStart)
 		want := fmt.Sprintf("Test %d (\"Live\", active) already changes the price of product %s for the visitors this test would reach: this test cannot start until it ends", live.ID, Tee)
 		warned := func(t *testing.T, what string, w []experiment.Finding) {
@@ -96,7 +91,7 @@ func testContested(t *testing.T, nb NewBackend) {
 			t.Fatal(err)
 		}
 		warned(t, "PATCH", patched.Warnings)
-		other, err := b.Service.Create(b.Ctx(), b.Shop, []byte(withAudience(PriceTest("Elsewhere"), `{"countries":["DE"]}`)), JSONReply(201))
+		other, err := b.Service.Create(b.Ctx(), b.Shop, []byte(withFields(PriceTest("Elsewhere"), `"audience":{"countries":["DE"]}`)), JSONReply(201))
 		if err != nil || len(other.Warnings) != 0 {
 			t.Fatalf("a test whose audience cannot meet the live one's: %v, warnings %+v", err, other.Warnings)
 		}
@@ -106,12 +101,12 @@ func testContested(t *testing.T, nb NewBackend) {
 		}
 	})
 	t.Run("AudiencesThatCannotMeet", func(t *testing.T) {
-		us := created(t, withAudience(PriceTest("US"), `{"countries":["US","CA"]}`))
+		us := created(t, withFields(PriceTest("US"), `"audience":{"countries":["US","CA"]}`))
 		b.Act(t, us.ID, experiment.ActionStart)
-		de := created(t, withAudience(PriceTest("DE"), `{"countries":["DE"]}`))
+		de := created(t, withFields(PriceTest("DE"), `"audience":{"countries":["DE"]}`))
 		b.Act(t, de.ID, experiment.ActionStart)
 		// Mobile visitors in Canada are in the US test's audience.
-		mobile := created(t, withAudience(PriceTest("Mobile"), `{"devices":["mobile"],"countries":["CA","FR"]}`))
+		mobile := created(t, withFields(PriceTest("Mobile"), `"audience":{"devices":["mobile"],"countries":["CA","FR"]}`))
 		refused(t, mobile, experiment.ActionStart, b.Get(t, us.ID), "the price of product "+Tee)
 	})
 	t.Run("DifferentPartsRunTogether", func(t *testing.T) {

@@ -227,13 +227,16 @@ func PriceTest(name string) string {
 		name, Tee, fmt.Sprintf(`{"prices":[{"product_variant_id":%q,"price":%s}]}`, TeeS, usd19))
 }
 
+// withFields adds fields (`"audience":…`, `"analysis":…`) to a create body.
+func withFields(body, fields string) string { return strings.Replace(body, "{", "{"+fields+",", 1) }
+
 // Scheduled adds a schedule to a create body.
 func Scheduled(body string, start time.Time, end *time.Time) string {
 	s := fmt.Sprintf(`"start_at":%q`, start.Format(time.RFC3339))
 	if end != nil {
 		s += fmt.Sprintf(`,"end_at":%q`, end.Format(time.RFC3339))
 	}
-	return strings.Replace(body, "{", `{"schedule":{`+s+`},`, 1)
+	return withFields(body, `"schedule":{`+s+`}`)
 }
 
 // TypeBodies is one valid create body per creatable type.
