@@ -73,7 +73,7 @@ const liftResourcesQuery = `query LiftResources($variants: String, $transforms: 
   productVariants(first: 100, after: $variants, query: "tag:lift-duplicate") { pageInfo { hasNextPage endCursor }
     nodes { id product { id } mark: metafield(namespace: "$app:lift", key: "source_variant_id") { value } } }
   cartTransforms(first: 25, after: $transforms) { pageInfo { hasNextPage endCursor }
-    nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
+    nodes { id mark: metafield(namespace: "$app:lift", key: "function") { value } } }
   deliveryCustomizations(first: 25, after: $delivery) { pageInfo { hasNextPage endCursor }
     nodes { id mark: metafield(namespace: "$app:lift", key: "experiment_id") { value } } }
   paymentCustomizations(first: 25, after: $payment) { pageInfo { hasNextPage endCursor }

@@ -12,8 +12,8 @@ import (
 // Fake is an in-process server of the admin API Client calls: OAuth and
 // the GraphQL Admin API operations (fake_install.go, fake_graphql.go,
 // fake_launch.go, fake_bulk.go). It keeps per-shop state the way the
-// platform does (registering a test's cart transform again is harmless,
-// duplicated variants get new ids) and lets a test make any operation
+// platform does (one cart transform per function, duplicated variants get
+// new ids) and lets a test make any operation
 // fail. Serve it with httptest.NewServer or any listener.
 type Fake struct {
 	Token string // when set, requests must carry it (or a token issued by OAuth)
@@ -36,7 +36,8 @@ type Fake struct {
 }
 
 type fakeShop struct {
-	CartTransforms    map[string]string   // experiment id → transform id
+	CartTransforms map[string]fakeTransform // by id
+
 	DuplicateVariants map[string][]string // experiment id → new variant ids
 	CarrierServices   []string
 	AppBlocks         map[string]bool   // theme id
@@ -75,12 +76,21 @@ func (f *Fake) Heal(domain string) {
 	}
 }
 
-// CartTransform returns the transform registered for a test, if any.
-func (f *Fake) CartTransform(domain, experimentID string) (string, bool) {
+// fakeTransform is a registered cart transform: its function, and the
+// value of Lift's function mark when it has one.
+type fakeTransform struct{ Function, Mark string }
+
+// CartTransform returns the id of the cart transform registered for a
+// function, if any.
+func (f *Fake) CartTransform(domain, functionID string) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	id, ok := f.shop(domain).CartTransforms[experimentID]
-	return id, ok
+	for id, x := range f.shop(domain).CartTransforms {
+		if x.Function == functionID {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // HasAppBlock reports whether the Lift block is installed in a theme.
@@ -93,7 +103,7 @@ func (f *Fake) HasAppBlock(domain, themeID string) bool {
 func (f *Fake) shop(domain string) *fakeShop {
 	s, ok := f.shops[domain]
 	if !ok {
-		s = &fakeShop{CartTransforms: map[string]string{}, DuplicateVariants: map[string][]string{},
+		s = &fakeShop{CartTransforms: map[string]fakeTransform{}, DuplicateVariants: map[string][]string{},
 			AppBlocks: map[string]bool{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain), stock: newFakeStock()}
 		if f.Catalog != nil {
 			s.install.Catalog = *f.Catalog

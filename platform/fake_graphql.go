@@ -78,7 +78,7 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 			}
 		}
 	case "CartTransformDelete":
-		deleteValue(s.CartTransforms, str("id"))
+		delete(s.CartTransforms, str("id"))
 	case "DiscountAutomaticDelete":
 		delete(s.DiscountFunctions, str("id"))
 	case "DeliveryCustomizationDelete":
@@ -244,8 +244,8 @@ func liftResourcesOf(s *fakeShop, v map[string]any) any {
 		return map[string]any{"nodes": out, "pageInfo": info}
 	}
 	transforms := map[string]string{}
-	for exp, id := range s.CartTransforms {
-		transforms[id] = exp
+	for id, x := range s.CartTransforms {
+		transforms[id] = x.Mark
 	}
 	dups := s.duplicates()
 	mfs := []any{}
@@ -268,13 +268,5 @@ func liftResourcesOf(s *fakeShop, v map[string]any) any {
 		"deliveryCustomizations": list("delivery", s.install.Delivery),
 		"paymentCustomizations":  list("payment", s.install.Payment),
 		"automaticDiscountNodes": list("discounts", s.DiscountFunctions),
-	}
-}
-
-func deleteValue(m map[string]string, v string) {
-	for k, x := range m {
-		if x == v {
-			delete(m, k)
-		}
 	}
 }

@@ -11,11 +11,15 @@ import (
 // test's resources are found by the experiment_id metafield the client
 // sends.
 
-func experimentOf(v any) string {
+func experimentOf(v any) string { return liftMark(v, "experiment_id") }
+
+// liftMark is the value of the metafield key of Lift's namespace among
+// the metafields of a create's input.
+func liftMark(v any, key string) string {
 	list, _ := v.([]any)
 	for _, m := range list {
 		mf, _ := m.(map[string]any)
-		if mf["key"] == "experiment_id" {
+		if mf["namespace"] == "$app:lift" && mf["key"] == key {
 			s, _ := mf["value"].(string)
 			return s
 		}
@@ -23,7 +27,23 @@ func experimentOf(v any) string {
 	return ""
 }
 
-func userError(field, msg string) []any {
+// createCartTransform registers a function's cart transform; the
+// platform keeps one a function and refuses another.
+func (s *fakeShop) createCartTransform(newID func(string) string, v map[string]any) any {
+	fn, _ := v["functionId"].(string)
+	for _, x := range s.CartTransforms {
+		if x.Function == fn {
+			return map[string]any{"cartTransformCreate": map[string]any{"cartTransform": nil, "userErrors": []any{map[string]any{
+				"code": "FUNCTION_ALREADY_REGISTERED", "field": []string{"functionId"},
+				"message": "Could not enable cart transform because it is already registered"}}}}
+		}
+	}
+	id := newID("CartTransform")
+	s.CartTransforms[id] = fakeTransform{Function: fn, Mark: liftMark(v["metafields"], "function")}
+	return map[string]any{"cartTransformCreate": map[string]any{"cartTransform": map[string]string{"id": id}, "userErrors": []any{}}}
+}
+
+func refused(field, msg string) []any {
 	return []any{map[string]any{"field": []string{field}, "message": msg}}
 }
 
@@ -34,7 +54,7 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 		list, _ := v["variants"].([]any)
 		if len(list) == 0 {
 			return map[string]any{"productVariantsBulkCreate": map[string]any{"productVariants": nil,
-				"userErrors": userError("variants", "at least one variant is required")}}, true
+				"userErrors": refused("variants", "at least one variant is required")}}, true
 		}
 		out := []any{}
 		for _, x := range list {
@@ -49,13 +69,7 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 	case OpTestDuplicates:
 		return s.testDuplicates(v), true
 	case OpCartTransform:
-		exp := experimentOf(v["metafields"])
-		id, ok := s.CartTransforms[exp]
-		if !ok { // registering again is harmless
-			id = f.id("CartTransform")
-			s.CartTransforms[exp] = id
-		}
-		return map[string]any{"cartTransformCreate": map[string]any{"cartTransform": map[string]string{"id": id}, "userErrors": []any{}}}, true
+		return s.createCartTransform(f.id, v), true
 	case OpCarrierServices:
 		nodes := []any{}
 		for _, id := range s.CarrierServices {
@@ -69,7 +83,7 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 	case OpAppBlocks:
 		theme, _ := v["themeId"].(string)
 		if !strings.HasPrefix(theme, "gid://") { // an ID, not a role such as "main"
-			return map[string]any{"themeFilesUpsert": map[string]any{"userErrors": userError("themeId", "Theme does not exist")}}, true
+			return map[string]any{"themeFilesUpsert": map[string]any{"userErrors": refused("themeId", "Theme does not exist")}}, true
 		}
 		s.AppBlocks[theme] = true
 		return map[string]any{"themeFilesUpsert": map[string]any{"upsertedThemeFiles": []any{}, "userErrors": []any{}}}, true

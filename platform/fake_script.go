@@ -35,7 +35,7 @@ func (f *Fake) scriptOperation(in *fakeInstall, op string, v map[string]any) (an
 		src, _ := input["src"].(string)
 		if !strings.HasPrefix(src, "https://") && !strings.HasPrefix(src, "http://") {
 			return map[string]any{"scriptTagCreate": map[string]any{"scriptTag": nil,
-				"userErrors": userError("src", "src must be an http(s) URL")}}, true
+				"userErrors": refused("src", "src must be an http(s) URL")}}, true
 		}
 		id := f.id("ScriptTag")
 		in.ScriptTags = append(in.ScriptTags, id)

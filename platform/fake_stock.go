@@ -95,7 +95,7 @@ func (s *fakeShop) stockOperation(op string, v map[string]any) (any, bool) {
 			id := s.variantOfItem(item)
 			if id == "" || loc == "" {
 				return map[string]any{"inventorySetQuantities": map[string]any{
-					"userErrors": userError("inventoryItemId", "the inventory item or location does not exist")}}, true
+					"userErrors": refused("inventoryItemId", "the inventory item or location does not exist")}}, true
 			}
 			if s.stock.available[id] == nil {
 				s.stock.available[id] = map[string]int64{}

@@ -82,7 +82,10 @@ func (c *Client) FetchShop(ctx context.Context, domain, token string) (experimen
 	return experiment.ShopInfo{Name: out.Shop.Name, Currency: out.Shop.CurrencyCode, Timezone: out.Shop.IanaTimezone}, err
 }
 
-type userErrors []struct {
+type userErrors []userError
+
+type userError struct {
+	Code    string   `json:"code"` // where the payload's error type has one
 	Field   []string `json:"field"`
 	Message string   `json:"message"`
 }

@@ -165,10 +165,36 @@ func (c *Client) preparePrice(ctx context.Context, domain, token string, t *expe
 	if err := c.duplicateVariants(ctx, domain, token, t, variants); err != nil {
 		return err
 	}
-	return c.mutate(ctx, domain, token, "register cart transform", OpCartTransform,
-		`mutation CartTransformCreate($functionId: String!, $metafields: [MetafieldInput!]) {
-  cartTransformCreate(functionId: $functionId, blockOnFailure: false, metafields: $metafields) { cartTransform { id } userErrors { field message } } }`,
-		map[string]any{"functionId": "lift-price", "metafields": experimentMetafield(t)}, "cartTransformCreate")
+	return c.registerPriceTransform(ctx, domain, token)
+}
+
+// PriceFunction is the id of Lift's cart transform function.
+const PriceFunction = "lift-price"
+
+// registerPriceTransform registers the price function's cart transform,
+// the shop's one for every price test: the platform keeps a single cart
+// transform per function and refuses a second with
+// FUNCTION_ALREADY_REGISTERED, which here means the transform is in
+// place (an earlier price test, or an earlier attempt of this one,
+// registered it). It carries Lift's function mark, not a test's, so the
+// uninstall finds it (cleanup.go) and no test's end can take it from
+// the others.
+func (c *Client) registerPriceTransform(ctx context.Context, domain, token string) error {
+	const step = "register cart transform"
+	var out struct {
+		Create struct {
+			UserErrors userErrors `json:"userErrors"`
+		} `json:"cartTransformCreate"`
+	}
+	err := c.graphQL(ctx, domain, token, OpCartTransform, `mutation CartTransformCreate($functionId: String!, $metafields: [MetafieldInput!]) {
+  cartTransformCreate(functionId: $functionId, blockOnFailure: false, metafields: $metafields) { cartTransform { id } userErrors { code field message } } }`,
+		map[string]any{"functionId": PriceFunction, "metafields": []map[string]string{{"namespace": "$app:lift", "key": "function",
+			"type": "single_line_text_field", "value": PriceFunction}}}, &out)
+	if err != nil {
+		return renamed(err, step)
+	}
+	errs := slices.DeleteFunc(out.Create.UserErrors, func(e userError) bool { return e.Code == "FUNCTION_ALREADY_REGISTERED" })
+	return errs.err(step)
 }
 
 // testDuplicatesQuery pages through the shop's duplicate variants with the

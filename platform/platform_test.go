@@ -32,7 +32,7 @@ func TestPrepareLaunch(t *testing.T) {
 				t.Fatalf("%s: %v", tt.Type, err)
 			}
 		}
-		if _, ok := fake.CartTransform(shop.Domain, "7"); !ok {
+		if _, ok := fake.CartTransform(shop.Domain, platform.PriceFunction); !ok {
 			t.Fatal("no cart transform registered")
 		}
 		if !fake.HasAppBlock(shop.Domain, "gid://shopify/OnlineStoreTheme/2") {
@@ -68,6 +68,34 @@ func TestPrepareLaunch(t *testing.T) {
 		}
 		if d := fake.Duplicates(shop.Domain, "gid://shopify/ProductVariant/1"); len(d) != 2 {
 			t.Fatalf("a second test's launch left duplicates %v, want one each", d)
+		}
+	})
+	t.Run("OneCartTransformForEveryPriceTest", func(t *testing.T) {
+		t.Parallel()
+		fake, url := fakeServer(t)
+		c := platform.NewClient(url, "")
+		// The platform keeps one cart transform per function: the second
+		// test's register is answered FUNCTION_ALREADY_REGISTERED, which
+		// means the transform both tests use is in place.
+		second := priceTest()
+		second.ID = 71
+		for _, tt := range []*experiment.Test{priceTest(), second, priceTest()} {
+			if err := c.PrepareLaunch(context.Background(), shop, tt); err != nil {
+				t.Fatalf("launch of test %d: %v", tt.ID, err)
+			}
+		}
+		if n := fake.Calls(shop.Domain, platform.OpCartTransform); n != 3 {
+			t.Fatalf("%d registers, want one a launch", n)
+		}
+		if n := fake.LiftResources(shop.Domain); n != 2+1 {
+			t.Fatalf("%d resources on the shop, want a duplicate a test and one cart transform", n)
+		}
+		// The uninstall finds it by Lift's function mark.
+		if _, err := c.Cleanup(context.Background(), shop.Domain, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := fake.CartTransform(shop.Domain, platform.PriceFunction); ok {
+			t.Fatal("the cleanup left the price function's cart transform")
 		}
 	})
 	t.Run("MoreVariantsThanOneCallTakes", func(t *testing.T) {

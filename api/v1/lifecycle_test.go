@@ -41,7 +41,7 @@ func TestLifecycle(t *testing.T) {
 		if started.Body["started_at"] == nil {
 			t.Fatalf("started_at missing: %s", started.Raw)
 		}
-		if _, ok := e.fake.CartTransform(s.shop.Domain, x); !ok {
+		if _, ok := e.fake.CartTransform(s.shop.Domain, platform.PriceFunction); !ok {
 			t.Fatal("the launch registered no cart transform on the platform")
 		}
 		// Same target: 200 with the test unchanged.
