@@ -32,6 +32,10 @@ type Repository interface {
 	FindTests(ctx context.Context, shopID int64, f Filter) ([]*Test, bool, error)
 	// Catalog reads the shop catalog mirror outside a unit of work.
 	Catalog() Catalog
+	// ReleasesDue lists, by test id after afterID, at most limit tests of
+	// installed shops that ended (or, never ended, were archived) at or
+	// before endedBefore and are not yet marked released.
+	ReleasesDue(ctx context.Context, endedBefore time.Time, afterID int64, limit int) ([]TestRef, error)
 }
 
 // Tx is a unit of work in progress: what Write hands to its function.
@@ -59,6 +63,9 @@ type Tx interface {
 	// shop's launch lock until the unit ends: two launches of one shop
 	// serialise, so the second sees what the first launched.
 	LiveTests(ctx context.Context, shopID int64) ([]*Test, error)
+	// MarkReleased records that the test's platform resources were
+	// removed (ReleaseEnded). KindNotFound experiment_not_found when absent.
+	MarkReleased(ctx context.Context, shopID, id int64, at time.Time) error
 }
 
 // Platform is what a launch needs from the commerce platform.
@@ -69,6 +76,11 @@ type Platform interface {
 	// nothing changed, any other such failure ends it in `failed`. Any other
 	// error is a fault of ours and rolls the launch back.
 	PrepareLaunch(ctx context.Context, shop *Shop, t *Test) error
+	// ReleaseTest removes what launches of t made that only t uses: its
+	// duplicate variants and its offer discount; the shop's price function
+	// stays for the other tests. Removing what is already gone is not an
+	// error. A refusal is a *PlatformError.
+	ReleaseTest(ctx context.Context, shop *Shop, t *Test) (ReleaseReport, error)
 }
 
 // PlatformError is a refused or failed call to the commerce platform. The

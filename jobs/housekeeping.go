@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// TypeHousekeeping deletes what the stores keep only for a while
-// (store.DB.Purge: old idempotency keys and webhook deliveries;
-// results.Service.ExpireExports: export files past their retention).
+// TypeHousekeeping deletes what is kept only for a while (store.DB.Purge:
+// old idempotency keys and webhook deliveries; results.Service.ExpireExports:
+// export files past their retention; experiment.Service.ReleaseEnded: the
+// platform resources of tests ended two weeks ago).
 const TypeHousekeeping = "housekeeping:purge"
 
 // HousekeepingEvery is how often the purge runs.

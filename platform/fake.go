@@ -93,6 +93,19 @@ func (f *Fake) CartTransform(domain, functionID string) (string, bool) {
 	return "", false
 }
 
+// Discounts is how many automatic discounts of a test the shop has.
+func (f *Fake) Discounts(domain, experimentID string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, exp := range f.shop(domain).DiscountFunctions {
+		if exp == experimentID {
+			n++
+		}
+	}
+	return n
+}
+
 // HasAppBlock reports whether the Lift block is installed in a theme.
 func (f *Fake) HasAppBlock(domain, themeID string) bool {
 	f.mu.Lock()

@@ -108,7 +108,7 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 }
 
 // testDuplicates answers OpTestDuplicates: the shop's duplicate variants
-// with their source variant and test, 250 a page in a stable order, as the
+// with their source variant and test, a page in a stable order, as the
 // platform pages a connection.
 func (s *fakeShop) testDuplicates(v map[string]any) any {
 	type dup struct{ id, exp string }
@@ -123,10 +123,10 @@ func (s *fakeShop) testDuplicates(v map[string]any) any {
 	if after, _ := v["after"].(string); after != "" {
 		start = slices.IndexFunc(all, func(d dup) bool { return d.id == after }) + 1
 	}
-	end := min(start+250, len(all))
+	end := min(start+duplicatesPage, len(all))
 	nodes := []any{}
 	for _, d := range all[start:end] {
-		nodes = append(nodes, map[string]any{"id": d.id, "source": map[string]string{"value": s.stock.source[d.id]},
+		nodes = append(nodes, map[string]any{"id": d.id, "product": map[string]string{"id": "gid://shopify/Product/0"}, "source": map[string]string{"value": s.stock.source[d.id]},
 			"experiment": map[string]string{"value": d.exp}})
 	}
 	cursor := ""

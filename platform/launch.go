@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/liftab/lift/experiment"
 )
@@ -67,36 +68,47 @@ const offerDiscountsQuery = `query OfferDiscounts($after: String) {
 // earlier launch of the test did: a start retried after a failed one, or
 // a bundle's launch check, must not put a second discount on every order.
 func (c *Client) prepareOffer(ctx context.Context, domain, token string, t *experiment.Test) error {
+	made, err := c.offerDiscounts(ctx, domain, token, t)
+	if err != nil || len(made) > 0 {
+		return err
+	}
 	id := fmt.Sprint(t.ID)
+	return c.mutate(ctx, domain, token, "create discount function", OpDiscountFunctions,
+		`mutation DiscountAutomaticAppCreate($discount: DiscountAutomaticAppInput!) {
+  discountAutomaticAppCreate(automaticAppDiscount: $discount) { automaticAppDiscount { discountId } userErrors { field message } } }`,
+		map[string]any{"discount": map[string]any{"title": "Lift offer test " + id, "functionId": "lift-offer",
+			"metafields": experimentMetafield(t)}}, "discountAutomaticAppCreate")
+}
+
+// offerDiscounts lists the ids of t's automatic discounts.
+func (c *Client) offerDiscounts(ctx context.Context, domain, token string, t *experiment.Test) ([]string, error) {
+	id := fmt.Sprint(t.ID)
+	var ids []string
 	var after any
 	for {
 		var out struct {
 			Discounts struct {
 				PageInfo pageInfo `json:"pageInfo"`
 				Nodes    []struct {
-					Experiment *mark `json:"experiment"`
+					ID         string `json:"id"`
+					Experiment *mark  `json:"experiment"`
 				} `json:"nodes"`
 			} `json:"automaticDiscountNodes"`
 		}
 		if err := c.graphQL(ctx, domain, token, OpOfferDiscounts, offerDiscountsQuery, map[string]any{"after": after}, &out); err != nil {
-			return renamed(err, "read offer discounts")
+			return nil, renamed(err, "read offer discounts")
 		}
 		for _, n := range out.Discounts.Nodes {
 			if n.Experiment != nil && n.Experiment.Value == id {
-				return nil
+				ids = append(ids, n.ID)
 			}
 		}
 		next, more := out.Discounts.PageInfo.next()
 		if !more {
-			break
+			return ids, nil
 		}
 		after = next
 	}
-	return c.mutate(ctx, domain, token, "create discount function", OpDiscountFunctions,
-		`mutation DiscountAutomaticAppCreate($discount: DiscountAutomaticAppInput!) {
-  discountAutomaticAppCreate(automaticAppDiscount: $discount) { automaticAppDiscount { discountId } userErrors { field message } } }`,
-		map[string]any{"discount": map[string]any{"title": "Lift offer test " + id, "functionId": "lift-offer",
-			"metafields": experimentMetafield(t)}}, "discountAutomaticAppCreate")
 }
 
 // tokenFor is the shop's own token when the install stored one.
@@ -161,7 +173,9 @@ func (c *Client) preparePrice(ctx context.Context, domain, token string, t *expe
 	if err != nil {
 		return err
 	}
-	variants = slices.DeleteFunc(variants, func(v string) bool { return made[v] })
+	variants = slices.DeleteFunc(variants, func(v string) bool {
+		return slices.ContainsFunc(made, func(d duplicate) bool { return d.Source == v })
+	})
 	if err := c.duplicateVariants(ctx, domain, token, t, variants); err != nil {
 		return err
 	}
@@ -197,23 +211,37 @@ func (c *Client) registerPriceTransform(ctx context.Context, domain, token strin
 	return errs.err(step)
 }
 
-// testDuplicatesQuery pages through the shop's duplicate variants with the
-// test and the variant each copies.
-const testDuplicatesQuery = `query TestDuplicates($after: String) {
-  productVariants(first: 250, after: $after, query: "tag:lift-duplicate") {
-    nodes { id source: metafield(namespace: "$app:lift", key: "source_variant_id") { value }
+// duplicatesPage is a page of TestDuplicates: 200 × (the variant, its
+// product, two metafields) + 3 = 803 points, under the platform's 1,000
+// a query.
+const duplicatesPage = 200
+
+// testDuplicatesQuery pages through the shop's duplicate variants with
+// their product, the test and the variant each copies.
+var testDuplicatesQuery = `query TestDuplicates($after: String) {
+  productVariants(first: ` + strconv.Itoa(duplicatesPage) + `, after: $after, query: "tag:lift-duplicate") {
+    nodes { id product { id } source: metafield(namespace: "$app:lift", key: "source_variant_id") { value }
       experiment: metafield(namespace: "$app:lift", key: "experiment_id") { value } }
     pageInfo { hasNextPage endCursor } }
 }`
 
-// testDuplicates is the set of variants t already has a duplicate of.
-func (c *Client) testDuplicates(ctx context.Context, domain, token string, t *experiment.Test) (map[string]bool, error) {
-	made := map[string]bool{}
+// duplicate is a variant Lift copied for a test.
+type duplicate struct {
+	ID, Product, Source string
+}
+
+// testDuplicates lists t's duplicate variants.
+func (c *Client) testDuplicates(ctx context.Context, domain, token string, t *experiment.Test) ([]duplicate, error) {
+	var made []duplicate
 	var after any
 	for {
 		var out struct {
 			Variants struct {
 				Nodes []struct {
+					ID      string `json:"id"`
+					Product struct {
+						ID string `json:"id"`
+					} `json:"product"`
 					Source     *mark `json:"source"`
 					Experiment *mark `json:"experiment"`
 				} `json:"nodes"`
@@ -225,7 +253,7 @@ func (c *Client) testDuplicates(ctx context.Context, domain, token string, t *ex
 		}
 		for _, n := range out.Variants.Nodes {
 			if n.Source != nil && n.Experiment != nil && n.Experiment.Value == fmt.Sprint(t.ID) {
-				made[n.Source.Value] = true
+				made = append(made, duplicate{ID: n.ID, Product: n.Product.ID, Source: n.Source.Value})
 			}
 		}
 		next, more := out.Variants.PageInfo.next()

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/liftab/lift/api/webhooks"
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
 )
 
@@ -106,4 +108,50 @@ func (h *installHarness) outcome(shopID int64, id string) string {
 		h.t.Fatal(err)
 	}
 	return d.Outcome
+}
+
+// TestEndedTestReleasedByHousekeeping: over real HTTP, real stores and the
+// fake platform, a price test ended through /v1 keeps its duplicate variant
+// while a visitor's cart may still hold it, and the worker's hourly
+// housekeeping deletes it experiment.ReleaseAfter after the end, once,
+// leaving the shop's price function for the next price test.
+func TestEndedTestReleasedByHousekeeping(t *testing.T) {
+	t.Parallel()
+	h := newInstallHarness(t)
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
+	_, token := h.installForPriceTests(ctx)
+	const original = "gid://shopify/ProductVariant/102"
+	r := h.do("POST", "/v1/experiments", token, fmt.Sprintf(`{"type":"price","name":"Ends","shared":{"price":{"product_ids":["gid://shopify/Product/102"]}},
+		"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Variant","split":50,
+		"content":{"prices":[{"product_variant_id":%q,"price":{"amount":"27.00","currency":"EUR"}}]}}]}`, original), "Content-Type", "application/json")
+	id, _ := r.body["id"].(string)
+	for _, action := range []string{"start", "end"} {
+		if r := h.do("POST", "/v1/experiments/"+id+"/"+action, token, ""); r.status != 200 {
+			t.Fatalf("%s = %d %s", action, r.status, r.raw)
+		}
+	}
+	if d := h.fake.Duplicates(h.domain, original); len(d) != 1 {
+		t.Fatalf("duplicates after the end: %v, want the one a cart may still hold", d)
+	}
+	if err := h.app.housekeep(ctx, time.Now().Add(experiment.ReleaseAfter-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.fake.Duplicates(h.domain, original); len(d) != 1 {
+		t.Fatalf("duplicates before %v had passed: %v", experiment.ReleaseAfter, d)
+	}
+	for range 2 {
+		if err := h.app.housekeep(ctx, time.Now().Add(experiment.ReleaseAfter+time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := h.fake.Duplicates(h.domain, original); len(d) != 0 {
+		t.Fatalf("duplicates after the release: %v", d)
+	}
+	if _, ok := h.fake.CartTransform(h.domain, platform.PriceFunction); !ok {
+		t.Fatal("the release took the shop's price function")
+	}
+	if n := h.countWhere(`SELECT count(*) FROM audit_log WHERE action = 'experiment.release_platform'
+		AND resource_id = $1 AND reason LIKE '%removed 1 duplicate variants%'`, id); n != 1 {
+		t.Fatalf("%d audit records of the release, want 1", n)
+	}
 }

@@ -6,9 +6,11 @@
 package experimenttest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -41,13 +43,14 @@ type Repo struct {
 	catalogs map[int64]*experiment.CatalogView
 	audit    []AuditRecord
 	claims   []experiment.WriteResult // responses kept for Idempotency-Key claims
+	released map[int64]time.Time      // test id → when its platform resources went
 	nextID   int64
 }
 
 // NewRepo returns an empty repository whose units of work are stamped by now.
 func NewRepo(now experiment.Clock) *Repo {
 	return &Repo{now: now, shops: map[int64]*experiment.Shop{}, tests: map[int64]*experiment.Test{},
-		catalogs: map[int64]*experiment.CatalogView{}}
+		catalogs: map[int64]*experiment.CatalogView{}, released: map[int64]time.Time{}}
 }
 
 // AddShop installs a shop with the demo catalog (experiment/catalogdata) and
@@ -115,6 +118,7 @@ func (r *Repo) Write(ctx context.Context, meta experiment.WriteMeta, fn func(ctx
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tests = tx.tests
+	maps.Copy(r.released, tx.released)
 	r.nextID = max(r.nextID, tx.lastID)
 	r.audit = append(r.audit, AuditRecord{ShopID: res.ShopID, Action: meta.Action,
 		Actor: experiment.ActorFrom(ctx).Name, ResourceID: res.ResourceID, Reason: meta.Reason})
@@ -168,6 +172,34 @@ func (r *Repo) FindTests(_ context.Context, shopID int64, f experiment.Filter) (
 // Catalog implements experiment.Repository.
 func (r *Repo) Catalog() experiment.Catalog { return catalog{r: r} }
 
+// ReleasesDue implements experiment.Repository.
+func (r *Repo) ReleasesDue(_ context.Context, endedBefore time.Time, afterID int64, limit int) ([]experiment.TestRef, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []experiment.TestRef
+	for _, t := range r.tests {
+		ended := t.UpdatedAt
+		if t.EndedAt != nil {
+			ended = *t.EndedAt
+		}
+		_, done := r.released[t.ID]
+		if t.ID > afterID && !done && (t.Status == experiment.StatusEnded || t.Status == experiment.StatusArchived) &&
+			!ended.After(endedBefore) && r.shops[t.ShopID].Installed() {
+			out = append(out, experiment.TestRef{ShopID: t.ShopID, TestID: t.ID})
+		}
+	}
+	slices.SortFunc(out, func(a, b experiment.TestRef) int { return cmp.Compare(a.TestID, b.TestID) })
+	return out[:min(len(out), limit)], nil
+}
+
+// Released reports when a test was marked released, if it was.
+func (r *Repo) Released(testID int64) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.released[testID]
+	return at, ok
+}
+
 func newer(a, b *experiment.Test) bool {
 	if !a.CreatedAt.Equal(b.CreatedAt) {
 		return a.CreatedAt.After(b.CreatedAt)
@@ -200,10 +232,11 @@ func findTest(tests map[int64]*experiment.Test, shopID, id int64) (*experiment.T
 
 // fakeTx is a unit of work on a copy of the tests.
 type fakeTx struct {
-	repo   *Repo
-	tests  map[int64]*experiment.Test
-	now    time.Time
-	lastID int64
+	repo     *Repo
+	tests    map[int64]*experiment.Test
+	now      time.Time
+	lastID   int64
+	released map[int64]time.Time
 }
 
 func (tx *fakeTx) FindTestForUpdate(_ context.Context, shopID, id int64) (*experiment.Test, error) {
@@ -257,6 +290,18 @@ func (tx *fakeTx) ForgetResults(_ context.Context, shopID, id int64) error {
 }
 
 func (tx *fakeTx) Catalog() experiment.Catalog { return catalog{r: tx.repo} }
+
+// MarkReleased implements experiment.Tx.
+func (tx *fakeTx) MarkReleased(_ context.Context, shopID, id int64, at time.Time) error {
+	if _, err := findTest(tx.tests, shopID, id); err != nil {
+		return err
+	}
+	if tx.released == nil {
+		tx.released = map[int64]time.Time{}
+	}
+	tx.released[id] = at
+	return nil
+}
 
 // LiveTests implements experiment.Tx; the fake's units run one at a time,
 // which is the launch lock.
@@ -388,6 +433,7 @@ type Platform struct {
 	hang     bool
 	slow     time.Duration
 	launches []int64
+	released []int64
 }
 
 // Slow makes every later PrepareLaunch take d, as a real platform's calls
@@ -425,6 +471,25 @@ func (p *Platform) PrepareLaunch(ctx context.Context, _ *experiment.Shop, t *exp
 	defer p.mu.Unlock()
 	p.launches = append(p.launches, t.ID)
 	return nil
+}
+
+// Released lists the tests whose platform resources were released.
+func (p *Platform) Released() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]int64(nil), p.released...)
+}
+
+// ReleaseTest implements experiment.Platform: it fails as Fail says, and
+// reports a duplicate per launch of the test.
+func (p *Platform) ReleaseTest(_ context.Context, _ *experiment.Shop, t *experiment.Test) (experiment.ReleaseReport, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return experiment.ReleaseReport{}, p.err
+	}
+	p.released = append(p.released, t.ID)
+	return experiment.ReleaseReport{DuplicateVariants: len(slices.DeleteFunc(slices.Clone(p.launches), func(id int64) bool { return id != t.ID }))}, nil
 }
 
 // Queue is a fake experiment.JobQueue.

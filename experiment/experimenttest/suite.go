@@ -283,6 +283,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"RemoveProducts", testRemoveProducts},
 		{"Analysis", testAnalysis},
 		{"PauseForGuardrail", testPauseForGuardrail},
+		{"ReleaseEnded", testReleaseEnded},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

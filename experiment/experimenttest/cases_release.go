@@ -1,0 +1,85 @@
+package experimenttest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// testReleaseEnded: the sweep removes a test's platform resources
+// ReleaseAfter after its end, once, with an audit record; a refusal is
+// retried at the next sweep; an uninstalled shop is left alone.
+func testReleaseEnded(t *testing.T, nb NewBackend) {
+	b := Setup(t, nb)
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "worker"})
+	t0 := Epoch // each Setup has a backend of its own: the sweep sees this case's shops only
+	ended := func(body string) *experiment.Test {
+		x := b.Create(t, body)
+		b.Act(t, x.ID, experiment.ActionStart)
+		b.Act(t, x.ID, experiment.ActionEnd)
+		return x
+	}
+	price, offer := ended(PriceTest("Released")), ended(TypeBodies()[experiment.TypeOffer])
+	redirect := b.Create(t, TypeBodies()[experiment.TypeURLRedirect])
+	b.Act(t, redirect.ID, experiment.ActionArchive) // never launched: nothing on the platform
+	live := b.Create(t, TypeBodies()[experiment.TypeVisualEditor])
+	b.Act(t, live.ID, experiment.ActionStart)
+	b.Clock.Set(t0.Add(10 * 24 * time.Hour))
+	recent := ended(PriceTest("Recent"))
+
+	sweep := func(at time.Time, want experiment.ReleaseSummary) {
+		t.Helper()
+		b.Clock.Set(at)
+		got, err := b.Service.ReleaseEnded(ctx, at)
+		if err != nil || got != want {
+			t.Fatalf("sweep at +%v = %+v, %v; want %+v", at.Sub(t0), got, err, want)
+		}
+	}
+	sweep(t0.Add(experiment.ReleaseAfter-time.Hour), experiment.ReleaseSummary{})
+	// The fake platform reports a duplicate for each launch of a test.
+	sweep(t0.Add(experiment.ReleaseAfter+time.Hour), experiment.ReleaseSummary{Released: 3,
+		ReleaseReport: experiment.ReleaseReport{DuplicateVariants: 2}})
+	if got := b.Platform.Released(); !slices.Equal(got, []int64{price.ID, offer.ID}) {
+		t.Fatalf("platform releases %v, want the price and offer tests %v (the redirect made nothing)", got, []int64{price.ID, offer.ID})
+	}
+	var reasons []string
+	for _, r := range b.Audit(t, b.Shop.ID) {
+		if r.Action == "experiment.release_platform" {
+			reasons = append(reasons, r.ResourceID+": "+r.Reason)
+		}
+	}
+	if len(reasons) != 3 || !strings.Contains(reasons[2], "removed 1 duplicate variants and 0 discounts") {
+		t.Fatalf("audit of the releases = %q", reasons)
+	}
+	sweep(t0.Add(experiment.ReleaseAfter+2*time.Hour), experiment.ReleaseSummary{}) // each once
+
+	// The recent test is due ten days later; a refusal leaves it due.
+	b.Platform.Fail(&experiment.PlatformError{Op: "delete duplicate variants", Status: 503, Message: "unavailable"})
+	due := t0.Add(10*24*time.Hour + experiment.ReleaseAfter + time.Hour)
+	sweep(due, experiment.ReleaseSummary{Failed: 1})
+	b.Platform.Fail(nil)
+	sweep(due.Add(time.Hour), experiment.ReleaseSummary{Released: 1, ReleaseReport: experiment.ReleaseReport{DuplicateVariants: 1}})
+	if got := b.Platform.Released(); !slices.Contains(got, recent.ID) {
+		t.Fatalf("platform releases %v, want the recent test %d after the retry", got, recent.ID)
+	}
+	if got := b.Get(t, live.ID); got.Status != experiment.StatusActive {
+		t.Fatalf("the live test is %s", got.Status)
+	}
+
+	t.Run("NotWhileUninstalled", func(t *testing.T) {
+		u := Setup(t, nb)
+		u.Clock.Set(t0)
+		x := u.Create(t, PriceTest("Uninstalled"))
+		u.Act(t, x.ID, experiment.ActionStart)
+		u.Act(t, x.ID, experiment.ActionEnd)
+		u.Uninstall(t, u.Shop)
+		got, err := u.Service.ReleaseEnded(ctx, due.Add(2*time.Hour))
+		if err != nil || slices.Contains(u.Platform.Released(), x.ID) || got.Released != 0 {
+			t.Fatalf("sweep released %+v (%v) of an uninstalled shop: %v", got, err, u.Platform.Released())
+		}
+	})
+}
