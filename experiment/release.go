@@ -102,7 +102,7 @@ func (s *Service) release(ctx context.Context, ref TestRef) (ReleaseReport, erro
 			return rep, fmt.Errorf("experiment.ReleaseEnded: test %d: %w", ref.TestID, err)
 		}
 	}
-	reason := fmt.Sprintf("ended over %d days ago: removed %d duplicate variants and %d discounts from the platform",
+	reason := fmt.Sprintf("ended (or archived) %d days ago or more: removed %d duplicate variants and %d discounts from the platform",
 		int(ReleaseAfter/(24*time.Hour)), rep.DuplicateVariants, rep.Discounts)
 	_, err = s.repo.Write(ctx, WriteMeta{ShopID: ref.ShopID, Action: "experiment.release_platform", ResourceType: "experiment", Reason: reason},
 		func(ctx context.Context, tx Tx) (WriteResult, error) {
