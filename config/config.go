@@ -118,6 +118,10 @@ type Config struct {
 		// CatalogRefreshEvery is how often the worker reads each installed
 		// shop's catalog from the platform again; 0 never.
 		CatalogRefreshEvery time.Duration `mapstructure:"catalog_refresh_every"`
+		// ReleaseAfter is how long an ended test's platform resources
+		// stay (carts may hold them) before housekeeping removes them; 0
+		// never (the uninstall does).
+		ReleaseAfter time.Duration `mapstructure:"release_after"`
 	} `mapstructure:"jobs"`
 
 	Log struct {
@@ -184,6 +188,7 @@ var keys = []key{
 	{"idempotency.retention", 24 * time.Hour, "how long a finished Idempotency-Key replays its first response"},
 	{"exports.retention", 7 * 24 * time.Hour, "how long an export's CSV under <data_dir>/exports is kept after it completes; then the worker's hourly housekeeping deletes it and reading the export answers 404 export_not_found saying it expired; 0 keeps every file"},
 	{"jobs.catalog_refresh_every", 24 * time.Hour, "how often the worker's scheduler reads every installed shop's catalog (products, variants with price and unit cost, collections, themes) from the platform again and replaces its catalog mirror, the platform sending no product webhooks; at least 1h, 0 never (lift shops refresh-catalog runs one by hand)"},
+	{"jobs.release_after", 14 * 24 * time.Hour, "how long an ended (or archived) test's duplicate variants and offer discount stay on the platform, while carts may still hold them, before the worker's hourly housekeeping removes them; at least 24h, 0 never (the uninstall removes them)"},
 	{"log.format", "", "log format: json (one object per line) or text; empty means text under lift dev and json everywhere else"},
 	{"log.level", "info", "lowest level logged: debug, info, warn or error"},
 	{"worker.metrics_addr", ":9091", "address lift worker serves Prometheus /metrics on (servers serve it on http.addr); empty serves none"},
@@ -314,6 +319,10 @@ func (c *Config) validateLimits() error {
 		// products) and may take many minutes with its retries; a shorter
 		// slot would queue the next before the last is done.
 		return fmt.Errorf("config: jobs.catalog_refresh_every must be at least 1h, or 0 to turn the refresh off, not %s", c.Jobs.CatalogRefreshEvery)
+	case c.Jobs.ReleaseAfter != 0 && c.Jobs.ReleaseAfter < 24*time.Hour:
+		// A visitor who added a duplicate to the cart during the test
+		// checks out later: removed sooner, it leaves the cart.
+		return fmt.Errorf("config: jobs.release_after must be at least 24h, or 0 to keep ended tests' platform resources until uninstall, not %s", c.Jobs.ReleaseAfter)
 	case c.Idempotency.StaleAfter <= c.HTTP.WriteTimeout:
 		return fmt.Errorf("config: idempotency.stale_after (%s) must be above http.write_timeout (%s): a claim may be re-taken only once its write is over",
 			c.Idempotency.StaleAfter, c.HTTP.WriteTimeout)

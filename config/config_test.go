@@ -188,6 +188,8 @@ func TestLoadRefusesBadLimits(t *testing.T) {
 		{"LIFT_EXPORTS_RETENTION", "-1h", "exports.retention"},
 		{"LIFT_JOBS_CATALOG_REFRESH_EVERY", "-24h", "jobs.catalog_refresh_every"},
 		{"LIFT_JOBS_CATALOG_REFRESH_EVERY", "10m", "jobs.catalog_refresh_every"},
+		{"LIFT_JOBS_RELEASE_AFTER", "-24h", "jobs.release_after"},
+		{"LIFT_JOBS_RELEASE_AFTER", "1h", "jobs.release_after"},
 		{"LIFT_IDEMPOTENCY_STALE_AFTER", "-1s", "idempotency.stale_after"},
 		{"LIFT_IDEMPOTENCY_STALE_AFTER", "5s", "idempotency.stale_after"},
 		{"LIFT_IDEMPOTENCY_RETENTION", "1m", "idempotency.retention"},

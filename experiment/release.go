@@ -12,14 +12,15 @@ import (
 // variants, an offer test's automatic discount. Ending the test stops the
 // storefront from using them, but a visitor's cart may still hold a
 // duplicate, or qualify for the discount, and checkout honours the price
-// the visitor saw. So they stay for ReleaseAfter after the end, and then
+// the visitor saw. So they stay for a while after the end (jobs.release_after), and then
 // the hourly sweep (ReleaseEnded) removes them: kept for ever they pile up
 // in the merchant's product admin (a product's variants and the shop's
 // automatic discounts are capped by the platform) until uninstall.
 
-// ReleaseAfter is how long a test's platform resources outlive its end.
-// Two weeks is longer than a cart is normally kept open.
-const ReleaseAfter = 14 * 24 * time.Hour
+// DefaultReleaseAfter is how long a test's platform resources outlive its
+// end unless ServiceConfig.ReleaseAfter says otherwise (jobs.release_after):
+// two weeks is longer than a cart is normally kept open.
+const DefaultReleaseAfter = 14 * 24 * time.Hour
 
 // releaseBatch is how many due tests one read of the sweep lists.
 const releaseBatch = 100
@@ -50,8 +51,8 @@ func holdsPlatformResources(t *Test) bool {
 }
 
 // ReleaseEnded removes the platform resources of every test of an
-// installed shop that ended (or was archived) more than ReleaseAfter
-// before now, and marks each released with an audit record saying what
+// installed shop that ended (or was archived) the service's release delay
+// or more before now, and marks each released with an audit record saying what
 // went. A test the platform refuses stays due, is counted in Failed and
 // retried at the next sweep; the others go on. Tests of other types are
 // marked without a call. The error is the stores' failures only.
@@ -60,7 +61,7 @@ func (s *Service) ReleaseEnded(ctx context.Context, now time.Time) (ReleaseSumma
 	var errs []error
 	var after int64
 	for {
-		due, err := s.repo.ReleasesDue(ctx, now.Add(-ReleaseAfter), after, releaseBatch)
+		due, err := s.repo.ReleasesDue(ctx, now.Add(-s.releaseAfter), after, releaseBatch)
 		if err != nil {
 			return sum, fmt.Errorf("experiment.ReleaseEnded: %w", err)
 		}
@@ -102,8 +103,8 @@ func (s *Service) release(ctx context.Context, ref TestRef) (ReleaseReport, erro
 			return rep, fmt.Errorf("experiment.ReleaseEnded: test %d: %w", ref.TestID, err)
 		}
 	}
-	reason := fmt.Sprintf("ended (or archived) %d days ago or more: removed %d duplicate variants and %d discounts from the platform",
-		int(ReleaseAfter/(24*time.Hour)), rep.DuplicateVariants, rep.Discounts)
+	reason := fmt.Sprintf("ended (or archived) %s ago or more: removed %d duplicate variants and %d discounts from the platform",
+		spell(s.releaseAfter), rep.DuplicateVariants, rep.Discounts)
 	_, err = s.repo.Write(ctx, WriteMeta{ShopID: ref.ShopID, Action: "experiment.release_platform", ResourceType: "experiment", Reason: reason},
 		func(ctx context.Context, tx Tx) (WriteResult, error) {
 			return WriteResult{ResourceID: fmt.Sprint(ref.TestID)}, tx.MarkReleased(ctx, ref.ShopID, ref.TestID, s.clock())
@@ -112,4 +113,12 @@ func (s *Service) release(ctx context.Context, ref TestRef) (ReleaseReport, erro
 		return rep, fmt.Errorf("experiment.ReleaseEnded: test %d: %w", ref.TestID, err)
 	}
 	return rep, nil
+}
+
+// spell writes a delay as merchants read it: whole days as days.
+func spell(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
 }

@@ -23,6 +23,7 @@ type Service struct {
 	now           Clock
 	previewSecret []byte
 	launchBudget  time.Duration
+	releaseAfter  time.Duration
 	log           *slog.Logger
 }
 
@@ -42,6 +43,9 @@ type ServiceConfig struct {
 	// well inside a write's timeout, so a hung platform ends the launch in
 	// `failed`, recorded, instead of rolling it back unrecorded.
 	LaunchBudget time.Duration
+	// ReleaseAfter is how long an ended test's platform resources stay
+	// (ReleaseEnded); default DefaultReleaseAfter.
+	ReleaseAfter time.Duration
 	Logger       *slog.Logger // default slog.Default()
 }
 
@@ -51,7 +55,8 @@ func NewService(c ServiceConfig) *Service {
 		panic("experiment.NewService: a Repository is required")
 	}
 	s := &Service{repo: c.Repository, platform: c.Platform, queue: c.Jobs, eraser: c.Eraser, now: c.Now,
-		previewSecret: c.PreviewSecret, launchBudget: cmp.Or(c.LaunchBudget, 5*time.Second), log: c.Logger}
+		previewSecret: c.PreviewSecret, launchBudget: cmp.Or(c.LaunchBudget, 5*time.Second),
+		releaseAfter: cmp.Or(c.ReleaseAfter, DefaultReleaseAfter), log: c.Logger}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -141,6 +141,7 @@ func (a *App) experiments() *experiment.Service {
 		Eraser:        warehouse.Eraser{W: a.Warehouse}, // reset analytics (session API)
 		Now:           a.Now,
 		PreviewSecret: a.SigningSecret,
+		ReleaseAfter:  a.Config.Jobs.ReleaseAfter, // 0: housekeeping does not release
 		Logger:        a.Log,
 	})
 }

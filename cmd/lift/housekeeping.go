@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/jobs"
 )
 
@@ -19,7 +20,7 @@ func housekeepingJobs(a *App, w *jobs.Worker) []jobs.Source {
 // housekeep deletes what is kept only for a while, as of at: the rows
 // Postgres keeps (store.DB.Purge), the export files past
 // exports.retention (results.Service.ExpireExports) and the platform
-// resources of tests ended experiment.ReleaseAfter ago
+// resources of tests ended jobs.release_after ago
 // (experiment.Service.ReleaseEnded); it logs what went. Each runs whatever
 // the others did: an export directory that refuses a delete must not keep
 // the tables growing, nor the reverse. A failure of any fails the job,
@@ -34,7 +35,11 @@ func (a *App) housekeep(ctx context.Context, at time.Time) error {
 	if x.Files+x.TempFiles > 0 {
 		a.Log.Info("housekeeping: export files deleted", "expired_exports", x.Files, "temp_files", x.TempFiles)
 	}
-	r, rerr := a.experiments().ReleaseEnded(ctx, at)
+	var r experiment.ReleaseSummary
+	var rerr error
+	if a.Config.Jobs.ReleaseAfter > 0 {
+		r, rerr = a.experiments().ReleaseEnded(ctx, at)
+	}
 	if r.Released+r.Failed > 0 {
 		a.Log.Info("housekeeping: ended tests' platform resources released", "tests", r.Released,
 			"duplicate_variants", r.DuplicateVariants, "discounts", r.Discounts, "refused", r.Failed)

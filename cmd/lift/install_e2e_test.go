@@ -35,15 +35,15 @@ type installHarness struct {
 
 const installPublicURL = "https://lift.test"
 
-func newInstallHarness(t *testing.T) *installHarness {
+func newInstallHarness(t *testing.T, opts ...option) *installHarness {
 	key := bytes.Repeat([]byte{7}, 32)
-	s := newServer(t, func(c *config.Config) {
+	s := newServer(t, append([]option{func(c *config.Config) {
 		c.HTTP.PublicURL = installPublicURL
 		c.Platform.APIKey, c.Platform.APISecret = "app-key", "app-secret"
 		c.Platform.WebhookSecret, c.SigningSecret = "install-webhooks", "install-signing"
 		c.Platform.TokenKey = base64.StdEncoding.EncodeToString(key)
 		c.Admin.APIKey = "install-admin"
-	})
+	}}, opts...)...)
 	s.app.PlatformClient.ProductInterval = 10 * time.Millisecond
 	h := &installHarness{server: s, fake: s.app.fakePlatform.Handler.(*platform.Fake), key: key,
 		domain:  lifttest.Name("inst-") + ".myshopify.com",

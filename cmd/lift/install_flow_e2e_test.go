@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/liftab/lift/api/webhooks"
+	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/platform"
 	"github.com/liftab/lift/store"
@@ -113,11 +114,12 @@ func (h *installHarness) outcome(shopID int64, id string) string {
 // TestEndedTestReleasedByHousekeeping: over real HTTP, real stores and the
 // fake platform, a price test ended through /v1 keeps its duplicate variant
 // while a visitor's cart may still hold it, and the worker's hourly
-// housekeeping deletes it experiment.ReleaseAfter after the end, once,
-// leaving the shop's price function for the next price test.
+// housekeeping deletes it jobs.release_after after the end, once, leaving
+// the shop's price function for the next price test.
 func TestEndedTestReleasedByHousekeeping(t *testing.T) {
 	t.Parallel()
-	h := newInstallHarness(t)
+	const after = 48 * time.Hour
+	h := newInstallHarness(t, func(c *config.Config) { c.Jobs.ReleaseAfter = after })
 	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
 	_, token := h.installForPriceTests(ctx)
 	const original = "gid://shopify/ProductVariant/102"
@@ -133,14 +135,14 @@ func TestEndedTestReleasedByHousekeeping(t *testing.T) {
 	if d := h.fake.Duplicates(h.domain, original); len(d) != 1 {
 		t.Fatalf("duplicates after the end: %v, want the one a cart may still hold", d)
 	}
-	if err := h.app.housekeep(ctx, time.Now().Add(experiment.ReleaseAfter-time.Hour)); err != nil {
+	if err := h.app.housekeep(ctx, time.Now().Add(after-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if d := h.fake.Duplicates(h.domain, original); len(d) != 1 {
-		t.Fatalf("duplicates before %v had passed: %v", experiment.ReleaseAfter, d)
+		t.Fatalf("duplicates before %v had passed: %v", after, d)
 	}
 	for range 2 {
-		if err := h.app.housekeep(ctx, time.Now().Add(experiment.ReleaseAfter+time.Hour)); err != nil {
+		if err := h.app.housekeep(ctx, time.Now().Add(after+time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,7 +153,7 @@ func TestEndedTestReleasedByHousekeeping(t *testing.T) {
 		t.Fatal("the release took the shop's price function")
 	}
 	if n := h.countWhere(`SELECT count(*) FROM audit_log WHERE action = 'experiment.release_platform'
-		AND resource_id = $1 AND reason LIKE '%removed 1 duplicate variants%'`, id); n != 1 {
+		AND resource_id = $1 AND reason LIKE '%2 days ago or more: removed 1 duplicate variants%'`, id); n != 1 {
 		t.Fatalf("%d audit records of the release, want 1", n)
 	}
 }

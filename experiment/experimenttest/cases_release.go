@@ -11,7 +11,7 @@ import (
 )
 
 // testReleaseEnded: the sweep removes a test's platform resources
-// ReleaseAfter after its end, once, with an audit record; a refusal is
+// DefaultReleaseAfter after its end, once, with an audit record; a refusal is
 // retried at the next sweep; an uninstalled shop is left alone.
 func testReleaseEnded(t *testing.T, nb NewBackend) {
 	b := Setup(t, nb)
@@ -39,9 +39,9 @@ func testReleaseEnded(t *testing.T, nb NewBackend) {
 			t.Fatalf("sweep at +%v = %+v, %v; want %+v", at.Sub(t0), got, err, want)
 		}
 	}
-	sweep(t0.Add(experiment.ReleaseAfter-time.Hour), experiment.ReleaseSummary{})
+	sweep(t0.Add(experiment.DefaultReleaseAfter-time.Hour), experiment.ReleaseSummary{})
 	// The fake platform reports a duplicate for each launch of a test.
-	sweep(t0.Add(experiment.ReleaseAfter+time.Hour), experiment.ReleaseSummary{Released: 3,
+	sweep(t0.Add(experiment.DefaultReleaseAfter+time.Hour), experiment.ReleaseSummary{Released: 3,
 		ReleaseReport: experiment.ReleaseReport{DuplicateVariants: 2}})
 	if got := b.Platform.Released(); !slices.Equal(got, []int64{price.ID, offer.ID}) {
 		t.Fatalf("platform releases %v, want the price and offer tests %v (the redirect made nothing)", got, []int64{price.ID, offer.ID})
@@ -55,11 +55,11 @@ func testReleaseEnded(t *testing.T, nb NewBackend) {
 	if len(reasons) != 3 || !strings.Contains(reasons[2], "removed 1 duplicate variants and 0 discounts") {
 		t.Fatalf("audit of the releases = %q", reasons)
 	}
-	sweep(t0.Add(experiment.ReleaseAfter+2*time.Hour), experiment.ReleaseSummary{}) // each once
+	sweep(t0.Add(experiment.DefaultReleaseAfter+2*time.Hour), experiment.ReleaseSummary{}) // each once
 
 	// The recent test is due ten days later; a refusal leaves it due.
 	b.Platform.Fail(&experiment.PlatformError{Op: "delete duplicate variants", Status: 503, Message: "unavailable"})
-	due := t0.Add(10*24*time.Hour + experiment.ReleaseAfter + time.Hour)
+	due := t0.Add(10*24*time.Hour + experiment.DefaultReleaseAfter + time.Hour)
 	sweep(due, experiment.ReleaseSummary{Failed: 1})
 	b.Platform.Fail(nil)
 	sweep(due.Add(time.Hour), experiment.ReleaseSummary{Released: 1, ReleaseReport: experiment.ReleaseReport{DuplicateVariants: 1}})
