@@ -98,6 +98,9 @@ func (s *Service) release(ctx context.Context, ref TestRef) (ReleaseReport, erro
 		return rep, fmt.Errorf("experiment.ReleaseEnded: test %d: %w", ref.TestID, err)
 	}
 	if holdsPlatformResources(t) {
+		if s.platform == nil {
+			return rep, errors.New("experiment.ReleaseEnded: no Platform to release with")
+		}
 		if rep, err = s.platform.ReleaseTest(ctx, shop, t); err != nil {
 			s.log.Warn("release: the platform refused; retried at the next sweep", "shop_id", ref.ShopID, "test_id", ref.TestID, "err", err)
 			return rep, fmt.Errorf("experiment.ReleaseEnded: test %d: %w", ref.TestID, err)
