@@ -40,7 +40,7 @@ type fakeShop struct {
 
 	DuplicateVariants map[string][]string // experiment id → new variant ids
 	CarrierServices   []string
-	AppBlocks         map[string]bool   // theme id
+	AppBlocks         map[string]string // theme id → Lift's snippet as written
 	DiscountFunctions map[string]string // discount id → experiment id
 	install           *fakeInstall
 	stock             *fakeStock
@@ -110,6 +110,14 @@ func (f *Fake) Discounts(domain, experimentID string) int {
 func (f *Fake) HasAppBlock(domain, themeID string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	_, ok := f.shop(domain).AppBlocks[themeID]
+	return ok
+}
+
+// AppBlock is Lift's snippet as written into a theme ("" when none is).
+func (f *Fake) AppBlock(domain, themeID string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.shop(domain).AppBlocks[themeID]
 }
 
@@ -117,7 +125,7 @@ func (f *Fake) shop(domain string) *fakeShop {
 	s, ok := f.shops[domain]
 	if !ok {
 		s = &fakeShop{CartTransforms: map[string]fakeTransform{}, DuplicateVariants: map[string][]string{},
-			AppBlocks: map[string]bool{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain), stock: newFakeStock()}
+			AppBlocks: map[string]string{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain), stock: newFakeStock()}
 		if f.Catalog != nil {
 			s.install.Catalog = *f.Catalog
 		}

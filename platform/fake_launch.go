@@ -85,7 +85,14 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 		if !strings.HasPrefix(theme, "gid://") { // an ID, not a role such as "main"
 			return map[string]any{"themeFilesUpsert": map[string]any{"userErrors": refused("themeId", "Theme does not exist")}}, true
 		}
-		s.AppBlocks[theme] = true
+		files, _ := v["files"].([]any)
+		for _, f := range files {
+			m, _ := f.(map[string]any)
+			body, _ := m["body"].(map[string]any)
+			if m["filename"] == "snippets/lift-experiment.liquid" {
+				s.AppBlocks[theme], _ = body["value"].(string)
+			}
+		}
 		return map[string]any{"themeFilesUpsert": map[string]any{"upsertedThemeFiles": []any{}, "userErrors": []any{}}}, true
 	case OpPublishedTheme:
 		return map[string]any{"themes": map[string]any{"nodes": []any{map[string]string{"id": s.publishedTheme()}}}}, true

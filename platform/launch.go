@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/web/tracker"
 )
 
 // A launch's platform side effects (experiment.Platform), as GraphQL Admin
@@ -366,6 +368,15 @@ func (c *Client) publishedTheme(ctx context.Context, domain, token string) (stri
 	return out.Themes.Nodes[0].ID, nil
 }
 
+// themeSnippet is what Lift's block is in a theme
+// (snippets/lift-experiment.liquid): the anti-flicker snippet, which the
+// theme renders first in <head> with {% render 'lift-experiment' %}, so a
+// theme change (THEMES_PUBLISH) keeps it; lift.js itself comes by the
+// script tag /api/enable-script adds, or the theme's own. It used to hold
+// that render tag, a snippet rendering itself, which fails at render
+// ("nesting too deep").
+var themeSnippet = tracker.AntiFlicker(2 * time.Second)
+
 // InstallThemeBlock writes the app block's snippet into the theme (its
 // global id); an upsert, so writing it again is harmless.
 func (c *Client) InstallThemeBlock(ctx context.Context, domain, token, themeID string) error {
@@ -373,7 +384,7 @@ func (c *Client) InstallThemeBlock(ctx context.Context, domain, token, themeID s
 		`mutation ThemeFilesUpsert($themeId: ID!, $files: [OnlineStoreThemeFilesUpsertFileInput!]!) {
   themeFilesUpsert(themeId: $themeId, files: $files) { upsertedThemeFiles { filename } userErrors { field message } } }`,
 		map[string]any{"themeId": themeID, "files": []map[string]any{{"filename": "snippets/lift-experiment.liquid",
-			"body": map[string]string{"type": "TEXT", "value": "{% render 'lift-experiment' %}"}}}}, "themeFilesUpsert")
+			"body": map[string]string{"type": "TEXT", "value": themeSnippet}}}}, "themeFilesUpsert")
 }
 
 // renamed names the launch step in a platform error, as a failure reason

@@ -12,6 +12,7 @@ import (
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/platform"
+	"github.com/liftab/lift/web/tracker"
 )
 
 func TestPrepareLaunch(t *testing.T) {
@@ -35,8 +36,10 @@ func TestPrepareLaunch(t *testing.T) {
 		if _, ok := fake.CartTransform(shop.Domain, platform.PriceFunction); !ok {
 			t.Fatal("no cart transform registered")
 		}
-		if !fake.HasAppBlock(shop.Domain, "gid://shopify/OnlineStoreTheme/2") {
-			t.Fatal("no app block installed")
+		// The block is the anti-flicker snippet the theme renders in <head>
+		// (lift.js comes by the script tag), not a snippet rendering itself.
+		if got := fake.AppBlock(shop.Domain, "gid://shopify/OnlineStoreTheme/2"); got != tracker.AntiFlicker(2*time.Second) {
+			t.Fatalf("app block written = %q, want the anti-flicker snippet", got)
 		}
 	})
 	t.Run("InjectedFailure", func(t *testing.T) {
