@@ -33,12 +33,15 @@ type CatalogRefs struct {
 	Collections []string
 	Themes      []string
 	Zones       []string
-	Markets     []string
+	// ZoneCountries asks for every zone shipping to one of these
+	// countries (ISO codes), in CatalogView.Zones with the named ones.
+	ZoneCountries []string
+	Markets       []string
 }
 
 func (r *CatalogRefs) empty() bool {
 	return !r.Dearest && len(r.Products)+len(r.Variants)+len(r.ProductVariants)+len(r.CollectionFloors)+
-		len(r.Collections)+len(r.Themes)+len(r.Zones)+len(r.Markets) == 0
+		len(r.Collections)+len(r.Themes)+len(r.Zones)+len(r.ZoneCountries)+len(r.Markets) == 0
 }
 
 // CatalogView is what Lookup found.

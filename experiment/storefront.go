@@ -43,6 +43,12 @@ type StorefrontTest struct {
 	// where it applies (product ids, source path, path rules, theme).
 	Scope  map[string]json.RawMessage `json:"scope"`
 	Groups []StorefrontGroup          `json:"groups"`
+	// LineAssignments is set when the test changes shipping rates: the
+	// platform asks Lift's carrier service for them at checkout
+	// (QuoteRates), and its rate request carries the cart's lines, not the
+	// cart's attributes, so the tracker puts the visitor's assignments on
+	// each line it adds (properties[_lift_assignments]).
+	LineAssignments bool `json:"line_assignments,omitempty"`
 }
 
 // StorefrontGroup is one arm: its split and what it changes on the
@@ -101,6 +107,7 @@ func storefrontTest(t *Test) StorefrontTest {
 		if raw, ok := t.Shared[string(k)]; ok && storefrontTypes[k] {
 			st.Scope[string(k)] = raw
 		}
+		st.LineAssignments = st.LineAssignments || k == TypeShipping
 	}
 	for _, g := range t.Groups {
 		st.Groups = append(st.Groups, StorefrontGroup{Index: g.Index, Name: g.Name, Weight: g.Split,

@@ -96,6 +96,12 @@ func TestStorefrontConfig(t *testing.T) {
 	if g := cfg.Tests[1].Groups; g[0].Weight != 30 || g[1].Weight != 70 {
 		t.Errorf("weights = %d/%d, want 30/70", g[0].Weight, g[1].Weight)
 	}
+	// Only the shipping test asks the tracker to put assignments on lines.
+	for i, want := range []bool{false, true, false} {
+		if got := cfg.Tests[i].LineAssignments; got != want {
+			t.Errorf("test %d line_assignments = %v, want %v", i, got, want)
+		}
+	}
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }

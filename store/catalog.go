@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 
 	"github.com/jackc/pgx/v5"
@@ -296,27 +297,36 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 		lookupFloors(ctx, c.Q, shopID, r.CollectionFloors, v.Floors),
 		lookupDearest(ctx, c.Q, shopID, r.Dearest, v),
 		lookup(ctx, c.Q, shopID, r.Themes, selectThemes+byID, into(scanTheme, func(x experiment.Theme) { v.Themes[x.ID] = x })),
-		lookup(ctx, c.Q, shopID, r.Zones, selectZoneRates+` AND z.id = ANY($2) ORDER BY z.id, r.id`,
-			func(row pgx.Rows) error {
-				z, rate, err := scanZoneRate(row)
-				if err != nil {
-					return err
-				}
-				if prev, ok := v.Zones[z.ID]; ok {
-					z = prev
-				}
-				if rate != nil {
-					z.Rates = append(z.Rates, *rate)
-				}
-				v.Zones[z.ID] = z
-				return nil
-			}),
+		lookupZones(ctx, c.Q, shopID, r.Zones, ` AND z.id = ANY($2)`, v.Zones),
+		lookupZones(ctx, c.Q, shopID, r.ZoneCountries, ` AND z.countries && $2`, v.Zones),
 		lookup(ctx, c.Q, shopID, r.Markets, selectMarkets+byID, into(scanMarket, func(x experiment.Market) { v.Markets[x.ID] = x })),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("store.Catalog.Lookup shop %d: %w", shopID, err)
 	}
 	return v, nil
+}
+
+// lookupZones reads the zones where (a condition on $2, ids) holds, each
+// with its rates, into zones; a zone read twice is read whole both times.
+func lookupZones(ctx context.Context, q querier, shopID int64, ids []string, where string, zones map[string]experiment.Zone) error {
+	got := map[string]experiment.Zone{}
+	err := lookup(ctx, q, shopID, ids, selectZoneRates+where+` ORDER BY z.id, r.id`, func(row pgx.Rows) error {
+		z, rate, err := scanZoneRate(row)
+		if err != nil {
+			return err
+		}
+		if prev, ok := got[z.ID]; ok {
+			z = prev
+		}
+		if rate != nil {
+			z.Rates = append(z.Rates, *rate)
+		}
+		got[z.ID] = z
+		return nil
+	})
+	maps.Copy(zones, got)
+	return err
 }
 
 // lookupFloors finds the cheapest item of each collection of ids into

@@ -33,17 +33,25 @@ type Receiver interface {
 	Receive(ctx context.Context, r experiment.WebhookReceipt) error
 }
 
-// Handler serves POST /api/webhooks.
+// Handler serves POST /api/webhooks and the carrier service's callback
+// (rates.go): both are the platform calling Lift, signed the same way.
 type Handler struct {
 	Service      Receiver
 	Secret       []byte // platform.webhook_secret; empty refuses every delivery
 	MaxBodyBytes int64  // default 10 MB
+	// Rates and Shops answer the carrier service's rate requests; nil
+	// Rates serves no callback.
+	Rates RateQuoter
+	Shops ShopFinder
 }
 
-// Mount adds POST /api/webhooks to r, answering errors in the session
-// surface's envelope.
+// Mount adds POST /api/webhooks (and RatesPath when Rates is set) to r,
+// answering errors in the session surface's envelope.
 func (h *Handler) Mount(r gin.IRouter) {
 	r.POST("/api/webhooks", api.UseSurface(api.SurfaceSession), handle(h.receive))
+	if h.Rates != nil {
+		r.POST(RatesPath, api.UseSurface(api.SurfaceSession), handle(h.rates))
+	}
 }
 
 // SetDeliveryHeaders sets the headers the platform sends with a delivery

@@ -37,10 +37,11 @@ func (a *App) webhookService() *experiment.WebhookService {
 		}}
 }
 
-// webhooks is the inbound webhook surface.
+// webhooks is the inbound webhook surface and the carrier service's rate
+// callback.
 func (a *App) webhooks() *webhooks.Handler {
 	return &webhooks.Handler{Service: a.webhookService(), Secret: []byte(a.Config.Platform.WebhookSecret),
-		MaxBodyBytes: a.Config.HTTP.MaxBodyBytes}
+		MaxBodyBytes: a.Config.HTTP.MaxBodyBytes, Rates: a.experiments(), Shops: a.DB}
 }
 
 func webhookAndExportJobs(a *App, w *jobs.Worker) []jobs.Source {

@@ -362,6 +362,11 @@ func (c catalog) Lookup(_ context.Context, shopID int64, refs experiment.Catalog
 			v.Variants[id] = x
 		}
 	}
+	for id, z := range all.Zones {
+		if slices.ContainsFunc(z.Countries, func(c string) bool { return slices.Contains(refs.ZoneCountries, c) }) {
+			v.Zones[id] = z
+		}
+	}
 	if x, ok := all.FindDearest(); ok && refs.Dearest {
 		v.Dearest = &x
 	}

@@ -284,6 +284,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"Analysis", testAnalysis},
 		{"PauseForGuardrail", testPauseForGuardrail},
 		{"ReleaseEnded", testReleaseEnded},
+		{"QuoteRates", testQuoteRates},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

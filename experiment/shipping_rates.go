@@ -1,0 +1,124 @@
+package experiment
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// A shipping test changes the rates a checkout offers. The platform asks
+// the shop's carrier service for rates (Lift's, registered at launch with
+// the callback POST /api/carrier/rates), and its question carries the
+// destination and the cart's lines, not the cart's attributes: the
+// tracker puts the visitor's assignments on each line it adds
+// (properties[_lift_assignments], StorefrontTest.LineAssignments).
+
+// RateRequest is what QuoteRates needs from the platform's rate request.
+type RateRequest struct {
+	Country string // the destination's ISO 3166-1 alpha-2 code
+	// Assignments is a line's _lift_assignments property ("42:1,57:0");
+	// empty when no line carries one (the visitor sees the control's).
+	Assignments string
+}
+
+// QuotedRate is one shipping option of a checkout.
+type QuotedRate struct {
+	Name  string
+	Code  string // stable per rate: the zone rate's id, or the test's added rate
+	Price Money
+}
+
+// QuoteRates answers the rates of the zone that ships to req.Country: the
+// zone's own rates as the catalog mirror has them, changed as the
+// visitor's group of an active shipping test of that zone changes them
+// when the assignments name the test (a rate with rate_id replaces that
+// rate, one without is added). So a zone the merchant serves through
+// Lift's carrier service keeps its own rates before a test, while it is
+// paused and after it ends, and a visitor outside the test (or its
+// control) sees them too. A destination no zone of the mirror ships to
+// gets no rates.
+func (s *Service) QuoteRates(ctx context.Context, shop *Shop, req RateRequest) ([]QuotedRate, error) {
+	view, err := s.repo.Catalog().Lookup(ctx, shop.ID, CatalogRefs{ZoneCountries: []string{req.Country}})
+	if err != nil {
+		return nil, fmt.Errorf("experiment.QuoteRates: %w", err)
+	}
+	zone, ok := zoneOf(view, req.Country)
+	if !ok {
+		return []QuotedRate{}, nil
+	}
+	out := make([]QuotedRate, 0, len(zone.Rates))
+	for _, r := range zone.Rates {
+		out = append(out, QuotedRate{Name: r.Name, Code: r.ID, Price: Money{Amount: r.Price, Currency: shop.Currency}})
+	}
+	live, _, err := s.repo.FindTests(ctx, shop.ID, Filter{Statuses: []Status{StatusActive}, Limit: maxLiveRead})
+	if err != nil {
+		return nil, fmt.Errorf("experiment.QuoteRates: %w", err)
+	}
+	for _, t := range live { // one running test a zone (conflict.go)
+		var sh struct {
+			ZoneIDs []string `json:"zone_ids"`
+		}
+		if raw, ok := t.Shared[string(TypeShipping)]; ok && json.Unmarshal(raw, &sh) == nil && slices.Contains(sh.ZoneIDs, zone.ID) {
+			return applyGroupRates(out, t, zone.ID, groupOf(t.ID, req.Assignments)), nil
+		}
+	}
+	return out, nil
+}
+
+// zoneOf is the zone shipping to country, the lowest id first should two
+// claim it.
+func zoneOf(view *CatalogView, country string) (Zone, bool) {
+	var found []Zone
+	for _, z := range view.Zones {
+		if slices.Contains(z.Countries, country) {
+			found = append(found, z)
+		}
+	}
+	if len(found) == 0 {
+		return Zone{}, false
+	}
+	return slices.MinFunc(found, func(a, b Zone) int { return cmp.Compare(a.ID, b.ID) }), true
+}
+
+// groupOf is the group the assignments give test id, or -1.
+func groupOf(id int64, assignments string) int {
+	for _, p := range parseAssignments(assignments) {
+		if p.experimentID == strconv.FormatInt(id, 10) {
+			return int(p.group)
+		}
+	}
+	return -1
+}
+
+// applyGroupRates changes zone's rates as group index of t does.
+func applyGroupRates(rates []QuotedRate, t *Test, zoneID string, index int) []QuotedRate {
+	var content ShippingContent
+	for _, g := range t.Groups {
+		if g.Index != index {
+			continue
+		}
+		raw := g.Content
+		if t.Type == TypeCombined {
+			var parts map[string]json.RawMessage
+			_ = json.Unmarshal(g.Content, &parts)
+			raw = parts[string(TypeShipping)]
+		}
+		_ = json.Unmarshal(raw, &content) // validated at save; unreadable changes nothing
+	}
+	for i, r := range content.Rates {
+		if r.ZoneID != zoneID {
+			continue
+		}
+		q := QuotedRate{Name: r.Name, Code: fmt.Sprintf("lift-%d-%d-%d", t.ID, index, i), Price: r.Price}
+		if j := slices.IndexFunc(rates, func(x QuotedRate) bool { return r.RateID != "" && x.Code == r.RateID }); j >= 0 {
+			q.Code = r.RateID
+			rates[j] = q
+			continue
+		}
+		rates = append(rates, q)
+	}
+	return rates
+}
