@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/liftab/lift/experiment"
@@ -38,10 +39,10 @@ type Fake struct {
 type fakeShop struct {
 	CartTransforms map[string]fakeTransform // by id
 
-	DuplicateVariants map[string][]string // experiment id → new variant ids
-	CarrierServices   []string
-	AppBlocks         map[string]string // theme id → Lift's snippet as written
-	DiscountFunctions map[string]string // discount id → experiment id
+	DuplicateVariants map[string][]string    // experiment id → new variant ids
+	CarrierServices   map[string]fakeCarrier // by id
+	AppBlocks         map[string]string      // theme id → Lift's snippet as written
+	DiscountFunctions map[string]string      // discount id → experiment id
 	install           *fakeInstall
 	stock             *fakeStock
 }
@@ -74,6 +75,35 @@ func (f *Fake) Heal(domain string) {
 			delete(f.failures, k)
 		}
 	}
+}
+
+// fakeCarrier is a carrier service: where the platform asks for rates.
+type fakeCarrier struct {
+	CallbackURL string
+	Active      bool
+}
+
+// PutCarrierService registers a carrier service as another app (or an
+// earlier install) would have.
+func (f *Fake) PutCarrierService(domain, callbackURL string, active bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shop(domain).CarrierServices[f.id("DeliveryCarrierService")] = fakeCarrier{CallbackURL: callbackURL, Active: active}
+}
+
+// ActiveCarriers lists the callback URLs of the shop's active carrier
+// services, sorted.
+func (f *Fake) ActiveCarriers(domain string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, x := range f.shop(domain).CarrierServices {
+		if x.Active {
+			out = append(out, x.CallbackURL)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // fakeTransform is a registered cart transform: its function, and the
@@ -124,7 +154,7 @@ func (f *Fake) AppBlock(domain, themeID string) string {
 func (f *Fake) shop(domain string) *fakeShop {
 	s, ok := f.shops[domain]
 	if !ok {
-		s = &fakeShop{CartTransforms: map[string]fakeTransform{}, DuplicateVariants: map[string][]string{},
+		s = &fakeShop{CartTransforms: map[string]fakeTransform{}, CarrierServices: map[string]fakeCarrier{}, DuplicateVariants: map[string][]string{},
 			AppBlocks: map[string]string{}, DiscountFunctions: map[string]string{}, install: newFakeInstall(domain), stock: newFakeStock()}
 		if f.Catalog != nil {
 			s.install.Catalog = *f.Catalog

@@ -72,14 +72,35 @@ func (f *Fake) launchOperation(s *fakeShop, op string, v map[string]any) (any, b
 		return s.createCartTransform(f.id, v), true
 	case OpCarrierServices:
 		nodes := []any{}
-		for _, id := range s.CarrierServices {
-			nodes = append(nodes, map[string]any{"id": id, "active": true})
+		for _, id := range slices.Sorted(maps.Keys(s.CarrierServices)) {
+			x := s.CarrierServices[id]
+			nodes = append(nodes, map[string]any{"id": id, "active": x.Active, "callbackUrl": x.CallbackURL})
 		}
 		return map[string]any{"carrierServices": map[string]any{"nodes": nodes}}, true
 	case "CarrierServiceCreate":
+		in, _ := v["input"].(map[string]any)
+		x := fakeCarrier{}
+		x.CallbackURL, _ = in["callbackUrl"].(string)
+		x.Active, _ = in["active"].(bool)
+		if name, _ := in["name"].(string); name == "" || x.CallbackURL == "" { // both URL! and String! in the input type
+			return map[string]any{"carrierServiceCreate": map[string]any{"carrierService": nil,
+				"userErrors": refused("input", "name and callbackUrl are required")}}, true
+		}
 		id := f.id("DeliveryCarrierService")
-		s.CarrierServices = append(s.CarrierServices, id)
+		s.CarrierServices[id] = x
 		return map[string]any{"carrierServiceCreate": map[string]any{"carrierService": map[string]string{"id": id}, "userErrors": []any{}}}, true
+	case "CarrierServiceUpdate":
+		in, _ := v["input"].(map[string]any)
+		id, _ := in["id"].(string)
+		x, ok := s.CarrierServices[id]
+		if !ok {
+			return map[string]any{"carrierServiceUpdate": map[string]any{"carrierService": nil, "userErrors": refused("id", "Carrier service not found")}}, true
+		}
+		if a, ok := in["active"].(bool); ok {
+			x.Active = a
+		}
+		s.CarrierServices[id] = x
+		return map[string]any{"carrierServiceUpdate": map[string]any{"carrierService": map[string]string{"id": id}, "userErrors": []any{}}}, true
 	case OpAppBlocks:
 		theme, _ := v["themeId"].(string)
 		if !strings.HasPrefix(theme, "gid://") { // an ID, not a role such as "main"

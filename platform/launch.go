@@ -289,28 +289,48 @@ func (c *Client) duplicateVariants(ctx context.Context, domain, token string, t 
 	return nil
 }
 
+// carrierServiceName is how merchants and shoppers see Lift's carrier.
+const carrierServiceName = "Lift rates"
+
+// checkCarrier makes sure the shop has Lift's carrier service, active and
+// answering at RatesURL: the platform asks it for the rates of the zones
+// the merchant serves through it (docs/install.md, "Shipping rates").
+// Another app's carrier service does not count; Lift's, deactivated, is
+// turned on again rather than registered twice.
 func (c *Client) checkCarrier(ctx context.Context, domain, token string) error {
 	var out struct {
 		CarrierServices struct {
 			Nodes []struct {
-				ID     string `json:"id"`
-				Active bool   `json:"active"`
+				ID          string `json:"id"`
+				Active      bool   `json:"active"`
+				CallbackURL string `json:"callbackUrl"`
 			} `json:"nodes"`
 		} `json:"carrierServices"`
 	}
 	if err := c.graphQL(ctx, domain, token, OpCarrierServices,
-		`query CarrierServices { carrierServices(first: 50) { nodes { id active } } }`, nil, &out); err != nil {
+		`query CarrierServices { carrierServices(first: 50) { nodes { id active callbackUrl } } }`, nil, &out); err != nil {
 		return renamed(err, "check carrier service")
 	}
+	if c.RatesURL == "" {
+		return errors.New("platform: no RatesURL to register the carrier service with")
+	}
 	for _, s := range out.CarrierServices.Nodes {
+		if s.CallbackURL != c.RatesURL {
+			continue
+		}
 		if s.Active {
 			return nil
 		}
+		return c.mutate(ctx, domain, token, "activate carrier service", "CarrierServiceUpdate",
+			`mutation CarrierServiceUpdate($input: DeliveryCarrierServiceUpdateInput!) {
+  carrierServiceUpdate(input: $input) { carrierService { id } userErrors { field message } } }`,
+			map[string]any{"input": map[string]any{"id": s.ID, "active": true}}, "carrierServiceUpdate")
 	}
 	return c.mutate(ctx, domain, token, "register carrier service", "CarrierServiceCreate",
 		`mutation CarrierServiceCreate($input: DeliveryCarrierServiceCreateInput!) {
   carrierServiceCreate(input: $input) { carrierService { id } userErrors { field message } } }`,
-		map[string]any{"input": map[string]any{"name": "Lift rates", "active": true, "supportsServiceDiscovery": true}}, "carrierServiceCreate")
+		map[string]any{"input": map[string]any{"name": carrierServiceName, "callbackUrl": c.RatesURL, "active": true,
+			"supportsServiceDiscovery": true}}, "carrierServiceCreate")
 }
 
 func (c *Client) installBlocks(ctx context.Context, domain, token string, t *experiment.Test, k experiment.Type) error {

@@ -35,6 +35,10 @@ type Client struct {
 	// The app's OAuth credentials (platform.api_key, platform.api_secret),
 	// for the install's code exchange (install.go).
 	APIKey, APISecret string
+	// RatesURL is Lift's carrier service callback (http.public_url +
+	// /api/carrier/rates) a shipping test's launch registers; required
+	// to launch one.
+	RatesURL string
 	// Retry bounds retries of GraphQL calls on throttling and 5xx.
 	Retry Retry
 	// ProductInterval spaces a shop's product queries (part 8: one per

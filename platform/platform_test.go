@@ -28,6 +28,7 @@ func TestPrepareLaunch(t *testing.T) {
 		fake, url := fakeServer(t)
 		fake.Token = "tok"
 		c := platform.NewClient(url, "tok")
+		c.RatesURL = "https://lift.test/api/carrier/rates"
 		for _, tt := range []*experiment.Test{price, theme, ship} {
 			if err := c.PrepareLaunch(context.Background(), shop, tt); err != nil {
 				t.Fatalf("%s: %v", tt.Type, err)

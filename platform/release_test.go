@@ -75,3 +75,43 @@ func TestReleaseTest(t *testing.T) {
 		}
 	})
 }
+
+// TestCarrierService: a shipping test's launch registers Lift's carrier
+// service answering at RatesURL once, ignores another app's, and turns
+// Lift's on again when the merchant turned it off.
+func TestCarrierService(t *testing.T) {
+	t.Parallel()
+	shop := &experiment.Shop{Domain: "c.myshopify.com"}
+	ship := &experiment.Test{ID: 9, Type: experiment.TypeShipping}
+	const ours = "https://lift.test/api/carrier/rates"
+	fake, url := fakeServer(t)
+	fake.PutCarrierService(shop.Domain, "https://other-app.test/rates", true)
+	c := platform.NewClient(url, "")
+	c.RatesURL = ours
+	for range 2 {
+		if err := c.PrepareLaunch(context.Background(), shop, ship); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fake.ActiveCarriers(shop.Domain); len(got) != 2 || got[0] != "https://lift.test/api/carrier/rates" {
+		t.Fatalf("active carriers %v, want Lift's once beside the other app's", got)
+	}
+	if n := fake.Calls(shop.Domain, "CarrierServiceCreate"); n != 1 {
+		t.Fatalf("%d carrier services registered over two launches, want 1", n)
+	}
+
+	off := "d.myshopify.com"
+	fake.PutCarrierService(off, ours, false)
+	if err := c.PrepareLaunch(context.Background(), &experiment.Shop{Domain: off}, ship); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.ActiveCarriers(off); len(got) != 1 || got[0] != ours || fake.Calls(off, "CarrierServiceCreate") != 0 {
+		t.Fatalf("after relaunch with Lift's carrier off: active %v, %d created; want it on again, none created",
+			got, fake.Calls(off, "CarrierServiceCreate"))
+	}
+	// Without a callback URL there is nothing to register.
+	c.RatesURL = ""
+	if err := c.PrepareLaunch(context.Background(), &experiment.Shop{Domain: "e.myshopify.com"}, ship); err == nil {
+		t.Fatal("a launch without RatesURL registered a carrier service")
+	}
+}

@@ -92,8 +92,10 @@ func newEnv(t testing.TB) *env {
 		WebhookURL: "https://lift.test/api/webhooks", ScriptURL: scriptURL, Now: now}
 	jc := jobs.NewClient(jobs.Redis{Addr: addr, DB: rdb})
 	t.Cleanup(func() { jc.Close() })
+	pc := platform.NewClient(psrv.URL, "")
+	pc.RatesURL = "https://lift.test/api/carrier/rates"
 	svc := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db},
-		Platform: platform.NewClient(psrv.URL, ""), Jobs: jobs.ChecksQueue{Client: jc}, Eraser: warehouse.Eraser{W: wh},
+		Platform: pc, Jobs: jobs.ChecksQueue{Client: jc}, Eraser: warehouse.Eraser{W: wh},
 		Now: now, PreviewSecret: []byte("test-secret"), LaunchBudget: 300 * time.Millisecond})
 	g := gin.New()
 	g.Use(api.RequestIDs())

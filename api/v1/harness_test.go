@@ -124,8 +124,10 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 		}
 		t.Cleanup(w.Shutdown)
 	}
+	pc := platform.NewClient(psrv.URL, "")
+	pc.RatesURL = "https://lift.test/api/carrier/rates"
 	tests := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db},
-		Platform: platform.NewClient(psrv.URL, ""), Jobs: jobs.ChecksQueue{Client: jc}, Now: clk.Now,
+		Platform: pc, Jobs: jobs.ChecksQueue{Client: jc}, Now: clk.Now,
 		PreviewSecret: []byte("test-secret"), LaunchBudget: 300 * time.Millisecond})
 	res := &v1.Results{Service: svc}
 	ex := &v1.Exports{Service: svc}

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/liftab/lift/api/webhooks"
 	"github.com/liftab/lift/config"
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
@@ -110,6 +111,7 @@ func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 		a.PlatformClient = platform.NewClient(cfg.Platform.URL, cfg.Platform.Token)
 		a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
 		a.PlatformClient.Tokens = a.shopToken // cmd/lift/install.go
+		a.PlatformClient.RatesURL = a.publicURL() + webhooks.RatesPath
 		return a.PlatformClient, nil
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -128,6 +130,7 @@ func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	a.PlatformClient = platform.NewClient("http://"+ln.Addr().String(), "")
 	a.PlatformClient.APIKey, a.PlatformClient.APISecret = cfg.Platform.APIKey, cfg.Platform.APISecret
 	a.PlatformClient.Tokens = a.shopToken
+	a.PlatformClient.RatesURL = a.publicURL() + webhooks.RatesPath
 	return a.PlatformClient, nil
 }
 

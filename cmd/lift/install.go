@@ -33,18 +33,25 @@ import (
 // key kept in <data_dir>/token-key (generated once).
 func (a *App) installService() *experiment.InstallService {
 	sealer := a.tokenSealer()
+	public := a.publicURL()
+	return &experiment.InstallService{Repo: store.InstallRepo{DB: a.DB}, Platform: a.PlatformClient, Sealer: sealer,
+		APISecret: []byte(a.Config.Platform.APISecret), Scopes: splitList(a.Config.Platform.Scopes),
+		RedirectURI: public + "/api/auth/callback", WebhookURL: public + "/api/webhooks", ScriptURL: public + "/lift.js",
+		Now: a.Now, Logger: a.Log}
+}
+
+// publicURL is http.public_url without its final slash, or in development
+// (none set) where this process listens: what the platform calls back.
+func (a *App) publicURL() string {
 	public := strings.TrimSuffix(a.Config.HTTP.PublicURL, "/")
-	if public == "" { // development: where this process listens
+	if public == "" {
 		host, port, _ := net.SplitHostPort(a.Config.HTTP.Addr)
 		if host == "" || host == "0.0.0.0" || host == "::" {
 			host = "localhost"
 		}
 		public = "http://" + net.JoinHostPort(host, port)
 	}
-	return &experiment.InstallService{Repo: store.InstallRepo{DB: a.DB}, Platform: a.PlatformClient, Sealer: sealer,
-		APISecret: []byte(a.Config.Platform.APISecret), Scopes: splitList(a.Config.Platform.Scopes),
-		RedirectURI: public + "/api/auth/callback", WebhookURL: public + "/api/webhooks", ScriptURL: public + "/lift.js",
-		Now: a.Now, Logger: a.Log}
+	return public
 }
 
 // installAPI is the install surface. A token key that cannot be read
