@@ -179,6 +179,15 @@ func TestAPIDocumentMatchesAnswers(t *testing.T) {
 	body := `{"id":1}`
 	run(tourCall{"POST", "/api/webhooks", "", body, []string{webhooks.HeaderSignature, "bad", webhooks.HeaderTopic, "SHOP_UPDATE", webhooks.HeaderShop, shop.Domain, webhooks.HeaderID, "d-1"}, 401})
 	run(tourCall{"POST", "/api/webhooks", "", body, []string{webhooks.HeaderSignature, webhooks.Sign([]byte("hook"), []byte(body)), webhooks.HeaderTopic, "SHOP_UPDATE", webhooks.HeaderShop, shop.Domain, webhooks.HeaderID, "d-2"}, 200})
+	sign := func(b string) []string {
+		return []string{webhooks.HeaderSignature, webhooks.Sign([]byte("hook"), []byte(b)), webhooks.HeaderShop, shop.Domain}
+	}
+	rates := `{"rate":{"destination":{"country":"US"},"items":[{"quantity":1,"properties":{"_lift_assignments":"1:1"}}],"currency":"USD"}}`
+	if r := run(tourCall{"POST", webhooks.RatesPath, "", rates, sign(rates), 200}); !strings.Contains(string(r.raw), `"total_price":"695"`) {
+		t.Errorf("the demo's domestic zone's rates are not in %s", r.raw)
+	}
+	run(tourCall{"POST", webhooks.RatesPath, "", rates, []string{webhooks.HeaderSignature, "bad", webhooks.HeaderShop, shop.Domain}, 401})
+	run(tourCall{"POST", webhooks.RatesPath, "", `{"rate":{}}`, sign(`{"rate":{}}`), 400})
 	run(tourCall{"GET", "/api/auth", "", "", nil, 400})
 	run(tourCall{"GET", "/healthz", "", "", nil, 200})
 	run(tourCall{"GET", "/readyz", "", "", nil, 200})
