@@ -1,17 +1,28 @@
 package demo
 
 import (
+	"maps"
 	"math"
 	"sync"
 )
 
-// Line is one cart line: a variant at the price the storefront showed.
+// Line is one cart line: a variant at the price the storefront showed,
+// with the properties it was added with (the tracker's _lift_assignments
+// while a shipping test runs: the platform's rate request reads lines).
 type Line struct {
-	ProductID string  `json:"product_id"`
-	VariantID string  `json:"variant_id"`
-	Title     string  `json:"title"`
-	Quantity  int     `json:"quantity"`
-	Price     float64 `json:"price"`
+	ProductID  string            `json:"product_id"`
+	VariantID  string            `json:"variant_id"`
+	Title      string            `json:"title"`
+	Quantity   int               `json:"quantity"`
+	Price      float64           `json:"price"`
+	Properties map[string]string `json:"properties"`
+}
+
+// same reports whether an add of variant at price with props goes to line
+// l: as on the platform, one variant added with other properties is a line
+// of its own.
+func (l Line) same(variant string, price float64, props map[string]string) bool {
+	return l.VariantID == variant && l.Price == price && maps.Equal(l.Properties, props)
 }
 
 // Cart is what a platform cart holds that an order needs: lines and the

@@ -96,6 +96,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux.HandleFunc("GET /demo/checkout", h.checkoutPage)
 	h.mux.HandleFunc("GET /demo/cart.js", h.cartJSON)
 	h.mux.HandleFunc("POST /demo/cart/add.js", h.add)
+	h.mux.HandleFunc("POST /demo/cart/add", h.addForm)
 	h.mux.HandleFunc("POST /demo/cart/update.js", h.updateAttributes)
 	h.mux.HandleFunc("POST /demo/checkout", h.placeOrder)
 	return h, nil
@@ -207,36 +208,90 @@ func (h *Handler) cartJSON(w http.ResponseWriter, r *http.Request) {
 // changes what the storefront shows (lift.price); the platform would charge
 // it through its cart transform, which the demo stands in for by taking the
 // shown price within sane bounds of the catalog's.
+// The line's properties are kept (the tracker's lift.lineProperties()
+// while a shipping test runs); one without a value is dropped, as the
+// platform drops it.
 func (h *Handler) add(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		VariantID string   `json:"variant_id"`
-		Quantity  int      `json:"quantity"`
-		Price     *float64 `json:"price"`
+		VariantID  string            `json:"variant_id"`
+		Quantity   int               `json:"quantity"`
+		Price      *float64          `json:"price"`
+		Properties map[string]string `json:"properties"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&req); err != nil {
-		fail(w, http.StatusBadRequest, "body must be JSON: {variant_id, quantity, price}")
+		fail(w, http.StatusBadRequest, "body must be JSON: {variant_id, quantity, price, properties}")
 		return
 	}
-	p, v := h.cfg.Catalog.variant(req.VariantID)
-	if v == nil || req.Quantity < 1 || req.Quantity > 99 {
-		fail(w, http.StatusBadRequest, "unknown variant_id or quantity outside 1..99")
+	cart, err := h.addLine(w, r, req.VariantID, req.Quantity, req.Price, req.Properties)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "%v", err)
 		return
+	}
+	writeJSON(w, http.StatusOK, cart)
+}
+
+// addForm is the platform's native add to cart: a theme's product form
+// posted as it is (id, quantity, properties[name] fields), answered with
+// the cart page. Its price is the catalog's: only the page's own script
+// knows the price a test showed (add, lift.price). The tracker puts
+// properties[_lift_assignments] in such forms while a shipping test runs.
+func (h *Handler) addForm(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		fail(w, http.StatusBadRequest, "body must be a form: id, quantity, properties[name]")
+		return
+	}
+	props := map[string]string{}
+	for k, vs := range r.PostForm {
+		if name, ok := strings.CutPrefix(k, "properties["); ok && strings.HasSuffix(name, "]") && len(vs) > 0 {
+			props[strings.TrimSuffix(name, "]")] = vs[len(vs)-1]
+		}
+	}
+	n, err := strconv.Atoi(cmp.Or(r.PostForm.Get("quantity"), "1"))
+	if err == nil {
+		_, err = h.addLine(w, r, r.PostForm.Get("id"), n, nil, props)
+	}
+	if err != nil {
+		fail(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	http.Redirect(w, r, "/demo/cart?"+url.Values{"shop": {h.shop(r)}}.Encode(), http.StatusSeeOther)
+}
+
+// maxProperties bounds what one line keeps.
+const maxProperties = 20
+
+// addLine puts quantity of a variant in the visitor's cart at price (nil:
+// the catalog's), on the line of the same variant, price and properties.
+func (h *Handler) addLine(w http.ResponseWriter, r *http.Request, variant string, quantity int, shown *float64,
+	props map[string]string) (Cart, error) {
+	p, v := h.cfg.Catalog.variant(variant)
+	if v == nil || quantity < 1 || quantity > 99 {
+		return Cart{}, fmt.Errorf("unknown variant_id or quantity outside 1..99")
+	}
+	if len(props) > maxProperties {
+		return Cart{}, fmt.Errorf("more than %d properties", maxProperties)
 	}
 	price := v.Price
-	if req.Price != nil && *req.Price > 0 && *req.Price <= 10*v.Price {
-		price = math.Round(*req.Price*100) / 100
+	if shown != nil && *shown > 0 && *shown <= 10*v.Price {
+		price = math.Round(*shown*100) / 100
 	}
-	cart := h.carts.update(h.cartKey(w, r), func(c *Cart) {
+	kept := map[string]string{}
+	for k, val := range props {
+		if k != "" && val != "" {
+			kept[k] = val
+		}
+	}
+	return h.carts.update(h.cartKey(w, r), func(c *Cart) {
 		for i := range c.Lines {
-			if c.Lines[i].VariantID == v.ID && c.Lines[i].Price == price {
-				c.Lines[i].Quantity += req.Quantity
+			if c.Lines[i].same(v.ID, price, kept) {
+				c.Lines[i].Quantity += quantity
 				return
 			}
 		}
 		c.Lines = append(c.Lines, Line{ProductID: p.ID, VariantID: v.ID, Title: p.Title + " – " + v.Title,
-			Quantity: req.Quantity, Price: price})
-	})
-	writeJSON(w, http.StatusOK, cart)
+			Quantity: quantity, Price: price, Properties: kept})
+	}), nil
 }
 
 // updateAttributes is the platform's cart update: the tracker writes the

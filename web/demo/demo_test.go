@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -111,5 +112,105 @@ func TestCheckoutDeliversASignedOrder(t *testing.T) {
 	}
 	if cart := call("GET", "/demo/cart.js", "", 200); !strings.Contains(cart, `"items":[]`) {
 		t.Errorf("cart after the order = %s, want empty", cart)
+	}
+}
+
+// TestLinePropertiesReachTheOrder: a line keeps the properties it was added
+// with (by JSON, as lift.lineProperties() is merged, or by a theme's form,
+// as the tracker's hidden properties[_lift_assignments] input posts them),
+// the same variant with other properties is a line of its own, and the
+// order's line_items carry them as an object.
+func TestLinePropertiesReachTheOrder(t *testing.T) {
+	t.Parallel()
+	got := make(chan []byte, 1)
+	platform := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- b
+	}))
+	defer platform.Close()
+	cat, err := demo.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", WebhookURL: platform.URL,
+		SignWebhook: func(h http.Header, topic, shop, id string, body []byte) {
+			webhooks.SetDeliveryHeaders(h, []byte("s"), topic, shop, id, body)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	call := func(method, path, contentType, body string, want int) string {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+		return string(b)
+	}
+	const js, form = "application/json", "application/x-www-form-urlencoded"
+	call("POST", "/demo/cart/add.js", js, `{"variant_id":"44001","quantity":1,"price":28,"properties":{"_lift_assignments":"42:1,57:0"}}`, 200)
+	call("POST", "/demo/cart/add.js", js, `{"variant_id":"44001","quantity":2,"price":28,"properties":{"_lift_assignments":"42:1,57:0"}}`, 200)
+	call("POST", "/demo/cart/add.js", js, `{"variant_id":"44001","quantity":1,"price":28,"properties":{}}`, 200)
+	call("POST", "/demo/cart/add.js", js, `{"variant_id":"44001","quantity":1,"price":28}`, 200)
+	// A theme's form: the platform answers with the cart page.
+	call("POST", "/demo/cart/add", form, "id=44005&quantity=1&properties%5B_lift_assignments%5D=42%3A0", 303)
+	call("POST", "/demo/cart/add", form, "id=1&quantity=1", 400)
+
+	var cart struct {
+		Items []struct {
+			VariantID  string            `json:"variant_id"`
+			Quantity   int               `json:"quantity"`
+			Properties map[string]string `json:"properties"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(call("GET", "/demo/cart.js", "", "", 200)), &cart); err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		variant  string
+		quantity int
+		props    string
+	}
+	want := []line{{"44001", 3, "map[_lift_assignments:42:1,57:0]"}, {"44001", 2, "map[]"}, {"44005", 1, "map[_lift_assignments:42:0]"}}
+	var lines []line
+	for _, it := range cart.Items {
+		lines = append(lines, line{it.VariantID, it.Quantity, fmt.Sprint(it.Properties)})
+	}
+	if fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Errorf("cart lines = %v, want %v", lines, want)
+	}
+
+	call("POST", "/demo/checkout", js, "{}", 200)
+	var order struct {
+		LineItems []struct {
+			VariantID  json.Number     `json:"variant_id"`
+			Quantity   int             `json:"quantity"`
+			Properties json.RawMessage `json:"properties"`
+		} `json:"line_items"`
+	}
+	body := <-got
+	if err := json.Unmarshal(body, &order); err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, it := range order.LineItems {
+		items = append(items, fmt.Sprintf("%s×%d %s", it.VariantID, it.Quantity, it.Properties))
+	}
+	if w := []string{`44001×3 [{"name":"_lift_assignments","value":"42:1,57:0"}]`, `44001×2 []`,
+		`44005×1 [{"name":"_lift_assignments","value":"42:0"}]`}; fmt.Sprint(items) != fmt.Sprint(w) {
+		t.Errorf("order line_items = %q, want %q\n%s", items, w, body)
 	}
 }

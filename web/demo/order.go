@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -15,7 +17,8 @@ import (
 // orderBody is the ORDERS_CREATE payload the platform would send for a
 // cart: the fields attribution reads (session document 6.2: id, line items'
 // product and variant ids, total_price; plus the cart attributes the
-// platform copies into note_attributes).
+// platform copies into note_attributes, and each line's properties, the
+// tracker's _lift_assignments among them while a shipping test runs).
 func orderBody(id string, c Cart, currency string, now time.Time) ([]byte, error) {
 	type attr struct {
 		Name  string `json:"name"`
@@ -27,6 +30,9 @@ func orderBody(id string, c Cart, currency string, now time.Time) ([]byte, error
 		Title     string `json:"title"`
 		Quantity  int    `json:"quantity"`
 		Price     string `json:"price"`
+		// Properties are the cart line's, as the platform's order
+		// payload lists them: [{name, value}], by name.
+		Properties []attr `json:"properties"`
 	}
 	names := make([]string, 0, len(c.Attributes))
 	for k := range c.Attributes {
@@ -41,8 +47,12 @@ func orderBody(id string, c Cart, currency string, now time.Time) ([]byte, error
 	for _, l := range c.Lines {
 		p, _ := strconv.ParseInt(l.ProductID, 10, 64)
 		v, _ := strconv.ParseInt(l.VariantID, 10, 64)
+		props := []attr{}
+		for _, k := range slices.Sorted(maps.Keys(l.Properties)) {
+			props = append(props, attr{Name: k, Value: l.Properties[k]})
+		}
 		lines = append(lines, line{ProductID: p, VariantID: v, Title: l.Title, Quantity: l.Quantity,
-			Price: strconv.FormatFloat(l.Price, 'f', 2, 64)})
+			Price: strconv.FormatFloat(l.Price, 'f', 2, 64), Properties: props})
 	}
 	n, _ := strconv.ParseInt(id, 10, 64)
 	return json.Marshal(map[string]any{

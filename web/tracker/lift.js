@@ -91,7 +91,8 @@
     html.setAttribute('data-lift-ready', 'declined');
     var none = function () { return null; };
     w.lift = { visitor: '', session: '', shop: shop, assignments: {}, declined: true, experimentIds: function () { return []; },
-      price: none, track: none, cartAttributes: function () { return {}; }, syncCart: function () { return Promise.resolve(); },
+      price: none, track: none, cartAttributes: function () { return {}; }, lineProperties: function () { return {}; },
+      syncCart: function () { return Promise.resolve(); },
       bucket: none, page: function () { return w.lift.ready; } };
     w.lift.ready = Promise.resolve(w.lift);
     return;
@@ -347,6 +348,16 @@
       for (var k in lift.assignments) if (counted(lift.assignments[k])) a.push(k + ':' + lift.assignments[k].group);
       return { _lift_visitor_id: visitor, _lift_session_id: lift.session, _lift_assignments: a.join(',') };
     },
+    // lineProperties are the properties a line added to the cart carries
+    // (see lineForms): merge them into each item's properties of a
+    // /cart/add.js call.
+    lineProperties: function () {
+      var on = current && (current.cfg.tests || []).some(function (t) {
+        var a = t.line_assignments && lift.assignments[t.id];
+        return a && counted(a);
+      });
+      return on ? { _lift_assignments: lift.cartAttributes()._lift_assignments } : {};
+    },
     // syncCart writes the cart attributes now (call it after adding to a new cart).
     syncCart: function () { return writeCart(true); },
     // page reports a client-side route change, once the route is rendered
@@ -382,6 +393,35 @@
     return fetch(cartURL, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ attributes: attrs }) }).then(function (r) { if (r.ok) set(ss, '_lift_cart', key); }, function () {});
   }
+
+  // A shipping test's rates are quoted at checkout by Lift's carrier
+  // service, and the platform's rate request carries the cart's lines (with
+  // their properties), not the cart's attributes. So while the visitor is
+  // counted in such a test (line_assignments), each line it adds carries its
+  // assignments as the property _lift_assignments (hidden from shoppers:
+  // underscore): lift.lineProperties() for themes that add by JSON, and a
+  // hidden input in each add-to-cart form, written once the groups are
+  // applied and again as any form submits (capture phase, before the
+  // theme's own handler reads the form), so forms drawn later (a drawer, a
+  // quick add) carry it too. One lift.js added is removed once the visitor
+  // is in no such test. A failure here must never break the form.
+  function lineForms(f) {
+    try {
+      var v = lift.lineProperties()._lift_assignments, name = 'properties[_lift_assignments]';
+      Array.prototype.forEach.call(f ? [f] : d.querySelectorAll('form[action*="/cart/add"]'), function (f) {
+        if ((f.getAttribute('action') || '').indexOf('/cart/add') < 0) return;
+        var i = f.querySelector('input[name="' + name + '"]');
+        if (!v) { if (i && i.hasAttribute('data-lift')) i.parentNode.removeChild(i); return; }
+        if (!i) {
+          i = d.createElement('input');
+          i.type = 'hidden'; i.name = name; i.setAttribute('data-lift', '');
+          f.appendChild(i);
+        }
+        if (i.value !== v) i.value = v;
+      });
+    } catch (e) { /* the theme's form goes on as it is */ }
+  }
+  if (d.addEventListener) d.addEventListener('submit', function (e) { lineForms(e.target); }, true);
 
   // record sends an assignment once per visitor, test and assignment version.
   function record(t, a, ctx) {
@@ -487,7 +527,7 @@
     page = readPage();
     current = { cfg: cfg, ctx: { country: cc } };
     apply(current, shown);
-    if (!current.go) { reveal(); watch(); }
+    if (!current.go) { reveal(); watch(); lineForms(); }
     return current;
   }
   var c = cached();

@@ -38,7 +38,10 @@
       ready(function () {
         var opt = select.options[select.selectedIndex], shown = window.lift && window.lift.price(select.value);
         var price = shown ? Number(shown.amount) : Number(opt.getAttribute('data-price'));
-        post('/demo/cart/add.js' + q, { variant_id: select.value, quantity: 1, price: price }).then(function () {
+        // The line's properties: the visitor's assignments while a
+        // shipping test runs (its rates are quoted from the cart's lines).
+        var props = window.lift && window.lift.lineProperties ? window.lift.lineProperties() : {};
+        post('/demo/cart/add.js' + q, { variant_id: select.value, quantity: 1, price: price, properties: props }).then(function () {
           return window.lift && window.lift.syncCart ? window.lift.syncCart() : null;
         }).then(function () {
           track('product_added_to_cart', { productIds: [form.getAttribute('data-product-id')], variantIds: [select.value], quantity: 1 });
