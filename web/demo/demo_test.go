@@ -47,19 +47,10 @@ func TestCheckoutDeliversASignedOrder(t *testing.T) {
 	defer srv.Close()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
+	send := caller(t, srv.URL, c)
 	call := func(method, path, body string, want int) string {
 		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
-		}
-		return string(b)
+		return send(method, path, "", body, want)
 	}
 	for _, p := range []string{"/demo/", "/demo/products/8101", "/demo/cart", "/demo/checkout"} {
 		if page := call("GET", p+"?shop=a.myshopify.com", "", 200); !strings.Contains(page, `data-shop="a.myshopify.com"`) ||
@@ -143,23 +134,7 @@ func TestLinePropertiesReachTheOrder(t *testing.T) {
 	defer srv.Close()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	call := func(method, path, contentType, body string, want int) string {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
-		}
-		return string(b)
-	}
+	call := caller(t, srv.URL, c)
 	const js, form = "application/json", "application/x-www-form-urlencoded"
 	call("POST", "/demo/cart/add.js", js, `{"variant_id":"44001","quantity":1,"price":28,"properties":{"_lift_assignments":"42:1,57:0"}}`, 200)
 	call("POST", "/demo/cart/add.js", js, `{"variant_id":"44001","quantity":2,"price":28,"properties":{"_lift_assignments":"42:1,57:0"}}`, 200)
@@ -212,5 +187,27 @@ func TestLinePropertiesReachTheOrder(t *testing.T) {
 	if w := []string{`44001×3 [{"name":"_lift_assignments","value":"42:1,57:0"}]`, `44001×2 []`,
 		`44005×1 [{"name":"_lift_assignments","value":"42:0"}]`}; fmt.Sprint(items) != fmt.Sprint(w) {
 		t.Errorf("order line_items = %q, want %q\n%s", items, w, body)
+	}
+}
+
+// caller sends requests to the demo at base with c (its cookie jar is the
+// visitor's cart) and requires each answer's status.
+func caller(t *testing.T, base string, c *http.Client) func(method, path, contentType, body string, want int) string {
+	return func(method, path, contentType, body string, want int) string {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+		return string(b)
 	}
 }
