@@ -47,6 +47,9 @@ type Config struct {
 	SignWebhook func(h http.Header, topic, shop, deliveryID string, body []byte)
 	// WebhookURL receives the orders; default http://<request host>/api/webhooks.
 	WebhookURL string
+	// RatesURL is the carrier service the checkout asks for shipping rates
+	// (shipping.go); default http://<request host>/api/carrier/rates.
+	RatesURL   string
 	TrackerURL string // default /lift.js
 	// AntiFlicker renders the snippet that hides what the tracker changes
 	// until it has run (tracker.AntiFlicker), put before the tracker's tag;
@@ -99,6 +102,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux.HandleFunc("POST /demo/cart/add", h.addForm)
 	h.mux.HandleFunc("POST /demo/cart/update.js", h.updateAttributes)
 	h.mux.HandleFunc("POST /demo/checkout", h.placeOrder)
+	h.mux.HandleFunc("GET /demo/checkout/rates", h.rates)
 	return h, nil
 }
 
@@ -122,6 +126,7 @@ type view struct {
 	Products     []Product
 	Product      *Product
 	Cart         Cart
+	Countries    []string // the checkout's destinations
 }
 
 func (h *Handler) shop(r *http.Request) string {
@@ -170,7 +175,8 @@ func (h *Handler) cartPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) checkoutPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, "checkout.html", view{PageType: "checkout", Cart: h.carts.update(h.cartKey(w, r), func(*Cart) {})})
+	h.render(w, r, "checkout.html", view{PageType: "checkout", Cart: h.carts.update(h.cartKey(w, r), func(*Cart) {}),
+		Countries: shipCountries})
 }
 
 // cartKey is the visitor's cart of the shop; the cart token is a cookie,

@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/liftab/lift/api/webhooks"
@@ -110,7 +111,7 @@ func TestCheckoutDeliversASignedOrder(t *testing.T) {
 // with (by JSON, as lift.lineProperties() is merged, or by a theme's form,
 // as the tracker's hidden properties[_lift_assignments] input posts them),
 // the same variant with other properties is a line of its own, and the
-// order's line_items carry them as an object.
+// order's line_items carry them as the platform lists them, [{name, value}].
 func TestLinePropertiesReachTheOrder(t *testing.T) {
 	t.Parallel()
 	got := make(chan []byte, 1)
@@ -210,4 +211,73 @@ func caller(t *testing.T, base string, c *http.Client) func(method, path, conten
 		}
 		return string(b)
 	}
+}
+
+// TestCheckoutAsksTheCarrierService: the checkout's shipping options are
+// what the carrier service answers a signed rate request for the cart,
+// asked as the platform asks: the destination, and each line in cents with
+// its properties (null without any).
+func TestCheckoutAsksTheCarrierService(t *testing.T) {
+	t.Parallel()
+	asked := make(chan []byte, 1)
+	var status atomic.Int32
+	status.Store(http.StatusOK)
+	lift := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if r.Header.Get(webhooks.HeaderSignature) != webhooks.Sign([]byte("s"), b) || r.Header.Get(webhooks.HeaderShop) != "demo-shop.myshopify.com" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		asked <- b
+		w.WriteHeader(int(status.Load()))
+		w.Write([]byte(`{"rates":[{"service_name":"Standard","service_code":"s","total_price":"100","currency":"USD","description":""}]}`))
+	}))
+	defer lift.Close()
+	cat, err := demo.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", RatesURL: lift.URL,
+		SignWebhook: func(h http.Header, topic, shop, id string, body []byte) {
+			webhooks.SetDeliveryHeaders(h, []byte("s"), topic, shop, id, body)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	call := caller(t, srv.URL, &http.Client{Jar: jar})
+	call("POST", "/demo/cart/add.js", "application/json", `{"variant_id":"44001","quantity":2,"price":24,"properties":{"_lift_assignments":"7:1"}}`, 200)
+	call("POST", "/demo/cart/add.js", "application/json", `{"variant_id":"44005","quantity":1}`, 200)
+	if got := call("GET", "/demo/checkout/rates?country=CA", "", "", 200); !strings.Contains(got, `"total_price":"100"`) {
+		t.Fatalf("the checkout's rates = %s, want the carrier service's answer", got)
+	}
+	var req struct {
+		Rate struct {
+			Destination struct{ Country string } `json:"destination"`
+			Items       []struct {
+				VariantID  int64           `json:"variant_id"`
+				Quantity   int             `json:"quantity"`
+				Price      int64           `json:"price"`
+				Properties json.RawMessage `json:"properties"`
+			} `json:"items"`
+			Currency string `json:"currency"`
+		} `json:"rate"`
+	}
+	if err := json.Unmarshal(<-asked, &req); err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, it := range req.Rate.Items {
+		items = append(items, fmt.Sprintf("%d×%d %d %s", it.VariantID, it.Quantity, it.Price, it.Properties))
+	}
+	if req.Rate.Destination.Country != "CA" || req.Rate.Currency != "USD" || len(items) != 2 ||
+		items[0] != `44001×2 2400 {"_lift_assignments":"7:1"}` || !strings.HasPrefix(items[1], "44005×1 ") || !strings.HasSuffix(items[1], " null") {
+		t.Fatalf("the rate request = %s %s %q", req.Rate.Destination.Country, req.Rate.Currency, items)
+	}
+	call("GET", "/demo/checkout/rates?country=XX", "", "", 400)
+	status.Store(http.StatusUnauthorized)
+	call("GET", "/demo/checkout/rates?country=US", "", "", 502)
+	<-asked
 }

@@ -51,6 +51,42 @@
     });
   }
 
+  // The shipping options the carrier service quotes for this cart (and, in
+  // a shipping test, this visitor's group), for the chosen destination.
+  var country = document.getElementById('ship-country');
+  if (country) {
+    var list = document.getElementById('shipping-rates');
+    var currency = document.getElementById('shipping').getAttribute('data-currency');
+    var show = function () {
+      list.setAttribute('data-state', 'loading');
+      fetch('/demo/checkout/rates' + (q ? q + '&' : '?') + 'country=' + country.value, { credentials: 'same-origin' })
+        .then(function (r) { return r.json().then(function (j) { if (!r.ok) throw new Error(j.message || r.status); return j; }); })
+        .then(function (j) {
+          list.innerHTML = '';
+          (j.rates || []).forEach(function (rate) {
+            var li = document.createElement('li');
+            li.setAttribute('data-code', rate.service_code);
+            li.setAttribute('data-total', rate.total_price);
+            // total_price is in the currency's minor units.
+            var fmt = new Intl.NumberFormat('en', { style: 'currency', currency: rate.currency || currency });
+            li.textContent = rate.service_name + ' — ' +
+              fmt.format(Number(rate.total_price) / Math.pow(10, fmt.resolvedOptions().maximumFractionDigits));
+            list.appendChild(li);
+          });
+          if (!list.children.length) list.innerHTML = '<li>No shipping to this destination.</li>';
+          list.setAttribute('data-state', 'shown');
+        }, function (err) {
+          list.innerHTML = '';
+          var li = document.createElement('li');
+          li.textContent = 'Shipping rates failed: ' + err.message;
+          list.appendChild(li);
+          list.setAttribute('data-state', 'failed');
+        });
+    };
+    country.addEventListener('change', show);
+    ready(show);
+  }
+
   var place = document.getElementById('place-order');
   if (place) {
     var token = Math.random().toString(16).slice(2) + Date.now().toString(16);
