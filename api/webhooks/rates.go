@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,7 +21,8 @@ type RateQuoter interface {
 	QuoteRates(ctx context.Context, shop *experiment.Shop, req experiment.RateRequest) ([]experiment.QuotedRate, error)
 }
 
-// ShopFinder finds the shop a rate request names; *store.DB is one.
+// ShopFinder finds the shop a rate request names, however its domain is
+// cased or spaced; *store.DB is one.
 type ShopFinder interface {
 	FindShopByDomain(ctx context.Context, domain string) (*experiment.Shop, error)
 }
@@ -68,7 +68,7 @@ func (h *Handler) rates(c *gin.Context) error {
 		return experiment.Errorf(experiment.KindInvalidRequest, "invalid_request",
 			"The body must be a rate request whose rate.destination.country is a two-letter country code.")
 	}
-	shop, err := h.Shops.FindShopByDomain(c.Request.Context(), strings.ToLower(strings.TrimSpace(c.GetHeader(HeaderShop))))
+	shop, err := h.Shops.FindShopByDomain(c.Request.Context(), c.GetHeader(HeaderShop))
 	if err == nil && !shop.Installed() {
 		err = experiment.Errorf(experiment.KindNotFound, "shop_not_found", "No installed shop has this domain.")
 	}

@@ -341,11 +341,8 @@ func (h *Handler) placeOrder(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusInternalServerError, "order: %v", err)
 		return
 	}
-	target := h.cfg.WebhookURL
-	if target == "" {
-		target = "http://" + r.Host + "/api/webhooks"
-	}
-	if err := h.deliver(r.Context(), target, h.shop(r), id, body); err != nil {
+	target := liftURL(r, h.cfg.WebhookURL, "/api/webhooks")
+	if _, err := h.signedPost(r.Context(), "order webhook", target, h.shop(r), "ORDERS_CREATE", "demo-order-"+id, body); err != nil {
 		h.cfg.Logger.Error("demo: order not delivered", "order", id, "err", err)
 		h.carts.update(key, func(c *Cart) { *c = cart }) // keep the cart to try again
 		fail(w, http.StatusBadGateway, "%v", err)

@@ -33,19 +33,7 @@ func TestCheckoutDeliversASignedOrder(t *testing.T) {
 		got <- delivery{r.Header.Clone(), b}
 	}))
 	defer platform.Close()
-	cat, err := demo.ParseCatalog(catalogdata.Demo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", WebhookURL: platform.URL,
-		SignWebhook: func(h http.Header, topic, shop, id string, body []byte) {
-			webhooks.SetDeliveryHeaders(h, secret, topic, shop, id, body)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := demoStore(t, secret, platform.URL)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
 	send := caller(t, srv.URL, c)
@@ -120,19 +108,7 @@ func TestLinePropertiesReachTheOrder(t *testing.T) {
 		got <- b
 	}))
 	defer platform.Close()
-	cat, err := demo.ParseCatalog(catalogdata.Demo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", WebhookURL: platform.URL,
-		SignWebhook: func(h http.Header, topic, shop, id string, body []byte) {
-			webhooks.SetDeliveryHeaders(h, []byte("s"), topic, shop, id, body)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := demoStore(t, []byte("s"), platform.URL)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	call := caller(t, srv.URL, c)
@@ -233,19 +209,7 @@ func TestCheckoutAsksTheCarrierService(t *testing.T) {
 		w.Write([]byte(`{"rates":[{"service_name":"Standard","service_code":"s","total_price":"100","currency":"USD","description":""}]}`))
 	}))
 	defer lift.Close()
-	cat, err := demo.ParseCatalog(catalogdata.Demo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", RatesURL: lift.URL,
-		SignWebhook: func(h http.Header, topic, shop, id string, body []byte) {
-			webhooks.SetDeliveryHeaders(h, []byte("s"), topic, shop, id, body)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := demoStore(t, []byte("s"), lift.URL)
 	jar, _ := cookiejar.New(nil)
 	call := caller(t, srv.URL, &http.Client{Jar: jar})
 	call("POST", "/demo/cart/add.js", "application/json", `{"variant_id":"44001","quantity":2,"price":24,"properties":{"_lift_assignments":"7:1"}}`, 200)
@@ -280,4 +244,25 @@ func TestCheckoutAsksTheCarrierService(t *testing.T) {
 	status.Store(http.StatusUnauthorized)
 	call("GET", "/demo/checkout/rates?country=US", "", "", 502)
 	<-asked
+}
+
+// demoStore serves the demo catalog's store, signing with secret what it
+// sends the platform's way (orders and rate requests, both to upstream),
+// until the test ends.
+func demoStore(t *testing.T, secret []byte, upstream string) *httptest.Server {
+	t.Helper()
+	cat, err := demo.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := demo.New(demo.Config{Catalog: cat, DefaultShop: "demo-shop.myshopify.com", WebhookURL: upstream, RatesURL: upstream,
+		SignWebhook: func(h http.Header, topic, shop, id string, body []byte) {
+			webhooks.SetDeliveryHeaders(h, secret, topic, shop, id, body)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }

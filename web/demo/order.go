@@ -63,27 +63,40 @@ func orderBody(id string, c Cart, currency string, now time.Time) ([]byte, error
 	})
 }
 
-// deliver posts a signed ORDERS_CREATE to Lift's webhook endpoint, exactly
-// as the platform does (docs/webhooks-exports.md): HMAC-SHA256 of the raw
-// body with the webhook secret, topic, shop domain and delivery id headers,
-// set by the configured SignWebhook.
-func (h *Handler) deliver(ctx context.Context, url, shop, orderID string, body []byte) error {
+// signedPost sends body to Lift at url as the platform calls it
+// (docs/webhooks-exports.md): HMAC-SHA256 of the raw body with the webhook
+// secret, the shop domain, and for a webhook its topic and delivery id, set
+// by the configured SignWebhook. It returns the answer's body (what names
+// the call in an error); anything but 200 is an error.
+func (h *Handler) signedPost(ctx context.Context, what, url, shop, topic, id string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	h.cfg.SignWebhook(req.Header, "ORDERS_CREATE", shop, "demo-order-"+orderID, body)
+	h.cfg.SignWebhook(req.Header, topic, shop, id, body)
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("demo: deliver order webhook: %w", err)
+		return nil, fmt.Errorf("demo: %s: %w", what, err)
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("demo: order webhook answered %d %s", resp.StatusCode, msg)
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("demo: %s: %w", what, err)
 	}
-	return nil
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("demo: %s answered %d %.512s", what, resp.StatusCode, out)
+	}
+	return out, nil
+}
+
+// liftURL is configured, or path on the host the request reached (the
+// demo is served by Lift itself).
+func liftURL(r *http.Request, configured, path string) string {
+	if configured != "" {
+		return configured
+	}
+	return "http://" + r.Host + path
 }

@@ -1,16 +1,11 @@
 package demo
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 )
 
 // The checkout shows the shipping rates the shop's carrier service quotes
@@ -41,11 +36,8 @@ func (h *Handler) rates(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusInternalServerError, "rate request: %v", err)
 		return
 	}
-	target := h.cfg.RatesURL
-	if target == "" {
-		target = "http://" + r.Host + "/api/carrier/rates"
-	}
-	out, err := h.askRates(r.Context(), target, h.shop(r), body)
+	// A rate request has no topic or delivery id: the signature and the shop.
+	out, err := h.signedPost(r.Context(), "carrier service", liftURL(r, h.cfg.RatesURL, "/api/carrier/rates"), h.shop(r), "", "", body)
 	if err != nil {
 		fail(w, http.StatusBadGateway, "%v", err)
 		return
@@ -71,29 +63,4 @@ func rateRequest(c Cart, country, currency string) ([]byte, error) {
 	}
 	return json.Marshal(map[string]any{"rate": map[string]any{"origin": map[string]string{"country": "US"},
 		"destination": map[string]string{"country": country}, "items": items, "currency": currency, "locale": "en"}})
-}
-
-// askRates posts the signed rate request and returns the answer's body.
-func (h *Handler) askRates(ctx context.Context, url, shop string, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	h.cfg.SignWebhook(req.Header, "", shop, "", body) // the signature and the shop; no topic or delivery id
-	resp, err := h.cfg.Client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("demo: ask the carrier service: %w", err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return nil, fmt.Errorf("demo: read the carrier service's rates: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("demo: the carrier service answered %d %s", resp.StatusCode, out)
-	}
-	return out, nil
 }
