@@ -31,12 +31,19 @@ type storefrontParts struct {
 	destinations []string // the shop paths its redirect groups send to
 }
 
-// partsOf decodes the parts t changes. t was validated when it was saved or
-// launched; a part that does not decode holds nothing.
-func partsOf(t *Test) storefrontParts {
+// decoded is t's shared parts and group contents as the validator decodes
+// them. t was validated when it was saved or launched; a part that does
+// not decode is nil.
+func decoded(t *Test) *validator {
 	v := &validator{t: t, groups: make([]groupContent, len(t.Groups))}
 	v.decodeShared()
 	v.decodeGroups()
+	return v
+}
+
+// partsOf is the parts t changes.
+func partsOf(t *Test) storefrontParts {
+	v := decoded(t)
 	var p storefrontParts
 	if v.price != nil {
 		p.products = v.price.ProductIDs

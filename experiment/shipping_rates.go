@@ -3,7 +3,6 @@ package experiment
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -58,12 +57,17 @@ func (s *Service) QuoteRates(ctx context.Context, shop *Shop, req RateRequest) (
 		return nil, fmt.Errorf("experiment.QuoteRates: %w", err)
 	}
 	for _, t := range live { // one running test a zone (conflict.go)
-		var sh struct {
-			ZoneIDs []string `json:"zone_ids"`
+		v := decoded(t)
+		if v.shipping == nil || !slices.Contains(v.shipping.ZoneIDs, zone.ID) {
+			continue
 		}
-		if raw, ok := t.Shared[string(TypeShipping)]; ok && json.Unmarshal(raw, &sh) == nil && slices.Contains(sh.ZoneIDs, zone.ID) {
-			return applyGroupRates(out, t, zone.ID, groupOf(t.ID, req.Assignments)), nil
+		g := groupOf(t.ID, req.Assignments)
+		for i, grp := range t.Groups {
+			if grp.Index == g && v.groups[i].shipping != nil {
+				return applyGroupRates(out, v.groups[i].shipping.Rates, zone.ID, fmt.Sprintf("lift-%d-%d-", t.ID, g)), nil
+			}
 		}
+		return out, nil
 	}
 	return out, nil
 }
@@ -93,26 +97,15 @@ func groupOf(id int64, assignments string) int {
 	return -1
 }
 
-// applyGroupRates changes zone's rates as group index of t does.
-func applyGroupRates(rates []QuotedRate, t *Test, zoneID string, index int) []QuotedRate {
-	var content ShippingContent
-	for _, g := range t.Groups {
-		if g.Index != index {
-			continue
-		}
-		raw := g.Content
-		if t.Type == TypeCombined {
-			var parts map[string]json.RawMessage
-			_ = json.Unmarshal(g.Content, &parts)
-			raw = parts[string(TypeShipping)]
-		}
-		_ = json.Unmarshal(raw, &content) // validated at save; unreadable changes nothing
-	}
-	for i, r := range content.Rates {
+// applyGroupRates changes a zone's rates as a group's do: one with a
+// rate_id replaces that rate, one without is added, coded by prefix and
+// its place in the group's list.
+func applyGroupRates(rates []QuotedRate, group []Rate, zoneID, prefix string) []QuotedRate {
+	for i, r := range group {
 		if r.ZoneID != zoneID {
 			continue
 		}
-		q := QuotedRate{Name: r.Name, Code: fmt.Sprintf("lift-%d-%d-%d", t.ID, index, i), Price: r.Price}
+		q := QuotedRate{Name: r.Name, Code: prefix + strconv.Itoa(i), Price: r.Price}
 		if j := slices.IndexFunc(rates, func(x QuotedRate) bool { return r.RateID != "" && x.Code == r.RateID }); j >= 0 {
 			q.Code = r.RateID
 			rates[j] = q
