@@ -46,6 +46,18 @@ func Migrate(ctx context.Context, conn driver.Conn, db, cluster string) error {
 			continue // for a later server version; not recorded, so it runs after an upgrade
 		}
 		sql = renderDDL(sql, db, cluster)
+		added, err := columnsAdded(ctx, conn, db, sql)
+		if err != nil {
+			return fmt.Errorf("warehouse.Migrate: %04d_%s: %w", s.Version, s.Name, err)
+		}
+		if added {
+			// An ADD COLUMN that ran before its record was written: 18.16 has
+			// no IF NOT EXISTS for columns, and a second run would fail.
+			if err := record(ctx, conn, db, s); err != nil {
+				return fmt.Errorf("warehouse.Migrate: record %04d: %w", s.Version, err)
+			}
+			continue
+		}
 		if err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("warehouse.Migrate: %04d_%s: %w", s.Version, s.Name, err)
 		}
@@ -128,13 +140,7 @@ var mutationRe = regexp.MustCompile("(?is)^\\s*ALTER\\s+TABLE\\s+`[^`]+`\\.(\\w+
 
 // mutationTable is the table a rendered statement mutates, if it does.
 func mutationTable(sql string) (string, bool) {
-	var body []string
-	for _, line := range strings.Split(sql, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-			body = append(body, line)
-		}
-	}
-	m := mutationRe.FindStringSubmatch(strings.Join(body, "\n"))
+	m := mutationRe.FindStringSubmatch(withoutComments(sql))
 	if m == nil {
 		return "", false
 	}
@@ -161,6 +167,44 @@ func waitMutations(ctx context.Context, conn driver.Conn, db, table string) erro
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// addColumnRe matches a rendered ALTER … ADD COLUMN and its table;
+// addedColumnRe each column it adds.
+var (
+	addColumnRe   = regexp.MustCompile("(?is)^\\s*ALTER\\s+TABLE\\s+`[^`]+`\\.(\\w+)\\s+(?:ON\\s+CLUSTER\\s+\\S+\\s+)?ADD\\s+COLUMN\\b")
+	addedColumnRe = regexp.MustCompile(`(?i)\bADD\s+COLUMN\s+(\w+)`)
+)
+
+// columnsAdded reports whether sql is an ALTER … ADD COLUMN whose every
+// column db's table already has.
+func columnsAdded(ctx context.Context, conn driver.Conn, db, sql string) (bool, error) {
+	body := withoutComments(sql)
+	m := addColumnRe.FindStringSubmatch(body)
+	if m == nil {
+		return false, nil
+	}
+	var names []string
+	for _, c := range addedColumnRe.FindAllStringSubmatch(body, -1) {
+		names = append(names, c[1])
+	}
+	var have uint64
+	const q = `SELECT count() FROM system.columns WHERE database = ? AND table = ? AND has(?, name)`
+	if err := conn.QueryRow(ctx, q, db, m[1], names).Scan(&have); err != nil {
+		return false, fmt.Errorf("columns of %s: %w", m[1], err)
+	}
+	return int(have) == len(names), nil
+}
+
+// withoutComments drops a statement's comment lines.
+func withoutComments(sql string) string {
+	var body []string
+	for _, line := range strings.Split(sql, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			body = append(body, line)
+		}
+	}
+	return strings.Join(body, "\n")
 }
 
 // quoteIdent quotes a ClickHouse identifier with backquotes.
