@@ -48,12 +48,22 @@ type orderPayload struct {
 		CurrentQuantity *int64         `json:"current_quantity"`
 		Price           platformAmount `json:"price"`
 	} `json:"line_items"`
+	// ShippingLines is a pointer so that an order without the key (a
+	// payload that does not say) differs from one that charged none ([]).
+	ShippingLines *[]struct {
+		Price           platformAmount  `json:"price"`
+		DiscountedPrice *platformAmount `json:"discounted_price"`
+	} `json:"shipping_lines"`
 	Refunds []struct {
 		Transactions []struct {
 			Kind   string         `json:"kind"`
 			Amount platformAmount `json:"amount"`
 			Status string         `json:"status"`
 		} `json:"transactions"`
+		OrderAdjustments []struct {
+			Kind   string         `json:"kind"`
+			Amount platformAmount `json:"amount"`
+		} `json:"order_adjustments"`
 	} `json:"refunds"`
 }
 
@@ -107,6 +117,32 @@ func (o *orderPayload) revenue() decimal.Decimal {
 		}
 	}
 	return decimal.Max(decimal.Zero, total)
+}
+
+// shipping is what the order charged for shipping as it stands: its
+// shipping lines after shipping discounts (discounted_price, else price),
+// less shipping refunds (order adjustments of kind shipping_refund, whose
+// amounts the platform sends negative), never below zero. recorded is false
+// when the payload has no shipping_lines: the charge is unknown, not zero.
+func (o *orderPayload) shipping() (charged decimal.Decimal, recorded bool) {
+	if o.ShippingLines == nil {
+		return decimal.Zero, false
+	}
+	for _, l := range *o.ShippingLines {
+		if l.DiscountedPrice != nil {
+			charged = charged.Add(l.DiscountedPrice.Decimal)
+		} else {
+			charged = charged.Add(l.Price.Decimal)
+		}
+	}
+	for _, r := range o.Refunds {
+		for _, a := range r.OrderAdjustments {
+			if a.Kind == "shipping_refund" {
+				charged = charged.Sub(a.Amount.Abs())
+			}
+		}
+	}
+	return decimal.Max(decimal.Zero, charged), true
 }
 
 // orderLine is one order line as it stands (current_quantity after edits).
@@ -194,10 +230,12 @@ func (s *WebhookService) order(ctx context.Context, shop *Shop, d *WebhookDelive
 		return "", nil, err
 	}
 	version := orderVersion(&o, d, attrs)
+	shipping, shippingRecorded := o.shipping()
 	rows := make([]SignedOrder, 0, len(attrs))
 	for _, a := range attrs {
 		row := SignedOrder{ShopID: shop.ID, ExperimentID: a.ExperimentID, OrderID: string(o.ID), Version: version,
 			TestGroup: a.TestGroup, VisitorID: a.VisitorID, SessionID: a.SessionID, Revenue: o.revenue(), Cost: cost,
+			Shipping: shipping, ShippingRecorded: shippingRecorded,
 			Currency: cmp.Or(strings.ToUpper(o.Currency), shop.Currency), CreatedAt: createdAt}
 		if edit {
 			row.CreatedAt = a.CreatedAt // an edit keeps the order's original time

@@ -131,21 +131,26 @@ type WebhookTx interface {
 // The sink stores it so that it always stands above any order of the same
 // id from the unauthenticated legacy endpoint, whatever arrives last.
 type SignedOrder struct {
-	ShopID         int64
-	ExperimentID   string
-	OrderID        string
-	Version        uint64 // Unix ms of the order's last update; the latest stands among signed rows
-	TestGroup      int16
-	VisitorID      string
-	SessionID      string
-	Revenue        decimal.Decimal // exact, in Currency (package money)
-	Cost           decimal.Decimal
-	Currency       string
-	LineProductIDs []string
-	LineVariantIDs []string
-	LineQuantities []uint32
-	LinePrices     []decimal.Decimal
-	CreatedAt      time.Time
+	ShopID       int64
+	ExperimentID string
+	OrderID      string
+	Version      uint64 // Unix ms of the order's last update; the latest stands among signed rows
+	TestGroup    int16
+	VisitorID    string
+	SessionID    string
+	Revenue      decimal.Decimal // exact, in Currency (package money)
+	Cost         decimal.Decimal
+	// Shipping is what the order charged for shipping as it stands;
+	// ShippingRecorded is false when the payload did not say (then
+	// Shipping is zero and means nothing).
+	Shipping         decimal.Decimal
+	ShippingRecorded bool
+	Currency         string
+	LineProductIDs   []string
+	LineVariantIDs   []string
+	LineQuantities   []uint32
+	LinePrices       []decimal.Decimal
+	CreatedAt        time.Time
 }
 
 // OrderAttribution is how an order stands for one test: the group, visitor

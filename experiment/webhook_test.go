@@ -503,3 +503,52 @@ func TestEditBeforeItsCreate(t *testing.T) {
 		t.Fatalf("last try: outcome %q, dead letters %+v", d.Outcome, f.dead)
 	}
 }
+
+// TestWebhookOrderShipping: an order's row keeps what it charged for
+// shipping as it stands, and whether the payload said at all.
+func TestWebhookOrderShipping(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	received := time.Date(2026, 6, 1, 10, 1, 0, 0, time.UTC)
+	const head = `{"id":5001,"created_at":"2026-06-01T09:00:00Z","total_price":"35.00",
+		"note_attributes":[{"name":"_lift_visitor_id","value":"v1"},{"name":"_lift_assignments","value":"42:1"}],
+		"line_items":[{"product_id":1,"variant_id":44001,"quantity":2,"price":"15.00"}]`
+	cases := []struct {
+		name, tail   string
+		want         string
+		wantRecorded bool
+	}{
+		{"no shipping_lines key: not recorded", `}`, "0", false},
+		{"null: not recorded", `,"shipping_lines":null}`, "0", false},
+		{"none charged", `,"shipping_lines":[]}`, "0", true},
+		{"one line", `,"shipping_lines":[{"title":"Standard","price":"5.00"}]}`, "5", true},
+		{"a shipping discount", `,"shipping_lines":[{"price":"5.00","discounted_price":"0.00"}]}`, "0", true},
+		{"two lines, one discounted", `,"shipping_lines":[{"price":"5.00","discounted_price":"2.50"},{"price":"1.25"}]}`, "3.75", true},
+		{"a partial shipping refund", `,"shipping_lines":[{"price":"5.00"}],
+			"refunds":[{"order_adjustments":[{"kind":"shipping_refund","amount":"-2.00"},{"kind":"refund_discrepancy","amount":"-9.00"}]}]}`, "3", true},
+		{"a refund of more than was charged", `,"shipping_lines":[{"price":"5.00"}],
+			"refunds":[{"order_adjustments":[{"kind":"shipping_refund","amount":"-5.00"}]},{"order_adjustments":[{"kind":"shipping_refund","amount":"-1.00"}]}]}`, "0", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newWebhookFakes()
+			f.live = []*experiment.Test{{ID: 42, Status: experiment.StatusActive, Groups: []experiment.Group{{Index: 0}, {Index: 1}}}}
+			in := experiment.WebhookDelivery{ShopID: 1, ID: "o", Topic: experiment.TopicOrdersCreate, Body: []byte(head + c.tail), ReceivedAt: received}
+			if _, _, err := f.InsertDelivery(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.service().Process(ctx, 1, "o", experiment.WebhookAttempt{Try: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.orders) != 1 {
+				d, _ := f.FindDelivery(ctx, 1, "o")
+				t.Fatalf("orders = %+v (outcome %q)", f.orders, d.Outcome)
+			}
+			o := f.orders[0]
+			if o.Shipping.String() != c.want || o.ShippingRecorded != c.wantRecorded || !o.Revenue.Equal(decimal.NewFromInt(35)) {
+				t.Fatalf("shipping %s recorded %v revenue %s; want %s, %v, 35", o.Shipping, o.ShippingRecorded, o.Revenue, c.want, c.wantRecorded)
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ var _ experiment.WebhookOrders = WebhookOrders{}
 
 const insertSignedOrdersSQL = `INSERT INTO %s.orders (shop_id, experiment_id, order_id, version, test_group, visitor_id,
 	session_id, revenue, cost, currency, line_product_ids, line_variant_ids, line_quantities, line_prices,
-	created_at, source, is_bot)`
+	created_at, source, is_bot, shipping, shipping_recorded)`
 
 // WriteSignedOrders inserts the rows with the signed priority and source
 // webhook. A rewrite of a row (same key and version) folds into it.
@@ -48,7 +48,8 @@ func (o WebhookOrders) WriteSignedOrders(ctx context.Context, rows []experiment.
 	for _, r := range rows {
 		if err := batch.Append(r.ShopID, r.ExperimentID, r.OrderID, SignedOrderVersion(r.Version), r.TestGroup, r.VisitorID,
 			r.SessionID, r.Revenue, r.Cost, r.Currency, orEmpty(r.LineProductIDs), orEmpty(r.LineVariantIDs),
-			orEmpty(r.LineQuantities), orEmpty(r.LinePrices), r.CreatedAt.UTC(), "webhook", uint8(0)); err != nil {
+			orEmpty(r.LineQuantities), orEmpty(r.LinePrices), r.CreatedAt.UTC(), "webhook", uint8(0),
+			r.Shipping, flag(r.ShippingRecorded)); err != nil {
 			return fmt.Errorf("warehouse.WriteSignedOrders %s: %w", r.OrderID, err)
 		}
 	}
