@@ -96,6 +96,10 @@ type MetricsQuery struct {
 	Breakdown []Dimension
 	// Caps, when set, makes GroupMetrics fill the capped sums of Sums.
 	Caps *Caps
+	// Shipping makes GroupMetrics fill Sums.Shipping and
+	// ShippingUnrecorded. Only a shipping test's panel reads them, so other
+	// reads (snapshots among them) skip the work.
+	Shipping bool
 }
 
 // Caps are the values per-unit money is capped at before comparing (the
@@ -136,6 +140,12 @@ type Sums struct {
 	RevenueOrdersCapped float64
 	ProfitCapped        float64
 	ProfitCappedSq      float64
+	// With MetricsQuery.Shipping: Σ what the units' orders charged for
+	// shipping, over the orders that recorded it, and how many counted
+	// orders did not (written before Lift kept shipping, or by the legacy
+	// endpoint). A sum with unrecorded orders under it is a lower bound.
+	Shipping           float64
+	ShippingUnrecorded int64
 }
 
 // Add adds o to s. Every field is a sum over units, so the sums of the
@@ -164,6 +174,8 @@ func (s *Sums) Add(o Sums) {
 	s.RevenueOrdersCapped += o.RevenueOrdersCapped
 	s.ProfitCapped += o.ProfitCapped
 	s.ProfitCappedSq += o.ProfitCappedSq
+	s.Shipping += o.Shipping
+	s.ShippingUnrecorded += o.ShippingUnrecorded
 }
 
 // GroupRow is the sums of one test group, within one breakdown cell when

@@ -114,7 +114,7 @@ func (w *Warehouse) rawGroupMetrics(ctx context.Context, q MetricsQuery, facts d
 	defer rows.Close()
 	var out []GroupRow
 	for rows.Next() {
-		r, err := scanGroupRow(rows)
+		r, err := scanGroupRow(rows, q.Shipping)
 		if err != nil {
 			return nil, err
 		}
@@ -123,18 +123,23 @@ func (w *Warehouse) rawGroupMetrics(ctx context.Context, q MetricsQuery, facts d
 	return out, rows.Err()
 }
 
-// scanGroupRow reads one row of groupSumsSQL, and into extra the columns
-// after it.
-func scanGroupRow(rows interface{ Scan(...any) error }, extra ...any) (GroupRow, error) {
+// scanGroupRow reads one row of groupSumsSQL, its shipping columns when
+// the query asked for them, and into extra the columns after it.
+func scanGroupRow(rows interface{ Scan(...any) error }, shipping bool, extra ...any) (GroupRow, error) {
 	var r GroupRow
 	var g int16
 	var conv, atc, chk, ct, bounced, n, sessions, pages uint64
 	dest := []any{&r.Key, &g, &n, &sessions, &conv, &r.Orders, &r.OrdersSq, &r.Revenue, &r.RevenueSq,
 		&r.RevenueOrders, &r.Profit, &r.ProfitSq, &atc, &chk, &ct, &bounced, &pages, &r.Staying, &r.StayingSq,
 		&r.RevenueCapped, &r.RevenueCappedSq, &r.RevenueOrdersCapped, &r.ProfitCapped, &r.ProfitCappedSq}
+	var unshipped uint64
+	if shipping {
+		dest = append(dest, &r.Shipping, &unshipped)
+	}
 	if err := rows.Scan(append(dest, extra...)...); err != nil {
 		return GroupRow{}, err
 	}
+	r.ShippingUnrecorded = int64(unshipped)
 	r.TestGroup = int(g)
 	r.N, r.Sessions, r.Converted, r.AddedToCart, r.ReachedCheckout = int64(n), int64(sessions), int64(conv), int64(atc), int64(chk)
 	r.ClickedThrough, r.Bounced, r.PageViews = int64(ct), int64(bounced), int64(pages)

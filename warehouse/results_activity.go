@@ -43,7 +43,7 @@ func (u unitParts) sessionRowsSQL() string {
 	}
 	return `SELECT ` + vidSQL(visitor) + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(1) AS u_sessions, toUInt64(s_pages) AS u_pages,
 			toUInt64(s_pages = 1) AS u_bounced, toFloat64(s_dur) AS u_staying, toUInt64(0) AS u_orders,
-			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
+			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, ` + u.noShipping() + `toUInt64(0) AS u_atc, toUInt64(0) AS u_chk,
 			toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, s_landing AS u_landing, s_start AS u_start
 		FROM (
 			SELECT ` + sessionKey + `, ` + vidCol + `, uniqExactMerge(record_ids) AS s_pages,
@@ -105,7 +105,7 @@ func (u unitParts) activityRowsSQL() string {
 	}
 	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
-			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, ` + atc + ` AS u_atc, ` + chk + ` AS u_chk,
+			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, ` + u.noShipping() + atc + ` AS u_atc, ` + chk + ` AS u_chk,
 			toUInt64(sum(page_views)) AS u_ct, toUInt64(0) AS u_viewed, '' AS u_landing, min(bucket) AS u_start
 		FROM ` + from + `
 		WHERE shop_id = @shop AND experiment_id = @exp AND is_bot = 0 AND ` + inWindow("bucket") + only + `
@@ -118,7 +118,7 @@ func (u unitParts) activityRowsSQL() string {
 func (u unitParts) productRowsSQL() string {
 	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, ` + u.sid("session_id") + ` AS sid, ` + u.noAssignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(0) AS u_orders,
-			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(sum(added_to_cart)) AS u_atc,
+			toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, ` + u.noShipping() + `toUInt64(sum(added_to_cart)) AS u_atc,
 			toUInt64(sum(checkouts_started)) AS u_chk, toUInt64(0) AS u_ct,
 			toUInt64(sum(product_views) + sum(page_views)) AS u_viewed, '' AS u_landing, min(bucket) AS u_start
 		FROM {db}.agg_product_activity

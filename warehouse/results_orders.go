@@ -60,8 +60,9 @@ func latestOrdersSQL() string {
 	return standingOrdersSQL([]string{"argMax(session_id, version) AS o_sid",
 		"argMax(toFloat64(revenue), version) AS o_all_revenue", "argMax(toFloat64(cost), version) AS o_all_cost",
 		"argMax(line_product_ids, version) AS o_lp", "argMax(line_quantities, version) AS o_lq",
-		"argMax(arrayMap(p -> toFloat64(p), line_prices), version) AS o_lpr"},
-		[]string{"o_sid", "o_all_revenue", "o_all_cost", "o_lp", "o_lq", "o_lpr"}, " AND "+inWindow("o_ts"))
+		"argMax(arrayMap(p -> toFloat64(p), line_prices), version) AS o_lpr",
+		"argMax(toFloat64(shipping), version) AS o_all_shipping", "argMax(shipping_recorded, version) AS o_all_shipped"},
+		[]string{"o_sid", "o_all_revenue", "o_all_cost", "o_lp", "o_lq", "o_lpr", "o_all_shipping", "o_all_shipped"}, " AND "+inWindow("o_ts"))
 }
 
 // orderRowsSQL is one row per unit with orders: their count, revenue and
@@ -87,7 +88,7 @@ func (u unitParts) orderRowsSQL() string {
 	}
 	return `SELECT ` + vidSQL("o_vid") + ` AS vid, ` + orderSession + ` AS sid, ` + assignment + `toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages,
 			toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying, toUInt64(count()) AS u_orders,
-			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit,
+			toFloat64(sum(o_revenue)) AS u_revenue, toFloat64(sum(o_revenue - o_cost)) AS u_profit, ` + u.orderShipping() + `
 			toUInt64(0) AS u_atc, toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed,
 			'' AS u_landing, min(o_ts) AS u_start
 		FROM (` + u.scopedOrdersSQL() + `) AS latest_orders` + orderJoin + `
@@ -113,7 +114,7 @@ func (u unitParts) scopedOrdersSQL() string {
 	}
 	return `
 			SELECT order_id, o_vid, o_named_vid, o_sid, ov_sid, o_group, o_ts, ` + orderRevenue + ` AS o_revenue,
-				` + orderCost + ` AS o_cost
+				` + orderCost + ` AS o_cost, o_all_shipping AS o_shipping, o_all_shipped AS o_shipped
 			FROM (` + latestOrdersSQL() + `)` + orderFilter
 }
 

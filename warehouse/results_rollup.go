@@ -219,7 +219,7 @@ func (w *Warehouse) rollupRead(ctx context.Context, q MetricsQuery, base rollupB
 	defer rows.Close()
 	for rows.Next() {
 		var outside uint64
-		r, err := scanGroupRow(rows, &outside)
+		r, err := scanGroupRow(rows, q.Shipping, &outside)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -257,7 +257,11 @@ func rollupUnitsSQL(q MetricsQuery, copied, hasOthers bool) string {
 				rollupVisitorRowsSQL(attrs, "vid IN ("+othersSQL+")", true, true)}
 		}
 	}
-	return unitsOverSQL(attrs, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL())
+	var shipping []string
+	if q.Shipping {
+		shipping = []string{"o_shipping AS x_shipping", "o_unshipped AS x_unshipped"}
+	}
+	return unitsOverSQL(attrs, shipping, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL())
 }
 
 // othersSQL is S, the visitors with a row outside the base part, as read
@@ -274,8 +278,8 @@ const othersSQL = `SELECT vid FROM s_vids`
 // stands alone, with the defaults of a join for the visitor's columns (no
 // attributes, no activity) and the stand-in assignment the raw path gives
 // it (first order's time and group).
-func unitsOverSQL(attrs []string, visitors, orderUnits string) string {
-	return unitColumnsSQL(attrs, nil, "") + `
+func unitsOverSQL(attrs, extra []string, visitors, orderUnits string) string {
+	return unitColumnsSQL(attrs, extra, "") + `
 	FROM (
 		` + visitors + `) AS visitors
 	ALL FULL JOIN (` + orderUnits + `) AS unit_orders USING vid
@@ -391,12 +395,14 @@ const staying = `toFloat64(arraySum(arrayMap(i -> if(i = length(r_ss) OR r_ss[i 
 // time·2¹⁷ + group+1).
 func rollupOrderUnitsSQL() string {
 	orders := standingOrdersSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
-		"argMax(toFloat64(cost), version) AS o_all_cost"}, []string{"o_all_revenue", "o_all_cost"}, "")
+		"argMax(toFloat64(cost), version) AS o_all_cost", "argMax(toFloat64(shipping), version) AS o_all_shipping",
+		"argMax(shipping_recorded, version) AS o_all_shipped"}, []string{"o_all_revenue", "o_all_cost", "o_all_shipping", "o_all_shipped"}, "")
 	return `
 			SELECT ` + vidSQL("o_vid") + ` AS vid, toUInt8(o_vid = o_named_vid) AS o_assigned,
 				min(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0))) AS o_pack,
 				toUInt64(count()) AS o_orders, toFloat64(sum(o_all_revenue)) AS o_revenue,
-				toFloat64(sum(o_all_revenue - o_all_cost)) AS o_profit, min(o_ts) AS o_first, max(o_ts) AS o_last
+				toFloat64(sum(o_all_revenue - o_all_cost)) AS o_profit, min(o_ts) AS o_first, max(o_ts) AS o_last,
+				toFloat64(sumIf(o_all_shipping, o_all_shipped = 1)) AS o_shipping, toUInt64(countIf(o_all_shipped = 0)) AS o_unshipped
 			FROM (` + orders + `) AS standing_orders
 			GROUP BY vid, o_assigned`
 }

@@ -26,8 +26,9 @@ import (
 // (results_rollup_test.go holds both to the raw path).
 
 // cubeServes reports whether the cube can answer q: it keeps no time of
-// assignment, so the date dimension reads the copy's visitors.
-func cubeServes(q MetricsQuery) bool { return !hasDimension(q.Breakdown, "date") }
+// assignment, so the date dimension reads the copy's visitors, and no
+// shipping, which a shipping panel alone reads.
+func cubeServes(q MetricsQuery) bool { return !hasDimension(q.Breakdown, "date") && !q.Shipping }
 
 // cubeAttrs are the copy's attribute columns the cube keeps, in its order.
 var cubeAttrs = []string{"device", "country", "visitor_type", "utm_source", "utm_medium", "utm_campaign", "gclid", "fbclid"}
@@ -136,7 +137,7 @@ func (w *Warehouse) cubeRead(ctx context.Context, q MetricsQuery, base string, b
 				if money {
 					extra = append(extra, &c.money)
 				}
-				if c.row, err = scanGroupRow(rows, extra...); err != nil {
+				if c.row, err = scanGroupRow(rows, false, extra...); err != nil {
 					errs[i] = err
 					return
 				}

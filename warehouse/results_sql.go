@@ -191,7 +191,7 @@ func unitsSQL(q MetricsQuery, f dataFacts) string {
 		_, cols, aggs := packedAssignment(assignmentAttrs(q.Breakdown))
 		assignmentAggs = strings.Join(aggs, ", ") + ",\n\t\t"
 		having = "\n\tHAVING a_v > 0 AND a_group >= 0 AND a_bot = 0 AND a_device != 'bot' AND " + inWindow("a_at")
-		union = append(union, assignmentRowsSQL(cols))
+		union = append(union, assignmentRowsSQL(cols, u.noShipping()))
 	}
 	union = append(union, u.sessionRowsSQL(), u.activityRowsSQL())
 	if u.scoped {
@@ -223,10 +223,10 @@ func packedAssignment(attrs []string) (zeros, cols, aggs []string) {
 
 // assignmentRowsSQL is the raw assignment rows of the visitors basis, with
 // no activity.
-func assignmentRowsSQL(cols []string) string {
+func assignmentRowsSQL(cols []string, noShipping string) string {
 	return `SELECT ` + vidSQL("visitor_id") + ` AS vid, '' AS sid, ` + strings.Join(cols, ", ") + `,
 			toUInt64(0) AS u_sessions, toUInt64(0) AS u_pages, toUInt64(0) AS u_bounced, toFloat64(0) AS u_staying,
-			toUInt64(0) AS u_orders, toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, toUInt64(0) AS u_atc,
+			toUInt64(0) AS u_orders, toFloat64(0) AS u_revenue, toFloat64(0) AS u_profit, ` + noShipping + `toUInt64(0) AS u_atc,
 			toUInt64(0) AS u_chk, toUInt64(0) AS u_ct, toUInt64(0) AS u_viewed, '' AS u_landing, toDateTime(0) AS u_start
 		FROM {db}.assignments
 		WHERE shop_id = @shop AND experiment_id = @exp`
@@ -244,9 +244,13 @@ func (u unitParts) perUnitSQL(assignmentAggs string, union []string, having stri
 	if u.sessions && hasDimension(u.q.Breakdown, "date") {
 		unitStart = "min(u_start)"
 	}
+	shipping := ""
+	if u.q.Shipping {
+		shipping = "sum(u_shipping) AS x_shipping, sum(u_unshipped) AS x_unshipped,"
+	}
 	return `SELECT ` + u.key + `, ` + assignmentAggs + `sum(u_sessions) AS x_sessions, sum(u_pages) AS x_pages,
 		toUInt64(x_sessions > 0 AND sum(u_bounced) = x_sessions) AS x_bounced, sum(u_staying) AS x_staying,
-		sum(u_orders) AS x_orders, sum(u_revenue) AS x_revenue, sum(u_profit) AS x_profit,
+		sum(u_orders) AS x_orders, sum(u_revenue) AS x_revenue, sum(u_profit) AS x_profit, ` + shipping + `
 		sum(u_atc) AS x_atc, sum(u_chk) AS x_chk, sum(u_ct) AS x_ct, sum(u_viewed) AS x_viewed,
 		` + unitLanding + ` AS x_landing, ` + unitStart + ` AS x_start
 	FROM (
@@ -281,10 +285,38 @@ func groupSumsSQL(q MetricsQuery, from, sessionCount, extra string) string {
 	toUInt64(countIf(x_atc > 0)) AS atc, toUInt64(countIf(x_chk > 0 OR x_orders > 0)) AS chk,
 	toUInt64(countIf(x_ct > 0)) AS ct, toUInt64(sum(x_bounced)) AS bounced, toUInt64(sum(x_pages)) AS pages,
 	toFloat64(sum(x_staying)) AS staying, toFloat64(sum(x_staying * x_staying)) AS staying_sq,
-	` + cappedColumnsSQL(q.Caps) + extra + `
+	` + cappedColumnsSQL(q.Caps) + shippingColumnsSQL(q) + extra + `
 FROM ` + from + where + `
 GROUP BY key, a_group
 ORDER BY key, a_group`
+}
+
+// shippingColumnsSQL is groupSumsSQL's shipping columns, after the capped
+// ones, when q asks for them (MetricsQuery.Shipping).
+func shippingColumnsSQL(q MetricsQuery) string {
+	if !q.Shipping {
+		return ""
+	}
+	return ",\n\ttoFloat64(sum(x_shipping)) AS shipping, toUInt64(sum(x_unshipped)) AS unshipped"
+}
+
+// noShipping is the shipping columns of a unit row without orders, when
+// the query reads shipping ("" otherwise: every branch of a UNION ALL has
+// the same columns).
+func (u unitParts) noShipping() string {
+	if !u.q.Shipping {
+		return ""
+	}
+	return "toFloat64(0) AS u_shipping, toUInt64(0) AS u_unshipped, "
+}
+
+// orderShipping is the shipping columns of a unit's order row: what its
+// orders charged, over those that recorded it, and how many did not.
+func (u unitParts) orderShipping() string {
+	if !u.q.Shipping {
+		return ""
+	}
+	return "toFloat64(sumIf(o_shipping, o_shipped = 1)) AS u_shipping, toUInt64(countIf(o_shipped = 0)) AS u_unshipped, "
 }
 
 // assignedUnitsSQL is the units of q with their group, and how a group's

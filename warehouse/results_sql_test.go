@@ -22,6 +22,11 @@ func resultsShapes() map[string]warehouse.MetricsQuery {
 		"breakdown3": {Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"device", "traffic_source", "date"}},
 		"scoped":     {Basis: warehouse.BasisVisitors, ProductIDs: []string{"1001"}},
 		"scopedsess": {Basis: warehouse.BasisSessions, ProductIDs: []string{"1001"}},
+		// A shipping panel's reads: the shipping columns in every branch.
+		"shipping":         {Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{"country"}, Shipping: true},
+		"shippingsess":     {Basis: warehouse.BasisSessions, Shipping: true},
+		"shippingscoped":   {Basis: warehouse.BasisVisitors, ProductIDs: []string{"1001"}, Shipping: true},
+		"shippingsessdate": {Basis: warehouse.BasisSessions, Breakdown: []warehouse.Dimension{"date"}, Shipping: true},
 	}
 	for _, d := range warehouse.Dimensions {
 		shapes["visitors-"+string(d)] = warehouse.MetricsQuery{Basis: warehouse.BasisVisitors, Breakdown: []warehouse.Dimension{d}}
