@@ -85,12 +85,15 @@ type JourneyEvents struct {
 // TypeReport is the answer of the per-type endpoints: the shared totals and
 // the metrics the test type moves (nil fields are not part of that type).
 type TypeReport struct {
-	Visitors           []int64         `json:"visitors"`
-	Orders             []int64         `json:"orders"`
-	Revenue            []float64       `json:"revenue"`
-	ConversionRate     []float64       `json:"conversionRate"`
-	AverageOrderValue  []float64       `json:"averageOrderValue,omitempty"`
-	ShippingRevenue    []*float64      `json:"shippingRevenue,omitempty"`
+	Visitors          []int64    `json:"visitors"`
+	Orders            []int64    `json:"orders"`
+	Revenue           []float64  `json:"revenue"`
+	ConversionRate    []float64  `json:"conversionRate"`
+	AverageOrderValue []float64  `json:"averageOrderValue,omitempty"`
+	ShippingRevenue   []*float64 `json:"shippingRevenue,omitempty"`
+	// ShippingUnrecorded counts the orders under ShippingRevenue that did
+	// not record their shipping; a sum with any is a lower bound.
+	ShippingUnrecorded []int64         `json:"shippingUnrecordedOrders,omitempty"`
 	CheckoutStarts     []int64         `json:"checkoutStarts,omitempty"`
 	CheckoutCompletion []float64       `json:"checkoutCompletion,omitempty"`
 	LandingVisitors    []int64         `json:"landingVisitors,omitempty"`
@@ -118,6 +121,7 @@ func (a *Analytics) Report(ctx context.Context, shop *experiment.Shop, testID in
 	if view == ViewProduct && len(s.q.ProductIDs) == 0 {
 		s.q.ProductIDs = EnrolledProducts(t)
 	}
+	s.q.Shipping = view == ViewShipping
 	storewide := view == ViewStorewideV1 || view == ViewStorewideV2
 	return a.cached(ctx, shop, t, view, storewide, s, func() (any, error) { return a.build(ctx, t, view, s) })
 }
@@ -264,9 +268,8 @@ func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significan
 		r.ConversionRate = append(r.ConversionRate, rate(g.Converted, g.N))
 		switch view {
 		case ViewShipping:
-			// Orders carry no shipping line yet: null says "not recorded",
-			// never a made-up zero.
-			r.ShippingRevenue = append(r.ShippingRevenue, nil)
+			r.ShippingRevenue = append(r.ShippingRevenue, shippingRevenue(g, currency))
+			r.ShippingUnrecorded = append(r.ShippingUnrecorded, g.ShippingUnrecorded)
 			r.AverageOrderValue = append(r.AverageOrderValue, money.RoundFloat(ratio(g.Revenue, g.Orders), currency))
 			r.CheckoutStarts = append(r.CheckoutStarts, g.ReachedCheckout)
 			r.CheckoutCompletion = append(r.CheckoutCompletion, rate(g.Converted, g.ReachedCheckout))
@@ -283,6 +286,18 @@ func typeReport(view View, sums []Sums, sig *Significance, byGroup []*Significan
 		}
 	}
 	return r
+}
+
+// shippingRevenue is what a group's orders charged for shipping, over
+// those that recorded it; null when orders were counted and none recorded
+// it (all from before Lift kept shipping, or the legacy endpoint's), never
+// a made-up zero.
+func shippingRevenue(g Sums, currency string) *float64 {
+	if g.Orders > 0 && g.ShippingUnrecorded >= int64(math.Round(g.Orders)) {
+		return nil
+	}
+	v := money.RoundFloat(g.Shipping, currency)
+	return &v
 }
 
 // significance compares every variant's conversion rate with the

@@ -61,3 +61,34 @@ func TestAnalyticsWindowOnAClockJump(t *testing.T) {
 		}
 	}
 }
+
+// TestShippingRevenue: a group's shipping revenue is null only when orders
+// were counted and none recorded shipping; otherwise the sum over those
+// that did (a lower bound when some did not), rounded to the currency.
+func TestShippingRevenue(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		name string
+		g    Sums
+		want *float64
+	}{
+		{"no orders: nothing charged", Sums{}, f(0)},
+		{"every order recorded", Sums{Orders: 2, Shipping: 9.9904}, f(9.99)},
+		{"some recorded: their sum", Sums{Orders: 3, Shipping: 4.99, ShippingUnrecorded: 1}, f(4.99)},
+		{"none recorded: null", Sums{Orders: 2, ShippingUnrecorded: 2}, nil},
+		{"recorded, all free", Sums{Orders: 2}, f(0)},
+	} {
+		got := shippingRevenue(c.g, "USD")
+		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
+			t.Errorf("%s: shippingRevenue = %v, want %v", c.name, deref(got), deref(c.want))
+		}
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

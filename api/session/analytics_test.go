@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
 
+	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/warehouse"
 )
 
@@ -21,7 +23,9 @@ import (
 //	                                adds another product outside any test
 //	         c3 tablet US new       adds a product outside any test
 //	group 1: v1 desktop US new      views tee, adds it, checks out, orders 50
-//	         v2 desktop DE new      views tee, adds it, orders 30
+//	         v2 desktop DE new      views tee, adds it, orders 30 (its webhook
+//	                                says 4.99 of it was shipping; the other
+//	                                orders recorded no shipping)
 //	         v3 mobile US returning views tee
 //	         v4 mobile US new       assigned on 2026-06-03 (after the window)
 func plantAnalytics(t *testing.T, wh *warehouse.Warehouse, shop int64, exp string) {
@@ -80,6 +84,15 @@ func plantAnalytics(t *testing.T, wh *warehouse.Warehouse, shop int64, exp strin
 	order("v2", 1, 30)
 	view("v3", tee)
 	if err := wh.Insert(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	// v2's order as the platform's webhook later wrote it: a signed row
+	// stands over the legacy one and records the shipping.
+	if err := (warehouse.WebhookOrders{W: wh}).WriteSignedOrders(context.Background(), []experiment.SignedOrder{{
+		ShopID: shop, ExperimentID: exp, OrderID: "o-v2", Version: 1, TestGroup: 1, VisitorID: "v2", SessionID: "s-v2",
+		Revenue: decimal.NewFromInt(30), Shipping: decimal.RequireFromString("4.99"), ShippingRecorded: true, Currency: "USD",
+		LineProductIDs: []string{tee}, LineVariantIDs: []string{teeS}, LineQuantities: []uint32{1},
+		LinePrices: []decimal.Decimal{decimal.NewFromInt(30)}, CreatedAt: day1.Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -163,7 +176,7 @@ func TestAnalyticsEndpoints(t *testing.T) {
 			"journey.ordered": nums(1, 2), "journey.events.productViews": nums(2, 3), "journey.events.addToCarts": nums(4, 2),
 			"journey.events.checkoutStarts": nums(1, 1)}},
 		{"/api/analytics/shipping/" + id, map[string]any{"visitors": nums(3, 3), "orders": nums(1, 2), "revenue": nums(100, 80),
-			"averageOrderValue": nums(100, 40), "shippingRevenue": []any{nil, nil}, "checkoutStarts": nums(1, 2),
+			"averageOrderValue": nums(100, 40), "shippingRevenue": []any{nil, 4.99}, "shippingUnrecordedOrders": nums(1, 1), "checkoutStarts": nums(1, 2),
 			"checkoutCompletion": nums(1, 1)}},
 		{"/api/analytics/redirect/" + id, map[string]any{"landingVisitors": nums(3, 3), "landingConversions": nums(1, 2),
 			"conversionRate": nums(1.0/3, 2.0/3)}},
