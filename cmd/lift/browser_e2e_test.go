@@ -341,9 +341,12 @@ func (b *browserShop) journeys(t *testing.T, browser context.Context) {
 		t.Fatalf("16 visitors all landed in one price group: %v", seen)
 	}
 	for _, j := range done {
-		revenue := map[int]float64{0: 28, 1: 24}[j.group]
+		// The tee at the group's price, and the US Standard rate the
+		// checkout chose first ($6.95), recorded as the order's shipping.
+		revenue := map[int]float64{0: 28 + 6.95, 1: 24 + 6.95}[j.group]
 		b.chCount(t, 1, `SELECT count() FROM orders FINAL WHERE experiment_id = ? AND order_id = ? AND visitor_id = ?
-			AND test_group = ? AND toFloat64(revenue) = ?`, b.price, j.order, j.visitor, j.group, revenue)
+			AND test_group = ? AND toFloat64(revenue) = ? AND toFloat64(shipping) = 6.95 AND shipping_recorded = 1`,
+			b.price, j.order, j.visitor, j.group, revenue)
 		// Recorded once, though the visitor loaded five pages in two tabs.
 		b.chCount(t, 1, `SELECT count() FROM assignments WHERE experiment_id = ? AND visitor_id = ? AND test_group = ? AND is_bot = 0
 			AND device = 'desktop' AND visitor_type = 'new' AND reason = 'random_split'`,
@@ -399,7 +402,10 @@ func (b *browserShop) journey(t *testing.T, browser context.Context) journey {
 	}
 	clickCtx, cancelClick := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelClick()
-	if err := chromedp.Do(clickCtx, chromedp.Click(chromedp.CSS("#place-order"), chromedp.NodeVisible)); err != nil {
+	// The order charges the rate chosen when it is placed: wait for the
+	// rates, whose first is chosen.
+	if err := chromedp.Do(clickCtx, chromedp.WaitVisible(chromedp.CSS(`#shipping-rates[data-state="shown"] input:checked`)),
+		chromedp.Click(chromedp.CSS("#place-order"), chromedp.NodeVisible)); err != nil {
 		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerHTML`))
 		t.Fatalf("place order: %v\n%s", err, html)
 	}

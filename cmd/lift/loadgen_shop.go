@@ -82,7 +82,9 @@ func (o *loadgen) pause(rng *rand.Rand) {
 }
 
 // basket fills a cart worth about target (log-normal around the group's
-// AOV) from the catalog, starting with the product the visitor added.
+// AOV) from the catalog, starting with the product the visitor added. The
+// worth is the order's, shipping included: Lift's revenue is total_price,
+// so the group's AOV is what results report.
 func basket(rng *rand.Rand, catalog []lgVariant, first lgVariant, target float64) (lines []lgLine) {
 	add := func(v lgVariant) {
 		qty := int64(1)
@@ -111,7 +113,9 @@ type lgLine struct {
 	qty int64
 }
 
-// total is the cents the lines sell for, or cost when cost is set.
+// total is the cents the order sells for, its lines and their shipping
+// (its total_price: the revenue Lift counts, and the loadgen's table), or,
+// with cost, what its lines cost (shipping has no catalog cost).
 func total(lines []lgLine, cost bool) int64 {
 	var t int64
 	for _, l := range lines {
@@ -121,7 +125,36 @@ func total(lines []lgLine, cost bool) int64 {
 		}
 		t += unit * l.qty
 	}
+	if !cost {
+		t += shippingFor(lines).cents
+	}
 	return t
+}
+
+// lgShipping is an order's one shipping line.
+type lgShipping struct {
+	title, code string
+	cents       int64
+}
+
+// Shipping as many shops charge it: a flat Standard rate, free from a
+// subtotal. It depends on the lines only (no draw from the visit's RNG),
+// so a seed replays the same population.
+const (
+	standardShippingCents = 499
+	freeShippingFromCents = 7500
+)
+
+// shippingFor is what the order charges for shipping the lines.
+func shippingFor(lines []lgLine) lgShipping {
+	var subtotal int64
+	for _, l := range lines {
+		subtotal += l.v.priceCents * l.qty
+	}
+	if subtotal >= freeShippingFromCents {
+		return lgShipping{"Free shipping", "FREE", 0}
+	}
+	return lgShipping{"Standard", "STANDARD", standardShippingCents}
 }
 
 // sendOrderWebhook delivers the order as the platform does (ORDERS_CREATE,
@@ -129,6 +162,18 @@ func total(lines []lgLine, cost bool) int64 {
 // script sets, so the worker attributes it and prices its cost from the
 // catalog.
 func (o *loadgen) sendOrderWebhook(res *loadgenResult, n int, orderID, visitor, session string, group int, lines []lgLine) bool {
+	body := o.orderBody(orderID, visitor, session, group, lines, time.Now().UTC())
+	req, _ := http.NewRequest("POST", o.target+"/api/webhooks", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	webhooks.SetDeliveryHeaders(req.Header, []byte(o.webhookSecret), experiment.TopicOrdersCreate, o.shop,
+		fmt.Sprintf("lg-%s-order-%d", o.run_, n), body)
+	return o.do(res, req, browserUA, nil)
+}
+
+// orderBody is the ORDERS_CREATE payload: the lines, their shipping as the
+// platform lists it (shipping_lines), total_price the two, and the cart
+// attributes.
+func (o *loadgen) orderBody(orderID, visitor, session string, group int, lines []lgLine, now time.Time) []byte {
 	type item struct {
 		ProductID string `json:"product_id"`
 		VariantID string `json:"variant_id"`
@@ -139,21 +184,20 @@ func (o *loadgen) sendOrderWebhook(res *loadgenResult, n int, orderID, visitor, 
 	for _, l := range lines {
 		items = append(items, item{l.v.product, l.v.variant, l.qty, cents(l.v.priceCents)})
 	}
-	now := time.Now().UTC()
+	ship := shippingFor(lines)
+	// Source shopify: the shop's own rate, not one its carrier service quoted.
+	shipping := []map[string]string{{"title": ship.title, "code": ship.code, "source": "shopify",
+		"price": cents(ship.cents), "discounted_price": cents(ship.cents)}}
 	// No currency: the prices are the catalog's, in the shop's currency,
 	// which the loadgen does not know (an order in another is not counted).
 	body, _ := json.Marshal(map[string]any{
 		"id": orderID, "created_at": now, "updated_at": now, "total_price": cents(total(lines, false)),
-		"line_items": items,
+		"line_items": items, "shipping_lines": shipping,
 		"note_attributes": []map[string]string{{"name": experiment.AttrVisitorID, "value": visitor},
 			{"name": experiment.AttrSessionID, "value": session},
 			{"name": experiment.AttrAssignments, "value": o.experiment + ":" + strconv.Itoa(group)}},
 	})
-	req, _ := http.NewRequest("POST", o.target+"/api/webhooks", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	webhooks.SetDeliveryHeaders(req.Header, []byte(o.webhookSecret), experiment.TopicOrdersCreate, o.shop,
-		fmt.Sprintf("lg-%s-order-%d", o.run_, n), body)
-	return o.do(res, req, browserUA, nil)
+	return body
 }
 
 func cents(c int64) string { return fmt.Sprintf("%d.%02d", c/100, c%100) }

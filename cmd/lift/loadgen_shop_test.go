@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
@@ -86,5 +87,57 @@ func TestLoadgenLooksLikeAStore(t *testing.T) {
 	if sessions == 0 || bounced == 0 || bounced == sessions || multiPageSeconds < 1.5 {
 		t.Fatalf("%d sessions, %d bounced, %.2f s average for the others; want some bounces and multi-page sessions lasting seconds",
 			sessions, bounced, multiPageSeconds)
+	}
+}
+
+// TestLoadgenOrderChargesShipping: every ORDERS_CREATE the loadgen sends
+// has one shipping line in the platform's shape, Standard below the free
+// shipping subtotal and free from it, and total_price is the lines and the
+// shipping, the revenue its table counts (total), whose cost is the lines'.
+func TestLoadgenOrderChargesShipping(t *testing.T) {
+	t.Parallel()
+	tee := lgVariant{product: "8101", variant: "44001", priceCents: 2400, costCents: 900}
+	coat := lgVariant{product: "8103", variant: "44010", priceCents: 7500, costCents: 3000}
+	o := &loadgen{experiment: "9"}
+	for _, c := range []struct {
+		name         string
+		lines        []lgLine
+		title, price string
+		total, cost  string
+	}{
+		{"standard", []lgLine{{tee, 2}}, "Standard", "4.99", "52.99", "18.00"},
+		{"just below free", []lgLine{{tee, 1}, {lgVariant{priceCents: 5099, costCents: 2000}, 1}}, "Standard", "4.99", "79.98", "29.00"},
+		{"free from the subtotal", []lgLine{{coat, 1}}, "Free shipping", "0.00", "75.00", "30.00"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var order struct {
+				TotalPrice    string `json:"total_price"`
+				ShippingLines []struct {
+					Title, Code, Source, Price string
+					DiscountedPrice            string `json:"discounted_price"`
+				} `json:"shipping_lines"`
+				LineItems []struct {
+					Quantity int64  `json:"quantity"`
+					Price    string `json:"price"`
+				} `json:"line_items"`
+			}
+			if err := json.Unmarshal(o.orderBody("5000001", "v", "s", 1, c.lines, time.Now()), &order); err != nil {
+				t.Fatal(err)
+			}
+			if len(order.ShippingLines) != 1 {
+				t.Fatalf("shipping_lines = %+v, want one", order.ShippingLines)
+			}
+			l := order.ShippingLines[0]
+			if l.Title != c.title || l.Price != c.price || l.DiscountedPrice != c.price || l.Code == "" || l.Source == "" {
+				t.Errorf("shipping line = %+v, want %s at %s", l, c.title, c.price)
+			}
+			if order.TotalPrice != c.total || cents(total(c.lines, false)) != c.total || len(order.LineItems) != len(c.lines) {
+				t.Errorf("total_price %s, revenue counted %s; want %s (lines and shipping)", order.TotalPrice,
+					cents(total(c.lines, false)), c.total)
+			}
+			if cost := cents(total(c.lines, true)); cost != c.cost {
+				t.Errorf("cost = %s, want the lines' %s (shipping has none)", cost, c.cost)
+			}
+		})
 	}
 }

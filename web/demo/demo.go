@@ -14,12 +14,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -323,10 +325,21 @@ func (h *Handler) updateAttributes(w http.ResponseWriter, r *http.Request) {
 }
 
 // placeOrder turns the cart into an order and delivers it as the platform
-// would: a signed ORDERS_CREATE carrying the cart attributes.
+// would: a signed ORDERS_CREATE carrying the cart attributes and the
+// shipping rate the shopper chose ({"country", "service_code"}; an empty
+// body or none chosen: no shipping).
 func (h *Handler) placeOrder(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.SignWebhook == nil {
 		fail(w, http.StatusServiceUnavailable, "the demo cannot sign orders: platform.webhook_secret is empty")
+		return
+	}
+	var choice shippingChoice
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&choice); err != nil && err != io.EOF {
+		fail(w, http.StatusBadRequest, "body must be JSON: {country, service_code}")
+		return
+	}
+	if choice.Country != "" && !slices.Contains(shipCountries, choice.Country) {
+		fail(w, http.StatusBadRequest, "country must be one of %v", shipCountries)
 		return
 	}
 	key := h.cartKey(w, r)
@@ -335,20 +348,34 @@ func (h *Handler) placeOrder(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "the cart is empty")
 		return
 	}
-	id := fmt.Sprint(h.seq.Add(1))
-	body, err := orderBody(id, cart, h.cfg.Catalog.Currency, h.cfg.Now().UTC())
+	keep := func() { h.carts.update(key, func(c *Cart) { *c = cart }) } // to try again
+	ship, err := h.chosenRate(r, cart, choice)
 	if err != nil {
+		keep()
+		fail(w, http.StatusBadRequest, "shipping %q is not offered to %s for this cart: choose one of the listed rates",
+			choice.ServiceCode, choice.Country)
+		return
+	}
+	id := fmt.Sprint(h.seq.Add(1))
+	body, err := orderBody(id, cart, ship, h.cfg.Catalog.Currency, h.cfg.Now().UTC())
+	if err != nil {
+		keep()
 		fail(w, http.StatusInternalServerError, "order: %v", err)
 		return
 	}
 	target := liftURL(r, h.cfg.WebhookURL, "/api/webhooks")
 	if _, err := h.signedPost(r.Context(), "order webhook", target, h.shop(r), "ORDERS_CREATE", "demo-order-"+id, body); err != nil {
 		h.cfg.Logger.Error("demo: order not delivered", "order", id, "err", err)
-		h.carts.update(key, func(c *Cart) { *c = cart }) // keep the cart to try again
+		keep()
 		fail(w, http.StatusBadGateway, "%v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"order_id": id, "total_price": cart.Total(), "attributes": cart.Attributes})
+	shipping := 0.0
+	if ship != nil {
+		shipping = float64(ship.Cents) / 100
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"order_id": id, "total_price": float64(orderTotal(cart, ship)) / 100,
+		"shipping_price": shipping, "attributes": cart.Attributes})
 }
 
 var symbols = map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "CAD": "CA$", "AUD": "A$", "JPY": "¥"}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -18,8 +19,11 @@ import (
 // cart: the fields attribution reads (session document 6.2: id, line items'
 // product and variant ids, total_price; plus the cart attributes the
 // platform copies into note_attributes, and each line's properties, the
-// tracker's _lift_assignments among them while a shipping test runs).
-func orderBody(id string, c Cart, currency string, now time.Time) ([]byte, error) {
+// tracker's _lift_assignments among them while a shipping test runs), and
+// the shipping charged as the platform lists it: shipping_lines, [] for
+// none (present: "no shipping charged", not "unknown"), with total_price
+// the lines and the shipping.
+func orderBody(id string, c Cart, ship *shippingRate, currency string, now time.Time) ([]byte, error) {
 	type attr struct {
 		Name  string `json:"name"`
 		Value string `json:"value"`
@@ -54,13 +58,41 @@ func orderBody(id string, c Cart, currency string, now time.Time) ([]byte, error
 		lines = append(lines, line{ProductID: p, VariantID: v, Title: l.Title, Quantity: l.Quantity,
 			Price: strconv.FormatFloat(l.Price, 'f', 2, 64), Properties: props})
 	}
+	type shippingLine struct {
+		Title           string `json:"title"`
+		Code            string `json:"code"`
+		Source          string `json:"source"`
+		Price           string `json:"price"`
+		DiscountedPrice string `json:"discounted_price"`
+	}
+	shipping := []shippingLine{}
+	if ship != nil {
+		// Source lift: the rate came from the shop's carrier service.
+		shipping = append(shipping, shippingLine{Title: ship.Name, Code: ship.Code, Source: "lift",
+			Price: cents(ship.Cents), DiscountedPrice: cents(ship.Cents)})
+	}
 	n, _ := strconv.ParseInt(id, 10, 64)
 	return json.Marshal(map[string]any{
 		"id": n, "admin_graphql_api_id": "gid://shopify/Order/" + id, "name": "#" + id,
 		"created_at": now.Format(time.RFC3339), "updated_at": now.Format(time.RFC3339),
-		"currency": currency, "total_price": strconv.FormatFloat(c.Total(), 'f', 2, 64),
-		"note_attributes": attrs, "line_items": lines,
+		"currency": currency, "total_price": cents(orderTotal(c, ship)),
+		"note_attributes": attrs, "line_items": lines, "shipping_lines": shipping,
 	})
+}
+
+// orderTotal is what the order charges in hundredths: the cart's lines and
+// the shipping (ship nil: none).
+func orderTotal(c Cart, ship *shippingRate) int64 {
+	t := int64(math.Round(c.Total() * 100))
+	if ship != nil {
+		t += ship.Cents
+	}
+	return t
+}
+
+// cents writes hundredths as the platform writes an amount: "5.00".
+func cents(c int64) string {
+	return strconv.FormatFloat(float64(c)/100, 'f', 2, 64)
 }
 
 // signedPost sends body to Lift at url as the platform calls it

@@ -1,18 +1,22 @@
 package demo
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // The checkout shows the shipping rates the shop's carrier service quotes
 // for the cart, asked as the platform asks Lift's (POST /api/carrier/rates):
 // the destination and the cart's lines with their properties, signed with
 // the webhook secret. So a shipping test's visitor sees its group's rates.
-// Demo orders charge no shipping: the options show what would be offered.
+// The shopper picks one, and the order charges it in its shipping_lines,
+// priced from a second quote at placing, never from the browser.
 
 // shipCountries are the destinations the checkout offers: the demo
 // catalog's zones' countries, and one no zone ships to.
@@ -30,14 +34,7 @@ func (h *Handler) rates(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusServiceUnavailable, "the demo cannot sign rate requests: platform.webhook_secret is empty")
 		return
 	}
-	cart := h.carts.update(h.cartKey(w, r), func(*Cart) {})
-	body, err := rateRequest(cart, country, h.cfg.Catalog.Currency)
-	if err != nil {
-		fail(w, http.StatusInternalServerError, "rate request: %v", err)
-		return
-	}
-	// A rate request has no topic or delivery id: the signature and the shop.
-	out, err := h.signedPost(r.Context(), "carrier service", liftURL(r, h.cfg.RatesURL, "/api/carrier/rates"), h.shop(r), "", "", body)
+	out, err := h.quote(r, h.carts.update(h.cartKey(w, r), func(*Cart) {}), country)
 	if err != nil {
 		fail(w, http.StatusBadGateway, "%v", err)
 		return
@@ -45,6 +42,17 @@ func (h *Handler) rates(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(out)
+}
+
+// quote asks the carrier service for cart's rates to country and returns
+// its answer as it is.
+func (h *Handler) quote(r *http.Request, cart Cart, country string) ([]byte, error) {
+	body, err := rateRequest(cart, country, h.cfg.Catalog.Currency)
+	if err != nil {
+		return nil, err
+	}
+	// A rate request has no topic or delivery id: the signature and the shop.
+	return h.signedPost(r.Context(), "carrier service", liftURL(r, h.cfg.RatesURL, "/api/carrier/rates"), h.shop(r), "", "", body)
 }
 
 // rateRequest is the platform's carrier rate request for cart: prices in
@@ -63,4 +71,80 @@ func rateRequest(c Cart, country, currency string) ([]byte, error) {
 	}
 	return json.Marshal(map[string]any{"rate": map[string]any{"origin": map[string]string{"country": "US"},
 		"destination": map[string]string{"country": country}, "items": items, "currency": currency, "locale": "en"}})
+}
+
+// shippingChoice is what the checkout posts with the order: the
+// destination and the chosen rate's service_code (both empty: none).
+type shippingChoice struct {
+	Country     string `json:"country"`
+	ServiceCode string `json:"service_code"`
+}
+
+// shippingRate is the rate an order charges: its cents are hundredths of
+// the order's currency, as the demo writes every amount with 2 decimals.
+type shippingRate struct {
+	Name, Code string
+	Cents      int64
+}
+
+// errNotOffered: the chosen service_code is not among the rates the
+// carrier service quotes for the cart now (forged, or the quote changed,
+// as when a shipping test ends between the page and the order).
+var errNotOffered = errors.New("not offered")
+
+// chosenRate quotes the cart again and finds the shopper's choice, so the
+// price comes from the carrier service, not from the browser. nil, nil:
+// nothing was chosen, or the carrier service gave no usable answer; the
+// order then goes through without shipping, as a checkout does not hang
+// on the rate call. errNotOffered: the code is not among the rates.
+func (h *Handler) chosenRate(r *http.Request, cart Cart, choice shippingChoice) (*shippingRate, error) {
+	if choice.Country == "" || choice.ServiceCode == "" {
+		return nil, nil
+	}
+	out, err := h.quote(r, cart, choice.Country)
+	var quoted struct {
+		Rates []struct {
+			Name       string `json:"service_name"`
+			Code       string `json:"service_code"`
+			TotalPrice string `json:"total_price"` // minor units of its currency
+			Currency   string `json:"currency"`
+		} `json:"rates"`
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &quoted)
+	}
+	if err != nil {
+		h.cfg.Logger.Warn("demo: order placed without shipping: no quote", "err", err)
+		return nil, nil
+	}
+	currency := h.cfg.Catalog.Currency
+	for _, q := range quoted.Rates {
+		if q.Code != choice.ServiceCode {
+			continue
+		}
+		minor, err := strconv.ParseInt(q.TotalPrice, 10, 64)
+		if err != nil || minor < 0 || !strings.EqualFold(cmp.Or(q.Currency, currency), currency) {
+			h.cfg.Logger.Warn("demo: order placed without shipping: unusable rate", "code", q.Code,
+				"total_price", q.TotalPrice, "currency", q.Currency)
+			return nil, nil
+		}
+		return &shippingRate{Name: q.Name, Code: q.Code, Cents: hundredths(minor, currency)}, nil
+	}
+	return nil, errNotOffered
+}
+
+// hundredths converts an amount in the currency's minor units (what the
+// carrier API speaks) to hundredths: ×100 for a currency without minor
+// units, rounded for one with three. The exponents are ISO 4217's, as
+// Lift's money package has them (the demo keeps free of Lift's packages).
+func hundredths(minor int64, currency string) int64 {
+	switch strings.ToUpper(currency) {
+	case "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF":
+		return minor * 100
+	case "BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND":
+		return int64(math.Round(float64(minor) / 10))
+	case "CLF", "UYW":
+		return int64(math.Round(float64(minor) / 100))
+	}
+	return minor
 }

@@ -63,14 +63,20 @@
         .then(function (r) { return r.json().then(function (j) { if (!r.ok) throw new Error(j.message || r.status); return j; }); })
         .then(function (j) {
           list.innerHTML = '';
-          (j.rates || []).forEach(function (rate) {
+          (j.rates || []).forEach(function (rate, i) {
             var li = document.createElement('li');
             li.setAttribute('data-code', rate.service_code);
             li.setAttribute('data-total', rate.total_price);
+            // One radio per rate, the first chosen: its service_code goes
+            // with the order, which the server prices again (never from here).
+            var label = document.createElement('label'), radio = document.createElement('input');
+            radio.type = 'radio'; radio.name = 'shipping-rate'; radio.value = rate.service_code; radio.checked = i === 0;
             // total_price is in the currency's minor units.
             var fmt = new Intl.NumberFormat('en', { style: 'currency', currency: rate.currency || currency });
-            li.textContent = rate.service_name + ' — ' +
-              fmt.format(Number(rate.total_price) / Math.pow(10, fmt.resolvedOptions().maximumFractionDigits));
+            label.appendChild(radio);
+            label.appendChild(document.createTextNode(rate.service_name + ' — ' +
+              fmt.format(Number(rate.total_price) / Math.pow(10, fmt.resolvedOptions().maximumFractionDigits))));
+            li.appendChild(label);
             list.appendChild(li);
           });
           if (!list.children.length) list.innerHTML = '<li>No shipping to this destination.</li>';
@@ -86,6 +92,12 @@
     country.addEventListener('change', show);
     ready(show);
   }
+  // The shipping chosen for the order: {} while none is (no rates, or
+  // still loading), and the order charges none.
+  function shipping() {
+    var chosen = document.querySelector('#shipping-rates input[name="shipping-rate"]:checked');
+    return chosen ? { country: country.value, service_code: chosen.value } : {};
+  }
 
   var place = document.getElementById('place-order');
   if (place) {
@@ -96,7 +108,7 @@
     place.addEventListener('click', function () {
       place.disabled = true;
       ready(function () {
-        post('/demo/checkout' + q, {}).then(function (o) {
+        post('/demo/checkout' + q, shipping()).then(function (o) {
           track('checkout_completed', { checkoutToken: token, orderId: o.order_id });
           document.getElementById('order-id').textContent = o.order_id;
           document.getElementById('order-confirmation').hidden = false;
@@ -104,6 +116,7 @@
         }, function (err) {
           var el = document.getElementById('order-error');
           el.textContent = 'Order failed: ' + err.message; el.hidden = false; place.disabled = false;
+          if (country) country.dispatchEvent(new Event('change')); // the rates may have changed: quote again
         });
       });
     });
