@@ -18,7 +18,8 @@ import (
 // (active, or paused: a paused test resumes with its platform changes in
 // place) holds a part the launching test needs, unless their audiences
 // cannot meet (countries, devices or visitor types that share no value).
-// Tests that only add things (offers, visual edits) hold nothing.
+// Tests that only add things (offers, visual edits' CSS and scripts) hold
+// nothing; an image test holds its products' images.
 
 // storefrontParts is what a test changes, as far as another test can fight
 // over it.
@@ -29,6 +30,7 @@ type storefrontParts struct {
 	templates    []string // template: "<theme id> <page type>" it switches
 	redirect     *URLRedirectShared
 	destinations []string // the shop paths its redirect groups send to
+	images       []string // visual_editor: the products whose images it replaces
 }
 
 // decoded is t's shared parts and group contents as the validator decodes
@@ -58,6 +60,11 @@ func partsOf(t *Test) storefrontParts {
 			pageType, _, _ := strings.Cut(gc.template.Template, ".")
 			p.templates = append(p.templates, v.template.ThemeID+" "+pageType)
 		}
+		if gc.visual != nil {
+			for _, im := range gc.visual.Images {
+				p.images = append(p.images, im.ProductID)
+			}
+		}
 		if gc.redirect != nil && isShopPath(gc.redirect.Destination) {
 			path, _, _ := strings.Cut(gc.redirect.Destination, "?")
 			path, _, _ = strings.Cut(path, "#")
@@ -75,6 +82,9 @@ func contested(a, b storefrontParts) string {
 	}
 	if id, ok := shared(a.zones, b.zones); ok {
 		return "the rates of shipping zone " + id
+	}
+	if id, ok := shared(a.images, b.images); ok {
+		return "the images of product " + id
 	}
 	switch {
 	case a.wholeTheme && b.wholeTheme:

@@ -34,6 +34,8 @@ func TestContested(t *testing.T) {
 		{"into a prefix", storefrontParts{redirect: exact("/x"), destinations: []string{"/sale/1"}}, storefrontParts{redirect: prefix("/sale")},
 			"where visitors of /sale/1 go (one test sends visitors there, the other sends them on)"},
 		{"same destination", storefrontParts{redirect: exact("/a"), destinations: []string{"/c"}}, storefrontParts{redirect: exact("/b"), destinations: []string{"/c"}}, ""},
+		{"one product's images", storefrontParts{images: []string{"p1"}}, storefrontParts{images: []string{"p2", "p1"}}, "the images of product p1"},
+		{"images and a price of one product", storefrontParts{images: []string{"p1"}}, storefrontParts{products: []string{"p1"}}, ""},
 		{"nothing held", storefrontParts{}, storefrontParts{products: []string{"p1"}, wholeTheme: true}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

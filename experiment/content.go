@@ -148,10 +148,24 @@ type VisualEditorShared struct {
 // VisualEditorContent is a storefront edit. DOM changes are authored in the
 // admin panel and readable here; a group holding them refuses content writes.
 type VisualEditorContent struct {
-	CustomCSS  string          `json:"custom_css,omitempty"`
-	CustomJS   string          `json:"custom_js,omitempty"`
+	CustomCSS string `json:"custom_css,omitempty"`
+	CustomJS  string `json:"custom_js,omitempty"`
+	// Images make an image test: the group sees these in place of the
+	// products' own (docs/image-tests.md).
+	Images     []ProductImages `json:"images,omitempty"`
 	DOMChanges json.RawMessage `json:"dom_changes,omitempty"`
 }
+
+// ProductImages are the images a group shows for one product, in the order
+// of the product's images on the page (the first takes the hero's place);
+// the product's further images stay its own.
+type ProductImages struct {
+	ProductID string   `json:"product_id"`
+	URLs      []string `json:"urls"`
+}
+
+// MaxImageURLs is the most images a group shows for one product.
+const MaxImageURLs = 20
 
 // sharedRule reports whether a type must carry its `shared` key, and
 // whether it may carry one at all.

@@ -366,7 +366,7 @@ func checkReadOnly(cur *Test, patch map[string]any) error {
 }
 
 func editorOnly(param string) error {
-	return Refuse("invalid_request", param, "DOM changes are authored in the admin panel; the API writes custom_css and custom_js only.")
+	return Refuse("invalid_request", param, "DOM changes are authored in the admin panel; the API writes custom_css, custom_js and images only.")
 }
 
 func checkPatchAllowed(cur *Test, changed []change) error {

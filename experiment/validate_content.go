@@ -6,8 +6,10 @@ package experiment
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 func (v *validator) checkShared() {
@@ -143,6 +145,10 @@ func (v *validator) checkGroups() {
 					if c.CustomCSS != "" || c.CustomJS != "" {
 						n = 1
 					}
+					if len(c.Images) > 0 {
+						n = 1
+						v.checkImages(c.Images, p+".images")
+					}
 					if !isEmptyJSON(c.DOMChanges) {
 						n = 1
 					}
@@ -180,6 +186,52 @@ func (v *validator) failNothingToTest(k Type, p string) {
 	default:
 		v.fail("change_required", p, "This test group changes nothing.")
 	}
+}
+
+// checkImages holds a group's images to what the storefront can show: each
+// product once, one the test names in shared.visual_editor.product_ids (so
+// its product analytics count the product's visitors), with 1 to
+// MaxImageURLs images, each an https URL or a path on the shop's site.
+func (v *validator) checkImages(images []ProductImages, param string) {
+	var named []string
+	if v.visual != nil {
+		named = v.visual.ProductIDs
+	}
+	seen := map[string]bool{}
+	for i, im := range images {
+		p := fmt.Sprintf("%s[%d]", param, i)
+		switch {
+		case !gidPattern.MatchString(im.ProductID) || !strings.Contains(im.ProductID, "/Product/"):
+			v.fail("invalid_request", p+".product_id", "%q is not a product id (gid://<platform>/Product/<number>).", im.ProductID)
+		case seen[im.ProductID]:
+			v.fail("duplicate_change", p+".product_id", "Product %s has images twice in this group.", im.ProductID)
+		case !slices.Contains(named, im.ProductID):
+			v.fail("invalid_request", p+".product_id",
+				"Product %s is not in shared.visual_editor.product_ids: list it there, so the test's product analytics count its visitors.", im.ProductID)
+		}
+		seen[im.ProductID] = true
+		if len(im.URLs) == 0 || len(im.URLs) > MaxImageURLs {
+			v.fail("invalid_request", p+".urls", "A product's images are 1 to %d URLs; %d were sent.", MaxImageURLs, len(im.URLs))
+		}
+		for j, u := range im.URLs {
+			if !imageURL(u) {
+				v.fail("invalid_request", fmt.Sprintf("%s.urls[%d]", p, j),
+					"An image is an https URL or a path on the shop's site (\"/…\"); got %q.", u)
+			}
+		}
+	}
+}
+
+// imageURL says u can be an image's src on the storefront: a path on the
+// shop's site, or an https URL with a host (an http image on an https
+// store is blocked as mixed content; javascript: and data: are no images
+// a merchant hosts).
+func imageURL(u string) bool {
+	if isShopPath(u) {
+		return true
+	}
+	p, err := url.Parse(u)
+	return err == nil && p.Scheme == "https" && p.Host != "" && !strings.ContainsFunc(u, unicode.IsSpace)
 }
 
 // redirectsToItself reports whether a path destination (its query aside)

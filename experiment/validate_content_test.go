@@ -132,3 +132,63 @@ func TestPatchVisualEditorProducts(t *testing.T) {
 		})
 	}
 }
+
+// imagesBody is an image test of product 1: group 1's content is images
+// (a JSON array) and control's is control ("" for none).
+func imagesBody(images, control string) string {
+	c := ""
+	if control != "" {
+		c = `,"content":{"images":` + control + `}`
+	}
+	return `{"type":"visual_editor","name":"I","shared":{"visual_editor":{"product_ids":["gid://shopify/Product/1"]}},
+	"test_groups":[{"index":0,"name":"A","split":50` + c + `},{"index":1,"name":"B","split":50,"content":{"images":` + images + `}}]}`
+}
+
+// TestValidateImages: an image test's images name a product the test
+// lists, once a group, with 1 to MaxImageURLs images each an https URL or
+// a path on the shop's site; the control shows the store's own.
+func TestValidateImages(t *testing.T) {
+	t.Parallel()
+	one := func(urls string) string { return `[{"product_id":"gid://shopify/Product/1","urls":` + urls + `}]` }
+	many := make([]string, MaxImageURLs+1)
+	for i := range many {
+		many[i] = `"/i.jpg"`
+	}
+	for _, tc := range []struct {
+		name, body, code, param string
+	}{
+		{"PathAndHTTPS", imagesBody(one(`["/cdn/shop/files/tee-b.jpg","https://cdn.example.com/tee-b2.jpg?v=2"]`), ""), "", ""},
+		{"AtTheLimit", imagesBody(one(`[`+strings.Join(many[1:], ",")+`]`), ""), "", ""},
+		{"ErrNoImages", imagesBody(one(`[]`), ""), "invalid_request", "test_groups[1].content.images[0].urls"},
+		{"ErrTooMany", imagesBody(one(`[`+strings.Join(many, ",")+`]`), ""), "invalid_request", "test_groups[1].content.images[0].urls"},
+		{"ErrHTTP", imagesBody(one(`["http://cdn.example.com/a.jpg"]`), ""), "invalid_request", "test_groups[1].content.images[0].urls[0]"},
+		{"ErrJavaScript", imagesBody(one(`["/a.jpg","javascript:alert(1)"]`), ""), "invalid_request", "test_groups[1].content.images[0].urls[1]"},
+		{"ErrOtherHost", imagesBody(one(`["//evil.example/a.jpg"]`), ""), "invalid_request", "test_groups[1].content.images[0].urls[0]"},
+		{"ErrNoHost", imagesBody(one(`["https:///a.jpg"]`), ""), "invalid_request", "test_groups[1].content.images[0].urls[0]"},
+		{"ErrSpace", imagesBody(one(`["https://cdn.example.com/a b.jpg"]`), ""), "invalid_request", "test_groups[1].content.images[0].urls[0]"},
+		{"ErrNotListed", imagesBody(`[{"product_id":"gid://shopify/Product/2","urls":["/a.jpg"]}]`, ""),
+			"invalid_request", "test_groups[1].content.images[0].product_id"},
+		{"ErrNotAProduct", imagesBody(`[{"product_id":"gid://shopify/Collection/1","urls":["/a.jpg"]}]`, ""),
+			"invalid_request", "test_groups[1].content.images[0].product_id"},
+		{"ErrTwice", imagesBody(`[{"product_id":"gid://shopify/Product/1","urls":["/a.jpg"]},{"product_id":"gid://shopify/Product/1","urls":["/b.jpg"]}]`, ""),
+			"duplicate_change", "test_groups[1].content.images[1].product_id"},
+		{"ErrControl", imagesBody(one(`["/a.jpg"]`), one(`["/b.jpg"]`)), "control_group_invalid", "test_groups[0].content"},
+		{"ErrUnknownField", imagesBody(`[{"product_id":"gid://shopify/Product/1","urls":["/a.jpg"],"alt":"x"}]`, ""),
+			"invalid_request", "test_groups[1].content.images[0].alt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := validate(t, tc.body)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("refused a valid test: %v", err)
+				}
+				return
+			}
+			e, ok := AsError(err)
+			if !ok || e.Code != tc.code || e.Param != tc.param {
+				t.Fatalf("got %v, want %s at %q", err, tc.code, tc.param)
+			}
+		})
+	}
+}

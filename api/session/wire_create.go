@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -158,7 +159,8 @@ func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[s
 		}
 		changes := false
 		for k, set := range map[string]bool{"customCss": g.CustomCSS != "", "customJs": g.CustomJS != "",
-			"destination": g.Destination != "", "template": g.Template != "", "themeId": g.ThemeID != "", "rates": g.Rates != nil, "checkout": len(g.Checkout) > 0} {
+			"destination": g.Destination != "", "template": g.Template != "", "themeId": g.ThemeID != "", "rates": g.Rates != nil,
+			"images": g.Images != nil, "checkout": len(g.Checkout) > 0} {
 			if set && !allowed[k] {
 				return nil, badRequest("testGroups[%d].%s is not a field of this test type.", i, k)
 			}
@@ -268,10 +270,12 @@ func productIDs(in *createWire) ([]string, error) {
 	return ids, nil
 }
 
-// content edits the storefront with CSS and JS (the domain's visual editor
-// test). Its products are kept in shared.visual_editor.product_ids, where
-// the domain checks them as it checks a price test's; the edit applies
-// wherever it matches, so a content test may name none.
+// content edits the storefront with CSS and JS, or shows other images of
+// products (the domain's visual editor test). Its products are kept in
+// shared.visual_editor.product_ids, where the domain checks them as it
+// checks a price test's, with every product a group has images of added;
+// a CSS or JS edit applies wherever it matches, so a content test may name
+// none.
 func content(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map[string]any, error) {
 	if err := only(in, "products"); err != nil {
 		return nil, err
@@ -280,7 +284,7 @@ func content(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map
 	if err != nil {
 		return nil, err
 	}
-	gs, err := groups(in, map[string]bool{"customCss": true, "customJs": true}, func(g groupWire) (map[string]any, error) {
+	gs, err := groups(in, map[string]bool{"customCss": true, "customJs": true, "images": true}, func(g groupWire) (map[string]any, error) {
 		c := map[string]any{}
 		if g.CustomCSS != "" {
 			c["custom_css"] = g.CustomCSS
@@ -288,6 +292,21 @@ func content(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map
 		if g.CustomJS != "" {
 			c["custom_js"] = g.CustomJS
 		}
+		if g.Images == nil {
+			return c, nil
+		}
+		images := make([]any, 0, len(g.Images))
+		for j, im := range g.Images {
+			id, err := gid("Product", im.ProductID, "images["+strconv.Itoa(j)+"].productId")
+			if err != nil {
+				return nil, err
+			}
+			images = append(images, map[string]any{"product_id": id, "urls": im.ImageURLs})
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		c["images"] = images
 		return c, nil
 	})
 	if err != nil {

@@ -57,8 +57,17 @@ type groupWire struct {
 	Template    string     `json:"template,omitempty"`
 	ThemeID     string     `json:"themeId,omitempty"`
 	Rates       []rateWire `json:"rates,omitempty"`
+	// Images are an image (content) test's product images.
+	Images []imageWire `json:"images,omitempty"`
 	// Checkout is a checkout test's block settings, free JSON.
 	Checkout json.RawMessage `json:"checkout,omitempty"`
+}
+
+// imageWire is what a content test's group shows for one product: its
+// images in place of the product's own, in order.
+type imageWire struct {
+	ProductID string   `json:"productId"`
+	ImageURLs []string `json:"imageUrls"`
 }
 
 type rateWire struct {
@@ -180,12 +189,16 @@ func groupOf(t *experiment.Test, g experiment.Group) groupWire {
 			Name   string           `json:"name"`
 			Price  experiment.Money `json:"price"`
 		} `json:"rates"`
+		Images []experiment.ProductImages `json:"images"`
 	}
 	if t.Type == experiment.TypeCombined || json.Unmarshal(g.Content, &c) != nil {
 		return w
 	}
 	w.CustomCSS, w.CustomJS, w.Destination, w.Template = c.CustomCSS, c.CustomJS, c.Destination, c.Template
 	w.ThemeID = numericID(c.ThemeID)
+	for _, im := range c.Images {
+		w.Images = append(w.Images, imageWire{ProductID: numericID(im.ProductID), ImageURLs: im.URLs})
+	}
 	for _, r := range c.Rates {
 		w.Rates = append(w.Rates, rateWire{ZoneID: numericID(r.ZoneID), RateID: numericID(r.RateID), Name: r.Name, Price: r.Price.Amount})
 	}

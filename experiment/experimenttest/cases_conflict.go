@@ -68,6 +68,26 @@ func testContested(t *testing.T, nb NewBackend) {
 			t.Fatalf("once the first ended, the second = %s", out.Test.Status)
 		}
 	})
+	t.Run("SameProductImages", func(t *testing.T) {
+		// Two image tests of the tee: the storefront shows one set of
+		// its images. Its CSS-only edits and its price hold nothing of them.
+		image := func(name, url string) string {
+			return `{"type":"visual_editor","name":"` + name + `","shared":{"visual_editor":{"product_ids":["` + Tee + `"]}},
+			"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,
+			"content":{"images":[{"product_id":"` + Tee + `","urls":["` + url + `"]}]}}]}`
+		}
+		first := created(t, image("Hero A", "/cdn/a.jpg"))
+		b.Act(t, first.ID, experiment.ActionStart)
+		css := created(t, `{"type":"visual_editor","name":"CSS","shared":{"visual_editor":{"product_ids":["`+Tee+`"]}},
+			"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"custom_css":"h1{}"}}]}`)
+		b.Act(t, css.ID, experiment.ActionStart)
+		second := created(t, image("Hero B", "https://cdn.example.com/b.jpg"))
+		refused(t, second, experiment.ActionStart, b.Get(t, first.ID), "the images of product "+Tee)
+		b.Act(t, first.ID, experiment.ActionEnd)
+		if out := b.Act(t, second.ID, experiment.ActionStart); out.Test.Status != experiment.StatusActive {
+			t.Fatalf("once the first ended, the second = %s", out.Test.Status)
+		}
+	})
 	t.Run("WarnedBeforeTheStart", func(t *testing.T) {
 		// Create and PATCH of a test not launched yet warn that its start
 		// will be refused; the launched test itself is not warned.

@@ -1,0 +1,76 @@
+package session_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestContentImages: a content test's groups may show other images of a
+// product (an image test). The session surface takes numeric product ids
+// and imageUrls, adds the products to the test's products, and reads them
+// back; v1 reads the same test as visual_editor content with global ids;
+// what the storefront cannot show is a 400 naming it, and nothing is made.
+func TestContentImages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const path = "/api/content-experiments/create"
+	body := func(products, images string) string {
+		if products != "" {
+			products = `"products":` + products + `,`
+		}
+		return `{"name":"Hero",` + products + `"testGroups":[{"name":"Control","weight":50},
+			{"name":"Lifestyle","weight":50,"images":` + images + `}]}`
+	}
+	for _, tc := range []struct {
+		name, products, images string
+		// wantProducts is the session's products afterwards; wantMsg, when
+		// set, part of the 400's message.
+		wantProducts []string
+		wantMsg      string
+	}{
+		{"added to the products", ``, `[{"productId":"8101","imageUrls":["/cdn/shop/files/tee-b.jpg","https://cdn.example.com/tee-c.jpg"]}]`,
+			[]string{"8101"}, ""},
+		{"after the listed ones", `[{"productId":"8107"}]`, `[{"productId":"gid://shopify/Product/8101","imageUrls":["/b.jpg"]}]`,
+			[]string{"8107", "8101"}, ""},
+		{"already listed", `[{"productId":"8101"}]`, `[{"productId":"8101","imageUrls":["/b.jpg"]}]`, []string{"8101"}, ""},
+		{"not numeric", ``, `[{"productId":"tee","imageUrls":["/b.jpg"]}]`, nil, "images[0].productId must be a numeric Product id"},
+		{"unknown product", ``, `[{"productId":"999999","imageUrls":["/b.jpg"]}]`, nil, "no product 999999"},
+		{"no images", ``, `[{"productId":"8101","imageUrls":[]}]`, nil, "1 to 20 URLs"},
+		{"http", ``, `[{"productId":"8101","imageUrls":["http://cdn.example.com/b.jpg"]}]`, nil, "an https URL or a path on the shop's site"},
+		{"twice", ``, `[{"productId":"8101","imageUrls":["/b.jpg"]},{"productId":"8101","imageUrls":["/c.jpg"]}]`, nil, "images twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := e.newShop()
+			if tc.wantMsg != "" {
+				msg := wantError(t, s.do(t, "POST", path, body(tc.products, tc.images)), http.StatusBadRequest)
+				if !strings.Contains(msg, tc.wantMsg) {
+					t.Fatalf("message %q, want it to contain %q", msg, tc.wantMsg)
+				}
+				if l := s.list(t); len(l) != 0 {
+					t.Fatalf("a refused create made %v", l)
+				}
+				return
+			}
+			id := s.created(t, path, body(tc.products, tc.images))
+			d := s.do(t, "GET", "/api/experiments/"+id, "").data().(map[string]any)
+			if diff := cmp.Diff(tc.wantProducts, productIDs(d)); diff != "" {
+				t.Fatalf("products mismatch (-want +got):\n%s", diff)
+			}
+			groups := d["testGroups"].([]any)
+			got := groups[1].(map[string]any)["images"].([]any)[0].(map[string]any)
+			if got["productId"] != "8101" || len(got["imageUrls"].([]any)) == 0 || groups[0].(map[string]any)["images"] != nil {
+				t.Fatalf("groups read back as %v", groups)
+			}
+			r := s.v1(t, "GET", "/v1/experiments/"+id, "")
+			content := r.obj()["test_groups"].([]any)[1].(map[string]any)["content"].(map[string]any)
+			im := content["images"].([]any)[0].(map[string]any)
+			if r.obj()["type"] != "visual_editor" || im["product_id"] != "gid://shopify/Product/8101" {
+				t.Fatalf("v1 reads group 1's content as %v", content)
+			}
+		})
+	}
+}
