@@ -35,8 +35,20 @@ const Path = "/demo/"
 var assets embed.FS
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"money": formatMoney,
+	"money": formatMoney, "image": productImage,
 }).ParseFS(assets, "assets/*.html"))
+
+// productImage is a product's picture on its page: the asset named by its
+// handle (assets/<handle>.svg), else a plain placeholder. The page marks it
+// data-lift-product-image, so an image test shows its group's in its place
+// (docs/image-tests.md); tee-b.svg and tee-c.svg are other pictures of the
+// tee for trying one.
+func productImage(p *Product) string {
+	if _, err := fs.Stat(assets, "assets/"+p.Handle+".svg"); p.Handle != "" && err == nil {
+		return "/demo/assets/" + p.Handle + ".svg"
+	}
+	return "/demo/assets/product.svg"
+}
 
 // Config wires the demo store.
 type Config struct {

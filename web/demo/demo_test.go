@@ -266,3 +266,54 @@ func demoStore(t *testing.T, secret []byte, upstream string) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// TestProductImages: each product page shows the product's picture marked
+// for image tests (data-lift-product-image, its numeric id), an SVG the
+// store serves, with a srcset as themes render it; the tee's other pictures are there to try an image test
+// with, and a product without a picture of its own (another catalog) gets
+// the placeholder.
+func TestProductImages(t *testing.T) {
+	t.Parallel()
+	srv := demoStore(t, []byte("s"), "http://127.0.0.1:1")
+	call := caller(t, srv.URL, http.DefaultClient)
+	cat, err := demo.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgs := []string{"/demo/assets/tee-b.svg", "/demo/assets/tee-c.svg", "/demo/assets/product.svg"}
+	for _, p := range cat.Products {
+		page := call("GET", "/demo/products/"+p.ID, "", "", 200)
+		src := "/demo/assets/" + p.Handle + ".svg"
+		img := `<img class="product-image" data-lift-product-image="` + p.ID + `" src="` + src + `" srcset="` + src + ` 320w"`
+		if strings.Count(page, "data-lift-product-image") != 1 || !strings.Contains(page, img) {
+			t.Errorf("product %s: want one image, %s…>, in\n%s", p.ID, img, page)
+		}
+		svgs = append(svgs, "/demo/assets/"+p.Handle+".svg")
+	}
+	for _, u := range svgs {
+		resp, err := http.Get(srv.URL + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(string(b), "<svg ") || len(b) > 1024 {
+			t.Errorf("GET %s = %d %s, %d bytes: want a small SVG", u, resp.StatusCode, resp.Header.Get("Content-Type"), len(b))
+		}
+	}
+
+	other, err := demo.ParseCatalog([]byte(`{"currency":"USD","products":[{"id":"gid://shopify/Product/9","title":"Mug","handle":"mug",
+		"variants":[{"id":"gid://shopify/ProductVariant/90","title":"One","price":"12.00"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := demo.New(demo.Config{Catalog: other, DefaultShop: "other.myshopify.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/demo/products/9", nil))
+	if !strings.Contains(w.Body.String(), `data-lift-product-image="9" src="/demo/assets/product.svg"`) {
+		t.Errorf("a product without a picture of its own: want the placeholder in\n%s", w.Body)
+	}
+}

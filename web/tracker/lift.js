@@ -240,91 +240,12 @@
 
   // include nav.js: moving the visitor to other pages (tracker.go puts it here)
 
-  // prices are the group prices shown, by variant id: v the config's
-  // entry, t its test.
-  var prices = Object.create(null);
-  function money(m) {
-    var n = Number(m.amount);
-    try { return new Intl.NumberFormat(d.documentElement.lang || undefined, { style: 'currency', currency: m.currency }).format(n); }
-    catch (e) { return m.amount + ' ' + m.currency; }
-  }
-  function each(sel, fn) { Array.prototype.forEach.call(d.querySelectorAll(sel), fn); }
-  // show applies price, content and style changes through data attributes:
-  //   data-lift-price + data-lift-variant-id: the variant's price text
-  //   data-lift-compare-at-price + data-lift-variant-id: its compare-at price
-  //   data-lift-test="42" data-lift-group="1": shown only to group 1 of 42
-  // The prices are painted once every test is shown (paintPrices). showing
-  // is what this document shows of each test ({t, group}), in order: its
-  // routes show the same (showRoute, in nav.js).
-  var showing = [];
-  function show(t, group) {
-    html.setAttribute('data-lift-' + t.id, group);
-    showing.push({ t: t, group: group });
-    var p = changes(t, group, 'price');
-    (p && p.prices || []).forEach(function (v) { prices[digits(v.product_variant_id)] = { v: v, t: t.id }; });
-    blocks(t, group);
-    var ve = changes(t, group, 'visual_editor');
-    if (ve && ve.custom_css) {
-      var st = d.createElement('style'); st.textContent = ve.custom_css; d.head.appendChild(st);
-    }
-    queueScript(t, group);
-  }
-  // paintPrices writes the prices shown on the elements marked for their
-  // variants; an element a router reuses for a variant without one loses
-  // the applied mark.
-  function paintPrices() {
-    each('[data-lift-price][data-lift-variant-id]', function (el) {
-      var p = prices[el.getAttribute('data-lift-variant-id')];
-      if (p) { text(el, money(p.v.price)); el.setAttribute('data-lift-applied', p.t); } else el.removeAttribute('data-lift-applied');
-    });
-    each('[data-lift-compare-at-price][data-lift-variant-id]', function (el) {
-      var p = prices[el.getAttribute('data-lift-variant-id')];
-      if (p && p.v.compare_at_price) text(el, money(p.v.compare_at_price));
-    });
-  }
-  // text writes s as el's text where it differs: into its one text node if
-  // it has one, which the framework that rendered it keeps writing to (a
-  // new node would leave it writing to one no longer shown), else as its
-  // content. A text already right is left alone, so the writes a route's
-  // observer sees end there.
-  function text(el, s) {
-    if (el.textContent === s) return;
-    var n = el.firstChild;
-    if (n && n.nodeType === 3 && !n.nextSibling) n.data = s; else el.textContent = s;
-  }
-
-  // The visual editor's custom_js of the visitor's groups runs once the
-  // groups are applied and the document is parsed, and again once on each
-  // route view (showRoute), each in its own try/catch: a merchant's broken
-  // code must break neither the page nor the tracker. (dom_changes,
-  // authored in the admin panel, has no format Lift defines yet, so it is
-  // not applied.)
-  var scripts = [];
-  function queueScript(t, group) {
-    var ve = changes(t, group, 'visual_editor');
-    if (ve && ve.custom_js) scripts.push({ id: t.id, code: ve.custom_js });
-  }
-  function runScripts() {
-    parsed(function () {
-      scripts.splice(0).forEach(function (s) {
-        try { new Function(s.code)(); } catch (e) { if (w.console) console.warn('lift: custom_js of test ' + s.id + ':', e); }
-      });
-    });
-  }
-  function parsed(fn) { if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', fn); else fn(); }
+  // include content.js: what the visitor's groups change on the page (tracker.go puts it here)
 
   // counted: the visitor is in the test's group for results and orders
   // (not for a preview or a QA view, lift_force, nor on a page that did not
   // show the group: late).
   function counted(a) { return a.group >= 0 && !a.preview && !a.forced && !a.late; }
-
-  // blocks shows a test's content blocks of one group only: a visitor
-  // outside the test, or on a page past the deadline, sees the control's.
-  function blocks(t, group) {
-    each('[data-lift-test="' + t.id + '"][data-lift-group]', function (el) {
-      el.hidden = +el.getAttribute('data-lift-group') !== group;
-    });
-  }
 
   var lift = w.lift = {
     visitor: visitor, session: '', shop: shop, assignments: {}, device: device,
@@ -466,15 +387,15 @@
       carryView(t, a.group);
       show(t, a.group);
     });
-    paintPrices();
+    paint();
     // The pages this visitor's redirects leave, for the anti-flicker
     // snippet: on the next page it hides the whole page there until this
     // script has sent the visitor on (or the deadline), so the page the
     // visitor is redirected from never shows.
     set(ls, '_lift_nav', JSON.stringify(away));
-    // The CSS of this visitor's visual edits, for the snippet: on the next
-    // pages it adds it to <head> before the body is parsed (B2-7: the
-    // control's styles showed until this script ran). Once this script has
+    // The CSS of this visitor's visual edits, for the snippet: on
+    // the next pages it adds it to <head> before the body is parsed (B2-7:
+    // the control's styles showed until this script ran). Once this script has
     // added the groups' own style elements, the early copy goes; a page
     // past its deadline keeps what the visitor has seen.
     if (!pm) set(ls, '_lift_css', JSON.stringify({ at: Date.now(), css: css.join('\n') }));

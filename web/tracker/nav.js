@@ -145,29 +145,30 @@
     var on = {};
     showing.forEach(function (s) { on[s.t.id] = 1; blocks(s.t, s.group); });
     (current.cfg.tests || []).forEach(function (t) { if (!on[t.id]) blocks(t, 0); });
-    paintPrices();
+    paint();
   }
   // A router renders a route when it has it: a task after the address
   // changes, or once the route's data is fetched; a headless storefront
   // renders its first page's prices, or hydrates them anew, after the
   // tracker has painted the document (run(), in lift.js). For that time an
   // observer paints the marked elements as they appear, or as the page
-  // changes their variant or text in place, as a route shows them
-  // (paintRoute: nothing drawn or counted again); it runs before the
-  // browser paints them, so the catalog's price never shows. It stops
-  // patience (10 s) after the last of the document's paints (a kept config
-  // and then the network's may each paint it) and route changes: the
-  // tracker gives up on a request of its own by then, so a page or route
-  // whose data takes longer has as good as failed, and past it an observer
-  // of the whole document would paint again on every change of a
-  // long-lived page (a carousel, a countdown) for the tab's life. An
-  // element rendered later takes its price from lift.price().
+  // changes their variant, text or image (src, srcset) in place, as a route
+  // shows them (paintRoute: nothing drawn or counted again); it runs before
+  // the browser paints them, so the catalog's price or the product's own
+  // image never shows. It stops patience (10 s) after the last of the
+  // document's paints (a kept config and then the network's may each paint
+  // it) and route changes: the tracker gives up on a request of its own by
+  // then, so a page or route whose data takes longer has as good as failed,
+  // and past it an observer of the whole document would paint again on
+  // every change of a long-lived page (a carousel, a countdown) for the
+  // tab's life. An element rendered later takes its price from lift.price().
   var watcher = null, unwatch = 0;
   function watch() {
     // A shop without tests has nothing to paint: no observer of its pages.
     if (!w.MutationObserver || !(current.cfg.tests || []).length) return;
     watcher = watcher || new MutationObserver(function () { paintRoute(); watcher.takeRecords(); });
-    watcher.observe(html, { childList: true, subtree: true, characterData: true, attributeFilter: ['data-lift-variant-id'] });
+    watcher.observe(html, { childList: true, subtree: true, characterData: true,
+      attributeFilter: ['data-lift-variant-id', 'data-lift-product-image', 'src', 'srcset'] });
     clearTimeout(unwatch);
     unwatch = setTimeout(function () { watcher.disconnect(); }, patience);
   }

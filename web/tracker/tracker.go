@@ -1,7 +1,8 @@
 // Package tracker serves /lift.js, the storefront tracker: plain
-// JavaScript embedded in the binary (lift.js and nav.js, as one script), sent gzipped when the browser accepts
-// it, cacheable by browsers and CDNs and revalidated by a strong ETag (a hash
-// of the bytes), so a new release reaches storefronts within minutes.
+// JavaScript embedded in the binary (lift.js, nav.js and content.js, as one
+// script), sent gzipped when the browser accepts it, cacheable by browsers
+// and CDNs and revalidated by a strong ETag (a hash of the bytes), so a new
+// release reaches storefronts within minutes.
 package tracker
 
 import (
@@ -11,6 +12,8 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,27 +22,41 @@ import (
 // Path is where storefronts load the tracker from.
 const Path = "/lift.js"
 
-// The tracker is one closure written in two files: lift.js, and nav.js
-// (moving the visitor to other pages), which goes in at lift.js's include
-// line. Served as one script: a storefront makes one request for it.
+// The tracker is one closure written in three files: lift.js; nav.js
+// (moving the visitor to other pages); and content.js (what the visitor's
+// groups change on the page: prices, images, content blocks, visual edits).
+// Each of the other two goes in at its include line of lift.js. Served as
+// one script: a storefront makes one request for it.
 var (
 	//go:embed lift.js
 	main []byte
 	//go:embed nav.js
 	nav []byte
+	//go:embed content.js
+	content []byte
 )
 
-// includeNav is the line of lift.js that nav.js takes the place of.
-const includeNav = "  // include nav.js: moving the visitor to other pages (tracker.go puts it here)\n"
+// part is a file of the tracker that goes into lift.js at its include
+// line, "  // include <name>: <what it does> (tracker.go puts it here)".
+type part struct {
+	name string
+	body []byte
+}
 
-// bundle puts nav into main at its include line. A lift.js without exactly
-// one such line is a broken build: it panics when the package loads, so
-// every test of it fails.
-func bundle(main, nav []byte) []byte {
-	if n := bytes.Count(main, []byte(includeNav)); n != 1 {
-		panic("tracker: lift.js has " + strconv.Itoa(n) + " include lines for nav.js, want 1")
+// bundle puts each part into main at its include line. A lift.js without
+// exactly one such line for each is a broken build: it panics when the
+// package loads, so every test of it fails.
+func bundle(main []byte, parts ...part) []byte {
+	for _, p := range parts {
+		re := regexp.MustCompile(`(?m)^  // include ` + regexp.QuoteMeta(p.name) + `: .*\(tracker\.go puts it here\)\n`)
+		lines := re.FindAllIndex(main, -1)
+		if len(lines) != 1 {
+			panic("tracker: lift.js has " + strconv.Itoa(len(lines)) + " include lines for " + p.name + ", want 1")
+		}
+		at := lines[0]
+		main = slices.Concat(main[:at[0]], p.body, main[at[1]:])
 	}
-	return bytes.Replace(main, []byte(includeNav), nav, 1)
+	return main
 }
 
 // CacheControl keeps the script five minutes and lets a cache serve it a day
@@ -56,7 +73,7 @@ type Asset struct {
 // Script returns the embedded tracker.
 func Script() *Asset { return asset }
 
-var asset = build(bundle(main, nav))
+var asset = build(bundle(main, part{"nav.js", nav}, part{"content.js", content}))
 
 func build(raw []byte) *Asset {
 	var buf bytes.Buffer
@@ -121,11 +138,14 @@ const DefaultTimeout = 2 * time.Second
 // groups in localStorage (_lift_css, with its time), and the snippet puts
 // it in <head> as a style element (#lift-css-early) before the body is
 // parsed, for 30 minutes as lift.js trusts its cached config; lift.js
-// removes it once it has added the groups' own.
+// removes it once it has added the groups' own. Product images marked for
+// image tests (data-lift-product-image) hide as prices do, on a visitor's
+// first page too: a variant's visitor never sees the product's own first
+// (docs/image-tests.md).
 func AntiFlicker(timeout time.Duration) string {
 	ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
 	return `<style>html.lift-hide [data-lift-price],html.lift-hide [data-lift-compare-at-price],` +
-		`html.lift-hide [data-lift-test]{visibility:hidden!important}html.lift-hide-page{opacity:0!important}</style>` + "\n" +
+		`html.lift-hide [data-lift-test],html.lift-hide img[data-lift-product-image]{visibility:hidden!important}html.lift-hide-page{opacity:0!important}</style>` + "\n" +
 		`<script>(function(h,t){var c=h.classList,p=location.pathname;c.add('lift-hide');` +
 		`try{JSON.parse(localStorage.getItem('_lift_nav')||'[]').forEach(function(r){` +
 		`if((r.m==2?new RegExp(r.p).test(p)&&(location.search.match(/[?&]view=([^&#]*)/)||[])[1]!==r.v:r.m?p.indexOf(r.p)===0:p===r.p)` +

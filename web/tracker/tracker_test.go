@@ -25,14 +25,19 @@ func TestScriptSize(t *testing.T) {
 	t.Logf("lift.js: %d bytes raw, %d gzipped", len(a.Raw), len(a.Gzip))
 }
 
-// The served script is lift.js with nav.js in its place, inside the
-// closure: one request for the whole tracker.
+// The served script is lift.js with nav.js and content.js in their
+// places, inside the closure: one request for the whole tracker.
 func TestBundle(t *testing.T) {
 	t.Parallel()
 	raw := string(tracker.Script().Raw)
-	nav, end := strings.Index(raw, "function navigate("), strings.LastIndex(raw, "})(window, document);")
-	if nav < 0 || end < nav || strings.Contains(raw, "include nav.js") {
-		t.Errorf("nav.js is not inside the served script (navigate at %d, the closure ends at %d)", nav, end)
+	start, end := strings.Index(raw, "(function (w, d) {"), strings.LastIndex(raw, "})(window, document);")
+	for _, fn := range []string{"function navigate(", "function paintImages(", "function paintPrices(", "function show("} {
+		if at := strings.Index(raw, fn); at < start || at > end || start < 0 {
+			t.Errorf("%s is not inside the served script's closure (at %d, the closure is %d-%d)", fn, at, start, end)
+		}
+	}
+	if strings.Contains(raw, "// include ") || strings.Contains(raw, "tracker.go puts it here") {
+		t.Errorf("an include line is left in the served script")
 	}
 }
 
@@ -126,6 +131,9 @@ func TestAntiFlicker(t *testing.T) {
 		{script, "set(ls, '_lift_css',"},
 		{script, "d.getElementById('lift-css-early')"},
 		{script, "html.getAttribute('data-lift-timeout')"},
+		// Marked product images hide until painted, as prices do.
+		{snippet, "html.lift-hide img[data-lift-product-image]{visibility:hidden!important}"},
+		{script, "el.setAttribute('data-lift-image-applied', m.t)"},
 	} {
 		if !strings.Contains(c.in, c.want) {
 			t.Errorf("%q not in %s", c.want, c.in)
