@@ -71,7 +71,8 @@ func saveTest(ctx context.Context, q querier, t *experiment.Test) error {
 	tag, err := q.Exec(ctx, `UPDATE experiments SET status=$3, name=$4, hypothesis=$5, primary_metric=$6,
 		traffic_allocation=$7, shared=$8, audience=$9, schedule_start_at=$10, schedule_end_at=$11,
 		assignment_version=$12, checks_pending=$13, failure_reason=$14, updated_at=$15, started_at=$16, ended_at=$17,
-		analysis=$18, guardrails=$19, pause_reason=$20
+		analysis=$18, guardrails=$19, pause_reason=$20,
+		platform_released_at = CASE WHEN $3 = 'active' THEN NULL ELSE platform_released_at END
 		WHERE shop_id=$1 AND id=$2`,
 		t.ShopID, t.ID, t.Status, t.Name, t.Hypothesis, metricPtr(t.PrimaryMetric), t.TrafficAllocation,
 		shared, jsonOrNil(t.Audience), start, end, t.AssignmentVersion, t.ChecksPending, t.FailureReason,

@@ -9,12 +9,13 @@ import (
 	"github.com/liftab/lift/experiment"
 )
 
-// ReleasesDue implements experiment.Repository: the ended and archived
-// tests of installed shops, by id, whose platform resources are due to go.
-// An archived test that never ended counts from its archiving.
+// ReleasesDue implements experiment.Repository: the ended, archived and
+// failed tests of installed shops, by id, whose platform resources are due
+// to go. An archived test that never ended counts from its archiving, a
+// failed one from its last change (its failure, or an edit since).
 func (r Experiments) ReleasesDue(ctx context.Context, endedBefore time.Time, afterID int64, limit int) ([]experiment.TestRef, error) {
 	rows, err := r.DB.pool.Query(ctx, `SELECT e.shop_id, e.id FROM experiments e JOIN shops s ON s.id = e.shop_id
-		WHERE e.platform_released_at IS NULL AND e.status IN ('ended', 'archived') AND e.id > $2
+		WHERE e.platform_released_at IS NULL AND e.status IN ('ended', 'archived', 'failed') AND e.id > $2
 		  AND coalesce(e.ended_at, e.updated_at) <= $1 AND s.uninstalled_at IS NULL
 		ORDER BY e.id LIMIT $3`, endedBefore, afterID, limit)
 	if err != nil {

@@ -11,8 +11,9 @@ import (
 )
 
 // testReleaseEnded: the sweep removes a test's platform resources
-// DefaultReleaseAfter after its end, once, with an audit record; a refusal is
-// retried at the next sweep; an uninstalled shop is left alone.
+// DefaultReleaseAfter after its end (or its failed launch), once, with an
+// audit record; a refusal is retried at the next sweep; an uninstalled shop
+// is left alone.
 func testReleaseEnded(t *testing.T, nb NewBackend) {
 	b := Setup(t, nb)
 	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "worker"})
@@ -70,6 +71,41 @@ func testReleaseEnded(t *testing.T, nb NewBackend) {
 		t.Fatalf("the live test is %s", got.Status)
 	}
 
+	t.Run("FailedLaunchThenRestarted", func(t *testing.T) {
+		// A launch that failed partway may leave duplicates; a test left
+		// failed is swept like an ended one. Started again, it is no longer
+		// released, so its end is swept again.
+		f := Setup(t, nb)
+		f.Clock.Set(t0)
+		x := f.Create(t, PriceTest("Failed"))
+		f.Platform.Fail(&experiment.PlatformError{Op: "create duplicate variants", Status: 500, Message: "Internal Server Error"})
+		if out := f.Act(t, x.ID, experiment.ActionStart); out.Test.Status != experiment.StatusFailed {
+			t.Fatalf("the launch = %s, want failed", out.Test.Status)
+		}
+		f.Platform.Fail(nil)
+		sweepOf := func(at time.Time, want int) {
+			t.Helper()
+			f.Clock.Set(at)
+			got, err := f.Service.ReleaseEnded(ctx, at)
+			if err != nil || got.Released != want {
+				t.Fatalf("sweep at +%v = %+v, %v; want %d released", at.Sub(t0), got, err, want)
+			}
+		}
+		sweepOf(t0.Add(experiment.DefaultReleaseAfter-time.Hour), 0)
+		sweepOf(t0.Add(experiment.DefaultReleaseAfter+time.Hour), 1)
+		if got := f.Platform.Released(); !slices.Equal(got, []int64{x.ID}) {
+			t.Fatalf("platform releases %v, want the failed test %d", got, x.ID)
+		}
+		restart := t0.Add(experiment.DefaultReleaseAfter + 2*time.Hour)
+		f.Clock.Set(restart)
+		f.Act(t, x.ID, experiment.ActionStart)
+		f.Act(t, x.ID, experiment.ActionEnd)
+		sweepOf(restart.Add(experiment.DefaultReleaseAfter-time.Hour), 0)
+		sweepOf(restart.Add(experiment.DefaultReleaseAfter+time.Hour), 1)
+		if got := f.Platform.Released(); !slices.Equal(got, []int64{x.ID, x.ID}) {
+			t.Fatalf("platform releases %v, want the test's end released too", got)
+		}
+	})
 	t.Run("NotWhileUninstalled", func(t *testing.T) {
 		u := Setup(t, nb)
 		u.Clock.Set(t0)

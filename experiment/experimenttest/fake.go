@@ -118,6 +118,9 @@ func (r *Repo) Write(ctx context.Context, meta experiment.WriteMeta, fn func(ctx
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tests = tx.tests
+	for id := range tx.relaunched {
+		delete(r.released, id)
+	}
 	maps.Copy(r.released, tx.released)
 	r.nextID = max(r.nextID, tx.lastID)
 	r.audit = append(r.audit, AuditRecord{ShopID: res.ShopID, Action: meta.Action,
@@ -183,7 +186,8 @@ func (r *Repo) ReleasesDue(_ context.Context, endedBefore time.Time, afterID int
 			ended = *t.EndedAt
 		}
 		_, done := r.released[t.ID]
-		if t.ID > afterID && !done && (t.Status == experiment.StatusEnded || t.Status == experiment.StatusArchived) &&
+		if t.ID > afterID && !done && (t.Status == experiment.StatusEnded || t.Status == experiment.StatusArchived ||
+			t.Status == experiment.StatusFailed) &&
 			!ended.After(endedBefore) && r.shops[t.ShopID].Installed() {
 			out = append(out, experiment.TestRef{ShopID: t.ShopID, TestID: t.ID})
 		}
@@ -237,6 +241,9 @@ type fakeTx struct {
 	now      time.Time
 	lastID   int64
 	released map[int64]time.Time
+	// relaunched are tests this unit made active again: a release before
+	// no longer stands (the store clears platform_released_at).
+	relaunched map[int64]bool
 }
 
 func (tx *fakeTx) FindTestForUpdate(_ context.Context, shopID, id int64) (*experiment.Test, error) {
@@ -268,6 +275,13 @@ func (tx *fakeTx) SaveTest(_ context.Context, t *experiment.Test) error {
 	// What the store never rewrites after a create.
 	next.Type, next.CreatedAt, next.ProductGroup, next.HasForceAssignRules = cur.Type, cur.CreatedAt, cur.ProductGroup, cur.HasForceAssignRules
 	tx.tests[t.ID] = next
+	if next.Status == experiment.StatusActive {
+		if tx.relaunched == nil {
+			tx.relaunched = map[int64]bool{}
+		}
+		tx.relaunched[t.ID] = true
+		delete(tx.released, t.ID)
+	}
 	return nil
 }
 
