@@ -20,6 +20,9 @@ func FuzzWebhookBodies(f *testing.F) {
 			`"refunds":[{"transactions":[{"kind":"refund","amount":"1.00","status":"success"}]}]}`,
 		`{"id":"gid://shopify/Order/","total_price":1e400,"note_attributes":[{"name":"_lift_assignments","value":"42:1099511627776,:,9:-1"}]}`,
 		`{"id":1,"line_items":[{"quantity":-9223372036854775808,"price":"-1e308"}]}`,
+		`{"id":2,"note_attributes":[{"name":"_lift_assignments","value":"42:1"}],"shipping_lines":[{"price":"99999999999999.9999",` +
+			`"discounted_price":null},{"price":"-5"}],"refunds":[{"order_adjustments":[{"kind":"shipping_refund","amount":"1e3"}]}]}`,
+		`{"id":3,"shipping_lines":{},"refunds":[{"order_adjustments":null}]}`,
 		`{"id":12,"name":"Dawn\u0000","role":"main","domain":"x\u0000.myshopify.com"}`,
 		`{"id":12,"name":"Dawn\\u0000","role":"main"}`,
 		`{"id":12,"name":"\ud800","role":"main"}`,

@@ -25,6 +25,8 @@ func FuzzSessionHTTP(f *testing.F) {
 	}
 	f.Add(uint8(1), []byte(`{"name":"v2","products":[{"productId":"8101"}],"priceChangeType":"PERCENTAGE","priceChange":1e308,"testGroups":[{"name":"C","weight":50},{"name":"V","weight":50}]}`))
 	f.Add(uint8(3), []byte(`{"name":"s","zoneIds":["501"],"testGroups":[{"name":"C","weight":50},{"name":"V","weight":50,"rates":[{"zoneId":"501","name":"\u0000","price":"1"}]}]}`))
+	f.Add(uint8(2), []byte(`{"name":"i","testGroups":[{"name":"C","weight":50},{"name":"V","weight":50,"images":[{"productId":"8101","imageUrls":["/a.jpg","javascript:x"]}]}]}`))
+	f.Add(uint8(2), []byte(`{"name":"i","testGroups":[{"name":"C","weight":50,"images":[]},{"name":"V","weight":50,"images":[{"productId":null,"imageUrls":{}}]}]}`))
 	f.Add(uint8(8), []byte(`{"name":"x","status":"ACTIVE","settings":{"targetingRules":[1]}}`))
 	f.Add(uint8(8), []byte(`{"settings":{"startDate":"9999-12-31T23:59:59Z","endDate":"0000-01-01T00:00:00Z"}}`))
 	f.Add(uint8(9), []byte(`{"productIds":["99999999999999999999"]}`))
