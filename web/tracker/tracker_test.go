@@ -39,6 +39,23 @@ func TestBundle(t *testing.T) {
 	if strings.Contains(raw, "// include ") || strings.Contains(raw, "tracker.go puts it here") {
 		t.Errorf("an include line is left in the served script")
 	}
+	// Whole-line comments are not served; the /*! header is. Dropping
+	// them is safe only while no source holds a template literal, whose
+	// lines may start with //.
+	for _, line := range strings.Split(raw, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "//") {
+			t.Fatalf("a comment line is served: %q", line)
+		}
+	}
+	if !strings.HasPrefix(raw, "/*! Lift storefront tracker.") {
+		t.Errorf("the served script lost its header: %.40q", raw)
+	}
+	for _, f := range []string{"lift.js", "nav.js", "content.js"} {
+		src, err := os.ReadFile(f)
+		if err != nil || strings.Contains(string(src), "`") {
+			t.Errorf("%s holds a template literal (%v): the served script keeps its lines whole", f, err)
+		}
+	}
 }
 
 func TestServe(t *testing.T) {
