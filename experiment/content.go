@@ -153,8 +153,26 @@ type VisualEditorContent struct {
 	// Images make an image test: the group sees these in place of the
 	// products' own (docs/image-tests.md).
 	Images     []ProductImages `json:"images,omitempty"`
-	DOMChanges json.RawMessage `json:"dom_changes,omitempty"`
+	DOMChanges []DOMChange     `json:"dom_changes,omitempty"`
 }
+
+// DOMChange is one change the visual editor makes to the elements a
+// selector matches, in the shape GrowthBook's visual editor writes (its
+// domMutations), so a change authored there means the same here
+// (docs/dom-changes.md). Attribute is html (the element's content), class,
+// position (a move: set into ParentSelector, before InsertBeforeSelector)
+// or an attribute's name; Action is set, append or remove.
+type DOMChange struct {
+	Selector             string `json:"selector"`
+	Action               string `json:"action"`
+	Attribute            string `json:"attribute"`
+	Value                string `json:"value,omitempty"`
+	ParentSelector       string `json:"parent_selector,omitempty"`
+	InsertBeforeSelector string `json:"insert_before_selector,omitempty"`
+}
+
+// MaxDOMChanges is the most DOM changes a group makes.
+const MaxDOMChanges = 100
 
 // ProductImages are the images a group shows for one product, in the order
 // of the product's images on the page (the first takes the hero's place);

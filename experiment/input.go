@@ -41,8 +41,16 @@ type groupInput struct {
 // ParseCreate reads a create body into a new draft for shop. It answers 400
 // `malformed_json` for unparsable JSON, 422 `invalid_type` for a type this
 // API cannot create, 501 `not_implemented` for checkout, and 422
-// `invalid_request` with param for a body the schema refuses.
+// `invalid_request` with param for a body the schema refuses, DOM changes
+// and checkout content among them (the admin panel authors them).
 func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
+	return parseCreate(body, shopID, now, false)
+}
+
+// parseCreate is ParseCreate; panel is the admin panel's create, which
+// may carry the visual editor's DOM changes (checkout content still comes
+// through CreateFromAdminPanel's checkout path only).
+func parseCreate(body []byte, shopID int64, now time.Time, panel bool) (*Test, error) {
 	if err := checkObject(body); err != nil {
 		return nil, err
 	}
@@ -88,7 +96,9 @@ func ParseCreate(body []byte, shopID int64, now time.Time) (*Test, error) {
 				return nil, Refuse("invalid_request", param,
 					"Checkout content is authored in the admin panel's checkout editor; the API cannot write it.")
 			}
-			return nil, editorOnly(param)
+			if !panel {
+				return nil, editorOnly(param)
+			}
 		}
 	}
 	return t, nil

@@ -17,7 +17,7 @@ var groupName = regexp.MustCompile(`^test_groups\[\d+\]\.name$`)
 const (
 	MaxNameChars       = 255     // name, test_groups[].name
 	MaxHypothesisChars = 5000    // hypothesis
-	MaxCodeChars       = 100_000 // custom_css, custom_js of a visual edit
+	MaxCodeChars       = 100_000 // custom_css, custom_js and a DOM change's value of a visual edit
 	MaxTextChars       = 2048    // any other string: ids, paths, titles, amounts
 	MaxKeyChars        = 255     // an object key anywhere in a body
 	MaxGroupIndex      = 999     // test_groups[].index is 0 to this
@@ -36,7 +36,8 @@ func testTextLimit(path string) int {
 		return MaxNameChars
 	case path == "hypothesis":
 		return MaxHypothesisChars
-	case strings.HasSuffix(path, ".custom_css") || strings.HasSuffix(path, ".custom_js"):
+	case strings.HasSuffix(path, ".custom_css") || strings.HasSuffix(path, ".custom_js"),
+		strings.Contains(path, ".dom_changes[") && strings.HasSuffix(path, ".value"):
 		return MaxCodeChars
 	}
 	return MaxTextChars

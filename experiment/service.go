@@ -105,8 +105,13 @@ func (o *Outcome) render(reply Reply) (WriteResult, error) {
 // answer; theme and template tests wait for their launch checks (queued
 // here) and answer 409 checks_pending to most writes until they finish.
 func (s *Service) Create(ctx context.Context, shop *Shop, body []byte, reply Reply) (*Outcome, error) {
+	return s.create(ctx, shop, body, reply, false)
+}
+
+// create is Create; panel is the admin panel's create (parseCreate).
+func (s *Service) create(ctx context.Context, shop *Shop, body []byte, reply Reply, panel bool) (*Outcome, error) {
 	now := s.clock()
-	t, err := ParseCreate(body, shop.ID, now)
+	t, err := parseCreate(body, shop.ID, now, panel)
 	if err != nil {
 		return nil, err
 	}

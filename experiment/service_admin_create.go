@@ -20,13 +20,14 @@ const checkoutContentLimit = 16 << 10
 
 // CreateFromAdminPanel creates a test from the admin panel. A checkout
 // test is checked here (groups, weights, each group's content an object
-// under checkoutContentLimit); every other type goes through Create.
+// under checkoutContentLimit); every other type goes through Create, which
+// here takes the visual editor's DOM changes too.
 func (s *Service) CreateFromAdminPanel(ctx context.Context, shop *Shop, body []byte) (*Outcome, error) {
 	var head struct {
 		Type Type `json:"type"`
 	}
 	if json.Unmarshal(body, &head) != nil || head.Type != TypeCheckout {
-		return s.Create(ctx, shop, body, nil)
+		return s.create(ctx, shop, body, nil, true)
 	}
 	t, err := parseCheckout(body, shop.ID, s.clock())
 	if err != nil {

@@ -7,6 +7,7 @@ package experiment
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -149,8 +150,9 @@ func (v *validator) checkGroups() {
 						n = 1
 						v.checkImages(c.Images, p+".images")
 					}
-					if !isEmptyJSON(c.DOMChanges) {
+					if len(c.DOMChanges) > 0 {
 						n = 1
+						v.checkDOMChanges(c.DOMChanges, p+".dom_changes")
 					}
 				}
 			}
@@ -218,6 +220,40 @@ func (v *validator) checkImages(images []ProductImages, param string) {
 				v.fail("invalid_request", fmt.Sprintf("%s.urls[%d]", p, j),
 					"An image is an https URL or a path on the shop's site (\"/…\"); got %q.", u)
 			}
+		}
+	}
+}
+
+// attributeName is an HTML attribute's name as setAttribute takes it.
+var attributeName = regexp.MustCompile(`^[A-Za-z_:][-A-Za-z0-9_:.]*$`)
+
+// checkDOMChanges holds a group's DOM changes to what the tracker applies
+// (docs/dom-changes.md): a selector, set/append/remove of html, class, an
+// attribute, or a move (position, set only, into a parent); html is set or
+// appended, never removed (hide an element with its class or style).
+func (v *validator) checkDOMChanges(changes []DOMChange, param string) {
+	if len(changes) > MaxDOMChanges {
+		v.fail("invalid_request", param, "A group makes at most %d DOM changes; %d were sent.", MaxDOMChanges, len(changes))
+		return
+	}
+	for i, c := range changes {
+		p := fmt.Sprintf("%s[%d]", param, i)
+		moves := c.ParentSelector != "" || c.InsertBeforeSelector != ""
+		switch {
+		case strings.TrimSpace(c.Selector) == "":
+			v.fail("invalid_request", p+".selector", "A DOM change names the elements it changes with a CSS selector.")
+		case c.Action != "set" && c.Action != "append" && c.Action != "remove":
+			v.fail("invalid_request", p+".action", "A DOM change's action is set, append or remove; got %q.", c.Action)
+		case c.Attribute != "html" && c.Attribute != "class" && c.Attribute != "position" && !attributeName.MatchString(c.Attribute):
+			v.fail("invalid_request", p+".attribute", "A DOM change's attribute is html, class, position or an attribute's name; got %q.", c.Attribute)
+		case c.Attribute == "html" && c.Action == "remove":
+			v.fail("invalid_request", p+".action", "An element's html is set or appended; to hide the element, set its class or style.")
+		case c.Attribute == "position" && (c.Action != "set" || strings.TrimSpace(c.ParentSelector) == ""):
+			v.fail("invalid_request", p+".parent_selector", "A move (attribute position) is a set with the parent_selector to move the element into.")
+		case c.Attribute != "position" && moves:
+			v.fail("invalid_request", p+".parent_selector", "parent_selector and insert_before_selector belong to a move (attribute position).")
+		case c.Attribute == "class" && c.Action != "set" && strings.TrimSpace(c.Value) == "":
+			v.fail("invalid_request", p+".value", "A class %s names the classes.", c.Action)
 		}
 	}
 }

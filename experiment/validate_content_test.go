@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,72 @@ func TestValidateImages(t *testing.T) {
 				t.Fatalf("got %v, want %s at %q", err, tc.code, tc.param)
 			}
 		})
+	}
+}
+
+// TestValidateDOMChanges: the visual editor's DOM changes are what the
+// tracker applies (docs/dom-changes.md), and the control makes none.
+func TestValidateDOMChanges(t *testing.T) {
+	t.Parallel()
+	body := func(changes, control string) string {
+		c := ""
+		if control != "" {
+			c = `,"content":{"dom_changes":` + control + `}`
+		}
+		return `{"type":"visual_editor","name":"D","test_groups":[{"index":0,"name":"A","split":50` + c + `},
+		{"index":1,"name":"B","split":50,"content":{"dom_changes":` + changes + `}}]}`
+	}
+	one := func(fields string) string { return `[{"selector":"h1.title",` + fields + `}]` }
+	many := make([]string, MaxDOMChanges+1)
+	for i := range many {
+		many[i] = `{"selector":"h1","action":"set","attribute":"html","value":"x"}`
+	}
+	for _, tc := range []struct {
+		name, body, code, param string
+	}{
+		{"EveryKind", body(`[{"selector":"h1","action":"set","attribute":"html","value":"New"},
+			{"selector":".note","action":"append","attribute":"html","value":"<small>Free returns</small>"},
+			{"selector":".badge","action":"append","attribute":"class","value":"sale new"},
+			{"selector":"#promo","action":"remove","attribute":"class","value":"hidden"},
+			{"selector":"a.cta","action":"set","attribute":"href","value":"/collections/sale"},
+			{"selector":"a.cta","action":"remove","attribute":"data-x"},
+			{"selector":"h1","action":"set","attribute":"html"},
+			{"selector":".reviews","action":"set","attribute":"position","parent_selector":"main","insert_before_selector":".description"}]`, ""), "", ""},
+		{"AtTheLimit", body(`[`+strings.Join(many[1:], ",")+`]`, ""), "", ""},
+		{"ErrTooMany", body(`[`+strings.Join(many, ",")+`]`, ""), "invalid_request", "test_groups[1].content.dom_changes"},
+		{"ErrNoSelector", body(`[{"selector":" ","action":"set","attribute":"html","value":"x"}]`, ""), "invalid_request", "test_groups[1].content.dom_changes[0].selector"},
+		{"ErrAction", body(one(`"action":"replace","attribute":"html","value":"x"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].action"},
+		{"ErrAttribute", body(one(`"action":"set","attribute":"on click","value":"x"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].attribute"},
+		{"ErrRemoveHTML", body(one(`"action":"remove","attribute":"html"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].action"},
+		{"ErrMoveWithoutParent", body(one(`"action":"set","attribute":"position"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].parent_selector"},
+		{"ErrMoveAppended", body(one(`"action":"append","attribute":"position","parent_selector":"main"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].parent_selector"},
+		{"ErrParentWithoutMove", body(one(`"action":"set","attribute":"html","value":"x","parent_selector":"main"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].parent_selector"},
+		{"ErrEmptyClass", body(one(`"action":"append","attribute":"class"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].value"},
+		{"ErrUnknownField", body(one(`"action":"set","attribute":"html","text":"x"`), ""), "invalid_request", "test_groups[1].content.dom_changes[0].text"},
+		{"ErrControl", body(one(`"action":"set","attribute":"html","value":"x"`), one(`"action":"set","attribute":"html","value":"y"`)),
+			"control_group_invalid", "test_groups[0].content"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// The admin panel's create: the API's refuses DOM changes before
+			// they are validated.
+			tt, err := parseCreate([]byte(tc.body), 1, time.Now(), true)
+			if err == nil {
+				_, err = Validate(context.Background(), testShop, tt, testCatalog, ValidateFull, time.Now())
+			}
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("refused a valid test: %v", err)
+				}
+				return
+			}
+			e, ok := AsError(err)
+			if !ok || e.Code != tc.code || e.Param != tc.param {
+				t.Fatalf("got %v, want %s at %q", err, tc.code, tc.param)
+			}
+		})
+	}
+	if _, err := ParseCreate([]byte(body(one(`"action":"set","attribute":"html","value":"x"`), "")), 1, time.Now()); err == nil {
+		t.Fatal("the API's create took DOM changes")
 	}
 }

@@ -318,7 +318,7 @@ func TestApplyPatch(t *testing.T) {
 		t.Parallel()
 		cur := &Test{Type: TypeVisualEditor, Name: "v", TrafficAllocation: 100, Groups: []Group{
 			{Index: 0, Name: "A", Split: 50, Content: json.RawMessage(`{}`)},
-			{Index: 1, Name: "B", Split: 50, Content: json.RawMessage(`{"dom_changes":[{"selector":"h1"}]}`)}}}
+			{Index: 1, Name: "B", Split: 50, Content: json.RawMessage(`{"dom_changes":[{"selector":"h1","action":"set","attribute":"html","value":"Hi"}]}`)}}}
 		_, _, err := ApplyPatch(cur, []byte(`{"test_groups":[{"index":1,"content":{"custom_css":"h1{}"}}]}`), now)
 		e, _ := AsError(err)
 		if e == nil || e.Code != "editor_owned_content" || e.Param != "test_groups[1].content.custom_css" {

@@ -74,3 +74,52 @@ func TestContentImages(t *testing.T) {
 		})
 	}
 }
+
+// TestContentDOMChanges: the admin panel authors the visual editor's DOM
+// changes on content create and reads them back; v1 reads them, refuses
+// to rewrite the group's content (409 editor_owned_content) and to create
+// them; what the tracker cannot apply is a 400 naming it.
+func TestContentDOMChanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const path = "/api/content-experiments/create"
+	body := func(changes string) string {
+		return `{"name":"Copy","testGroups":[{"name":"Control","weight":50},{"name":"Bold","weight":50,"domChanges":` + changes + `}]}`
+	}
+	s := e.newShop()
+	id := s.created(t, path, body(`[{"selector":"h1.title","action":"set","attribute":"html","value":"The softest tee"},
+		{"selector":".reviews","action":"set","attribute":"position","parentSelector":"main","insertBeforeSelector":".description"}]`))
+	d := s.do(t, "GET", "/api/experiments/"+id, "").data().(map[string]any)
+	want := []any{
+		map[string]any{"selector": "h1.title", "action": "set", "attribute": "html", "value": "The softest tee"},
+		map[string]any{"selector": ".reviews", "action": "set", "attribute": "position", "parentSelector": "main", "insertBeforeSelector": ".description"},
+	}
+	if diff := cmp.Diff(want, d["testGroups"].([]any)[1].(map[string]any)["domChanges"]); diff != "" {
+		t.Fatalf("domChanges read back (-want +got):\n%s", diff)
+	}
+	r := s.v1(t, "GET", "/v1/experiments/"+id, "")
+	changes := r.obj()["test_groups"].([]any)[1].(map[string]any)["content"].(map[string]any)["dom_changes"].([]any)
+	if len(changes) != 2 || changes[1].(map[string]any)["parent_selector"] != "main" {
+		t.Fatalf("v1 reads dom_changes as %v", changes)
+	}
+	if p := s.v1(t, "PATCH", "/v1/experiments/"+id, `{"test_groups":[{"index":1,"content":{"custom_css":"h1{}"}}]}`); p.Status != http.StatusConflict {
+		t.Fatalf("v1 PATCH of the editor's group = %d %s, want 409", p.Status, p.Raw)
+	}
+	for _, tc := range []struct{ name, changes, wantMsg string }{
+		{"an unknown action", `[{"selector":"h1","action":"replace","attribute":"html","value":"x"}]`, "set, append or remove"},
+		{"html removed", `[{"selector":"h1","action":"remove","attribute":"html"}]`, "set or appended"},
+		{"a move without its parent", `[{"selector":"h1","action":"set","attribute":"position"}]`, "parentSelector"},
+		{"an unknown field", `[{"selector":"h1","action":"set","attribute":"html","text":"x"}]`, "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := e.newShop()
+			msg := wantError(t, s.do(t, "POST", path, body(tc.changes)), http.StatusBadRequest)
+			if !strings.Contains(msg, tc.wantMsg) {
+				t.Fatalf("message %q, want it to contain %q", msg, tc.wantMsg)
+			}
+			if l := s.list(t); len(l) != 0 {
+				t.Fatalf("a refused create made %v", l)
+			}
+		})
+	}
+}

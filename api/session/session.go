@@ -134,6 +134,7 @@ var v1Words = strings.NewReplacer(
 	".content.theme_id", ".themeId", ".content.template", ".template", ".content.destination", ".destination",
 	".content.custom_css", ".customCss", ".content.custom_js", ".customJs", ".content.rates", ".rates",
 	".content.checkout", ".checkout", "].split", "].weight", "test_groups", "testGroups",
+	".content.dom_changes", ".domChanges", "parent_selector", "parentSelector", "insert_before_selector", "insertBeforeSelector",
 )
 
 // platformID is a platform global id; this surface's ids are its number.

@@ -160,7 +160,7 @@ func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[s
 		changes := false
 		for k, set := range map[string]bool{"customCss": g.CustomCSS != "", "customJs": g.CustomJS != "",
 			"destination": g.Destination != "", "template": g.Template != "", "themeId": g.ThemeID != "", "rates": g.Rates != nil,
-			"images": g.Images != nil, "checkout": len(g.Checkout) > 0} {
+			"images": g.Images != nil, "domChanges": g.DOMChanges != nil, "checkout": len(g.Checkout) > 0} {
 			if set && !allowed[k] {
 				return nil, badRequest("testGroups[%d].%s is not a field of this test type.", i, k)
 			}
@@ -270,8 +270,9 @@ func productIDs(in *createWire) ([]string, error) {
 	return ids, nil
 }
 
-// content edits the storefront with CSS and JS, or shows other images of
-// products (the domain's visual editor test). Its products are kept in
+// content edits the storefront with CSS, JS and the visual editor's DOM
+// changes, or shows other images of products (the domain's visual editor
+// test). Its products are kept in
 // shared.visual_editor.product_ids, where the domain checks them as it
 // checks a price test's, with every product a group has images of added;
 // a CSS or JS edit applies wherever it matches, so a content test may name
@@ -284,13 +285,20 @@ func content(_ context.Context, _ *API, _ *experiment.Shop, in *createWire) (map
 	if err != nil {
 		return nil, err
 	}
-	gs, err := groups(in, map[string]bool{"customCss": true, "customJs": true, "images": true}, func(g groupWire) (map[string]any, error) {
+	gs, err := groups(in, map[string]bool{"customCss": true, "customJs": true, "images": true, "domChanges": true}, func(g groupWire) (map[string]any, error) {
 		c := map[string]any{}
 		if g.CustomCSS != "" {
 			c["custom_css"] = g.CustomCSS
 		}
 		if g.CustomJS != "" {
 			c["custom_js"] = g.CustomJS
+		}
+		if g.DOMChanges != nil {
+			changes := make([]experiment.DOMChange, len(g.DOMChanges))
+			for i, d := range g.DOMChanges {
+				changes[i] = experiment.DOMChange(d)
+			}
+			c["dom_changes"] = changes
 		}
 		if g.Images == nil {
 			return c, nil

@@ -59,6 +59,9 @@ type groupWire struct {
 	Rates       []rateWire `json:"rates,omitempty"`
 	// Images are an image (content) test's product images.
 	Images []imageWire `json:"images,omitempty"`
+	// DOMChanges are the visual editor's changes, in GrowthBook's
+	// domMutations shape (docs/dom-changes.md).
+	DOMChanges []domChangeWire `json:"domChanges,omitempty"`
 	// Checkout is a checkout test's block settings, free JSON.
 	Checkout json.RawMessage `json:"checkout,omitempty"`
 }
@@ -68,6 +71,17 @@ type groupWire struct {
 type imageWire struct {
 	ProductID string   `json:"productId"`
 	ImageURLs []string `json:"imageUrls"`
+}
+
+// domChangeWire is one DOM change (experiment.DOMChange), named as the
+// admin panel's other fields are.
+type domChangeWire struct {
+	Selector             string `json:"selector"`
+	Action               string `json:"action"`
+	Attribute            string `json:"attribute"`
+	Value                string `json:"value,omitempty"`
+	ParentSelector       string `json:"parentSelector,omitempty"`
+	InsertBeforeSelector string `json:"insertBeforeSelector,omitempty"`
 }
 
 type rateWire struct {
@@ -189,13 +203,17 @@ func groupOf(t *experiment.Test, g experiment.Group) groupWire {
 			Name   string           `json:"name"`
 			Price  experiment.Money `json:"price"`
 		} `json:"rates"`
-		Images []experiment.ProductImages `json:"images"`
+		Images     []experiment.ProductImages `json:"images"`
+		DOMChanges []experiment.DOMChange     `json:"dom_changes"`
 	}
 	if t.Type == experiment.TypeCombined || json.Unmarshal(g.Content, &c) != nil {
 		return w
 	}
 	w.CustomCSS, w.CustomJS, w.Destination, w.Template = c.CustomCSS, c.CustomJS, c.Destination, c.Template
 	w.ThemeID = numericID(c.ThemeID)
+	for _, d := range c.DOMChanges {
+		w.DOMChanges = append(w.DOMChanges, domChangeWire(d))
+	}
 	for _, im := range c.Images {
 		w.Images = append(w.Images, imageWire{ProductID: numericID(im.ProductID), ImageURLs: im.URLs})
 	}

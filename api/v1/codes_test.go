@@ -410,7 +410,7 @@ func editorOwned(t *testing.T, s *shopEnv) string {
 	vt := &experiment.Test{ShopID: s.shop.ID, Type: experiment.TypeVisualEditor, Status: experiment.StatusDraft,
 		Name: "Hero copy", TrafficAllocation: 100, AssignmentVersion: 1, Shared: map[string]json.RawMessage{},
 		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50, Content: json.RawMessage(`{}`)},
-			{Index: 1, Name: "New hero", Split: 50, Content: json.RawMessage(`{"custom_css":"h1{color:red}","dom_changes":[{"selector":"h1","text":"Hi"}]}`)}},
+			{Index: 1, Name: "New hero", Split: 50, Content: json.RawMessage(`{"custom_css":"h1{color:red}","dom_changes":[{"selector":"h1","action":"set","attribute":"html","value":"Hi"}]}`)}},
 		CreatedAt: epoch, UpdatedAt: epoch}
 	if _, err := s.db.Write(context.Background(), experiment.WriteMeta{ShopID: s.shop.ID, Action: "test.fixture", ResourceType: "experiment"},
 		func(ctx context.Context, tx *store.Tx) (experiment.WriteResult, error) {
