@@ -1,6 +1,6 @@
 // content.js shows what the visitor's groups change on the page (prices,
-// images, content blocks, visual edits): part of lift.js's closure, put at
-// its include line by tracker.go.
+// images, content blocks, visual edits and their DOM changes): part of
+// lift.js's closure, put at its include line by tracker.go.
 
   // prices are the group prices shown, by variant id: v the config's
   // entry, t its test.
@@ -18,7 +18,10 @@
   //   data-lift-compare-at-price + data-lift-variant-id: its compare-at price
   //   data-lift-product-image="<product id>" on an img: the product's image
   //   data-lift-test="42" data-lift-group="1": shown only to group 1 of 42
-  // Prices and images are painted once every test is shown (paint).
+  // and the visual editor's custom_css, images and dom_changes (by
+  // selector: paintDOM).
+  // Prices, images and DOM changes are painted once every test is shown
+  // (paint).
   // showing is what this document shows of each test ({t, group}), in
   // order: its routes show the same (showRoute, in nav.js).
   var showing = [];
@@ -33,13 +36,20 @@
       var st = d.createElement('style'); st.textContent = ve.custom_css; d.head.appendChild(st);
     }
     productImages(ve).forEach(function (m) { images[digits(m.product_id)] = { urls: m.urls, t: t.id }; });
+    (ve && ve.dom_changes || []).forEach(function (c, i) { if (c && c.selector && c.attribute) doms.push({ c: c, t: t.id, i: i }); });
     queueScript(t, group);
   }
   function productImages(ve) {
     return (ve && ve.images || []).filter(function (m) { return m && m.urls && m.urls.length; });
   }
-  // paint writes the prices and images shown on the marked elements.
-  function paint() { paintPrices(); paintImages(); }
+  // paint writes the DOM changes shown on the elements their selectors
+  // match, then the prices and images shown on the marked elements (those
+  // a change wrote too).
+  function paint() {
+    var touched = paintDOM();
+    paintPrices(); paintImages();
+    touched.forEach(function (el) { var s = el._liftDOM; for (var a in s.skip) s.end[a] = now(el, a); });
+  }
   // paintPrices writes the prices shown on the elements marked for their
   // variants; an element a router reuses for a variant without one loses
   // the applied mark.
@@ -83,9 +93,7 @@
   // The visual editor's custom_js of the visitor's groups runs once the
   // groups are applied and the document is parsed, and again once on each
   // route view (showRoute), each in its own try/catch: a merchant's broken
-  // code must break neither the page nor the tracker. (dom_changes,
-  // authored in the admin panel, has no format Lift defines yet, so it is
-  // not applied.)
+  // code must break neither the page nor the tracker.
   var scripts = [];
   function queueScript(t, group) {
     var ve = changes(t, group, 'visual_editor');
@@ -106,5 +114,110 @@
   function blocks(t, group) {
     each('[data-lift-test="' + t.id + '"][data-lift-group]', function (el) {
       el.hidden = +el.getAttribute('data-lift-group') !== group;
+    });
+  }
+
+  // The visual editor's dom_changes (GrowthBook's domMutations, authored in
+  // the admin panel; docs/dom-changes.md): each change, in list order, on
+  // every element its selector matches, at each paint (the groups applied,
+  // then the observer's window: elements the page adds or renders again
+  // get them too). doms are those shown: {c: the change, t: its test id,
+  // i: its index}. A change must not write twice what it wrote once: an
+  // element and attribute (html: its content) left as the last paint left
+  // them is skipped (el._liftDOM.end, written once paint is done, so html
+  // the browser serializes unlike the value is not written at every
+  // paint), and an append marks the element (data-lift-dom,
+  // "<attribute>@<test>.<index>", which a clone keeps with what was
+  // appended), so a content the page changes in place keeps one copy; a set
+  // that writes drops the marks of its attribute, the appends after it
+  // then applying to the new value. A change that fails (a bad selector,
+  // an attribute name setAttribute refuses) is skipped alone, with one
+  // warning a page.
+  var doms = [], domRun = 0;
+  function paintDOM() {
+    var run = ++domRun, touched = [];
+    doms.forEach(function (m) {
+      var c = m.c, a = c.attribute, els;
+      try { els = d.querySelectorAll(c.selector); } catch (e) { return warnDOM(m, e); }
+      if (a === 'position') return move(m, els);
+      Array.prototype.forEach.call(els, function (el) {
+        var s = el._liftDOM || (el._liftDOM = { end: Object.create(null) });
+        if (s.run !== run) { s.run = run; s.skip = Object.create(null); touched.push(el); }
+        if (!(a in s.skip)) s.skip[a] = a in s.end && s.end[a] === now(el, a);
+        if (!s.skip[a]) try { mutate(el, c, m.t + '.' + m.i); } catch (e) { warnDOM(m, e); }
+      });
+    });
+    return touched;
+  }
+  function now(el, a) { return a === 'html' ? el.innerHTML : el.getAttribute(a); }
+  function warnDOM(m, e) {
+    if (!m.warned && w.console) console.warn('lift: DOM change ' + m.i + ' of test ' + m.t + ' (' + m.c.selector + ') skipped:', e);
+    m.warned = 1;
+  }
+  function mutate(el, c, k) {
+    var a = c.attribute, act = c.action, v = c.value == null ? '' : String(c.value), html = a === 'html', was = now(el, a);
+    if (a === 'class' && act !== 'set') {
+      if (act === 'append' || act === 'remove') v.split(/\s+/).forEach(function (n) { if (n) el.classList[act === 'append' ? 'add' : 'remove'](n); });
+    } else if (act === 'set') {
+      if (was === v) return;
+      if (html) el.innerHTML = v; else el.setAttribute(a, v);
+      unmark(el, a);
+    } else if (act === 'append') {
+      if (mark(el, a + '@' + k)) { if (html) el.insertAdjacentHTML('beforeend', v); else el.setAttribute(a, (was || '') + v); }
+    } else if (act === 'remove' && !html && was !== null) el.removeAttribute(a);
+  }
+  // mark adds token to el's marks, false if it has it already.
+  function mark(el, token) {
+    var m = el.getAttribute('data-lift-dom') || '';
+    if ((' ' + m + ' ').indexOf(' ' + token + ' ') >= 0) return false;
+    el.setAttribute('data-lift-dom', m ? m + ' ' + token : token);
+    return true;
+  }
+  function unmark(el, a) {
+    var m = el.getAttribute('data-lift-dom');
+    if (m) el.setAttribute('data-lift-dom', m.split(' ').filter(function (x) { return x.indexOf(a + '@') !== 0; }).join(' '));
+  }
+  // move puts a position change's elements (els, in document order) into
+  // the first match of its parent_selector, before the parent's first
+  // match of insert_before_selector, else at its end: the last first, each
+  // then before the one after it, so elements already in place stay.
+  function move(m, els) {
+    var c = m.c, p, b = null;
+    try {
+      p = c.parent_selector && d.querySelector(c.parent_selector);
+      if (p && c.insert_before_selector) b = p.querySelector(c.insert_before_selector);
+    } catch (e) { return warnDOM(m, e); }
+    if (!p) return;
+    for (var i = els.length - 1; i >= 0; i--) {
+      var el = els[i];
+      try {
+        if (el !== b && (b ? el.nextElementSibling !== b : el.parentNode !== p || el.nextElementSibling)) {
+          if (b) b.parentNode.insertBefore(el, b); else p.appendChild(el);
+        }
+        b = el;
+      } catch (e) { warnDOM(m, e); }
+    }
+  }
+  // hides adds to out, for the anti-flicker snippet's early CSS (_lift_css,
+  // apply in lift.js), a rule hiding each DOM change's elements while the
+  // snippet hides: on the visitor's next pages the original never shows
+  // (a first page shows it until lift.js runs). A selector that could
+  // break out of its rule, or any rule after it, is left out: one with a
+  // brace, one querySelector refuses, one whose rule the browser does not
+  // parse as one rule alone (an open bracket, an open string). A list
+  // (a comma) goes inside :is(), so all of it is hidden only while the
+  // snippet hides.
+  var probe;
+  function hides(ve, out) {
+    (ve && ve.dom_changes || []).forEach(function (c) {
+      var s = c && c.selector, r;
+      if (typeof s !== 'string' || /[{}]/.test(s)) return;
+      r = 'html.lift-hide ' + (s.indexOf(',') >= 0 ? ':is(' + s + ')' : s) + '{visibility:hidden!important}';
+      try {
+        d.querySelector(s);
+        probe = probe || d.implementation.createHTMLDocument('').head.appendChild(d.createElement('style')).sheet;
+        probe.insertRule(r, 0);
+      } catch (e) { return; }
+      if (out.indexOf(r) < 0) out.push(r);
     });
   }

@@ -371,7 +371,7 @@
   // shown alike stays as it is, and any other is late, the page being in
   // the visitor's sight already; one shown otherwise is left as shown.
   function apply(p, shown) {
-    var go = '', isLate = !!shown || late(), away = [], css = [];
+    var go = '', isLate = !!shown || late(), away = [], css = [], hidden = [];
     lift.assignments = {};
     p.shown = {};
     (p.cfg.tests || []).forEach(function (t) {
@@ -381,6 +381,7 @@
       if (a.group >= 0 && !a.preview) leaves(t, a.group, away);
       var ve = a.group >= 0 && !a.late && changes(t, a.group, 'visual_editor');
       if (ve && ve.custom_css) css.push(ve.custom_css);
+      hides(ve, hidden);
       if (was) return;
       if (a.group < 0 || a.late) return blocks(t, 0);
       go = go || navigate(t, a.group);
@@ -395,10 +396,13 @@
     set(ls, '_lift_nav', JSON.stringify(away));
     // The CSS of this visitor's visual edits, for the snippet: on
     // the next pages it adds it to <head> before the body is parsed (B2-7:
-    // the control's styles showed until this script ran). Once this script has
-    // added the groups' own style elements, the early copy goes; a page
-    // past its deadline keeps what the visitor has seen.
-    if (!pm) set(ls, '_lift_css', JSON.stringify({ at: Date.now(), css: css.join('\n') }));
+    // the control's styles showed until this script ran), with a rule
+    // hiding the elements of each DOM change while the snippet hides
+    // (hides, in content.js), after the groups' CSS. Once this script has
+    // added the groups' own style elements and made the DOM changes, the
+    // early copy goes; a page past its deadline keeps what the visitor has
+    // seen (its hiding rules end with the snippet's class).
+    if (!pm) set(ls, '_lift_css', JSON.stringify({ at: Date.now(), css: css.concat(hidden).join('\n') }));
     var early = d.getElementById('lift-css-early');
     if (early && !isLate) early.parentNode.removeChild(early);
     if (!go) runScripts(); // on a page the visitor leaves, none

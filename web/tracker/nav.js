@@ -151,9 +151,11 @@
   // changes, or once the route's data is fetched; a headless storefront
   // renders its first page's prices, or hydrates them anew, after the
   // tracker has painted the document (run(), in lift.js). For that time an
-  // observer paints the marked elements as they appear, or as the page
-  // changes their variant, text or image (src, srcset) in place, as a route
-  // shows them (paintRoute: nothing drawn or counted again); it runs before
+  // observer paints the marked elements, and makes the DOM changes on the
+  // elements their selectors match (paintDOM, in content.js), as they
+  // appear, or as the page changes their variant, text, content or image
+  // (src, srcset) in place, as a route shows them (paintRoute: nothing
+  // drawn or counted again); it runs before
   // the browser paints them, so the catalog's price or the product's own
   // image never shows. It stops patience (10 s) after the last of the
   // document's paints (a kept config and then the network's may each paint

@@ -154,7 +154,9 @@ const DefaultTimeout = 2 * time.Second
 // groups in localStorage (_lift_css, with its time), and the snippet puts
 // it in <head> as a style element (#lift-css-early) before the body is
 // parsed, for 30 minutes as lift.js trusts its cached config; lift.js
-// removes it once it has added the groups' own. Product images marked for
+// removes it once it has added the groups' own; the same early CSS hides
+// the elements of the groups' DOM changes until they are applied. Product
+// images marked for
 // image tests (data-lift-product-image) hide as prices do, on a visitor's
 // first page too: a variant's visitor never sees the product's own first
 // (docs/image-tests.md).

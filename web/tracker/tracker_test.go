@@ -31,7 +31,7 @@ func TestBundle(t *testing.T) {
 	t.Parallel()
 	raw := string(tracker.Script().Raw)
 	start, end := strings.Index(raw, "(function (w, d) {"), strings.LastIndex(raw, "})(window, document);")
-	for _, fn := range []string{"function navigate(", "function paintImages(", "function paintPrices(", "function show("} {
+	for _, fn := range []string{"function navigate(", "function paintImages(", "function paintPrices(", "function show(", "function paintDOM(", "function hides("} {
 		if at := strings.Index(raw, fn); at < start || at > end || start < 0 {
 			t.Errorf("%s is not inside the served script's closure (at %d, the closure is %d-%d)", fn, at, start, end)
 		}
@@ -151,6 +151,11 @@ func TestAntiFlicker(t *testing.T) {
 		// Marked product images hide until painted, as prices do.
 		{snippet, "html.lift-hide img[data-lift-product-image]{visibility:hidden!important}"},
 		{script, "el.setAttribute('data-lift-image-applied', m.t)"},
+		// The elements of the visitor's DOM changes hide while the snippet
+		// hides, by rules kept in the early CSS it adds (docs/dom-changes.md).
+		{script, "r = 'html.lift-hide ' + "},
+		{script, "'{visibility:hidden!important}'"},
+		{script, "css: css.concat(hidden).join("},
 	} {
 		if !strings.Contains(c.in, c.want) {
 			t.Errorf("%q not in %s", c.want, c.in)
