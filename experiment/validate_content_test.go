@@ -7,6 +7,21 @@ import (
 	"time"
 )
 
+// wantRefusal checks err is the refusal code at param, or none when code
+// is empty.
+func wantRefusal(t *testing.T, err error, code, param string) {
+	t.Helper()
+	if code == "" {
+		if err != nil {
+			t.Fatalf("refused a valid test: %v", err)
+		}
+		return
+	}
+	if e, ok := AsError(err); !ok || e.Code != code || e.Param != param {
+		t.Fatalf("got %v, want %s at %q", err, code, param)
+	}
+}
+
 // visualBody is a content (visual_editor) test with shared as given ("" for
 // none).
 func visualBody(shared string) string {
@@ -61,16 +76,7 @@ func TestValidateVisualEditorProducts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := validate(t, tc.body)
-			if tc.code == "" {
-				if err != nil {
-					t.Fatalf("refused a valid test: %v", err)
-				}
-				return
-			}
-			e, ok := AsError(err)
-			if !ok || e.Code != tc.code || e.Param != tc.param {
-				t.Fatalf("got %v, want %s at %q", err, tc.code, tc.param)
-			}
+			wantRefusal(t, err, tc.code, tc.param)
 		})
 	}
 }
@@ -180,16 +186,7 @@ func TestValidateImages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := validate(t, tc.body)
-			if tc.code == "" {
-				if err != nil {
-					t.Fatalf("refused a valid test: %v", err)
-				}
-				return
-			}
-			e, ok := AsError(err)
-			if !ok || e.Code != tc.code || e.Param != tc.param {
-				t.Fatalf("got %v, want %s at %q", err, tc.code, tc.param)
-			}
+			wantRefusal(t, err, tc.code, tc.param)
 		})
 	}
 }
@@ -244,16 +241,7 @@ func TestValidateDOMChanges(t *testing.T) {
 			if err == nil {
 				_, err = Validate(context.Background(), testShop, tt, testCatalog, ValidateFull, time.Now())
 			}
-			if tc.code == "" {
-				if err != nil {
-					t.Fatalf("refused a valid test: %v", err)
-				}
-				return
-			}
-			e, ok := AsError(err)
-			if !ok || e.Code != tc.code || e.Param != tc.param {
-				t.Fatalf("got %v, want %s at %q", err, tc.code, tc.param)
-			}
+			wantRefusal(t, err, tc.code, tc.param)
 		})
 	}
 	if _, err := ParseCreate([]byte(body(one(`"action":"set","attribute":"html","value":"x"`), "")), 1, time.Now()); err == nil {

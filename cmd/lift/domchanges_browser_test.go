@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/lifttest"
 )
 
 // A visual edit's DOM changes (docs/dom-changes.md) in chromium on the demo
@@ -104,37 +101,15 @@ func TestDOMChangesBrowser(t *testing.T) {
 }
 
 // startDOMTest starts a 50/50 visual edit whose group 1 makes domChanges
-// (inserted directly, without the domain's validation, as the other
-// browser tests insert theirs), and waits until the storefront config
-// carries it.
+// (without the domain's validation, so the bad selector gets through), and
+// waits until the storefront config carries it.
 func (b *browserShop) startDOMTest(t *testing.T) string {
 	t.Helper()
 	changes, err := json.Marshal(map[string]any{"dom_changes": domChanges})
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := time.Now().UTC().Add(-time.Minute)
-	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypeVisualEditor, Status: experiment.StatusActive, Name: "Softer tee page",
-		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing,
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started,
-		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Softer", Split: 50, Content: changes}}}
-	lifttest.PutTest(t, b.s.app.DB, tt)
-	id := strconv.FormatInt(tt.ID, 10)
-	// The storefront config is rendered anew every 5 s.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get(b.s.url + "/api/storefront/config?shop=" + url.QueryEscape(b.domain))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if strings.Contains(string(body), `"id":"`+id+`"`) && strings.Contains(string(body), softTitle) {
-			return id
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the storefront config has no DOM test %s after 30 s: %s", id, body)
-		}
-	}
+	return b.startVisualTest(t, "Softer tee page", nil, changes, softTitle)
 }
 
 // readDOMPage reads what the page shows.

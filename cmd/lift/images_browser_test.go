@@ -70,21 +70,28 @@ func TestImageTestBrowser(t *testing.T) {
 }
 
 // startImageTest starts a 50/50 visual edit on the tee whose group 1 shows
-// tee-b.svg, as the domain stores an image test (inserted directly, as the
-// other browser tests insert theirs), and waits until the storefront
-// config carries it.
+// tee-b.svg, as the domain stores an image test, and waits until the
+// storefront config carries it.
 func (b *browserShop) startImageTest(t *testing.T) string {
 	t.Helper()
+	shared := map[string]json.RawMessage{"visual_editor": json.RawMessage(`{"product_ids":["gid://shopify/Product/8101"]}`)}
+	content := json.RawMessage(`{"images":[{"product_id":"gid://shopify/Product/8101","urls":["` + teeOther + `"]}]}`)
+	return b.startVisualTest(t, "Tee photo", shared, content, teeOther)
+}
+
+// startVisualTest starts a 50/50 visual edit whose group 1 shows content
+// (inserted directly, as the other browser tests insert theirs) and waits
+// until the storefront config, rendered anew every 5 s, carries it with
+// marker.
+func (b *browserShop) startVisualTest(t *testing.T, name string, shared map[string]json.RawMessage, content json.RawMessage, marker string) string {
+	t.Helper()
 	started := time.Now().UTC().Add(-time.Minute)
-	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypeVisualEditor, Status: experiment.StatusActive, Name: "Tee photo",
+	tt := &experiment.Test{ShopID: b.shopID, Type: experiment.TypeVisualEditor, Status: experiment.StatusActive, Name: name,
 		TrafficAllocation: 100, AssignmentVersion: 1, Bucketing: experiment.CurrentBucketing,
-		CreatedAt: started, UpdatedAt: started, StartedAt: &started,
-		Shared: map[string]json.RawMessage{"visual_editor": json.RawMessage(`{"product_ids":["gid://shopify/Product/8101"]}`)},
-		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Other photo", Split: 50,
-			Content: json.RawMessage(`{"images":[{"product_id":"gid://shopify/Product/8101","urls":["` + teeOther + `"]}]}`)}}}
+		CreatedAt: started, UpdatedAt: started, StartedAt: &started, Shared: shared,
+		Groups: []experiment.Group{{Index: 0, Name: "Control", Split: 50}, {Index: 1, Name: "Variant", Split: 50, Content: content}}}
 	lifttest.PutTest(t, b.s.app.DB, tt)
 	id := strconv.FormatInt(tt.ID, 10)
-	// The storefront config is rendered anew every 5 s.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		resp, err := http.Get(b.s.url + "/api/storefront/config?shop=" + url.QueryEscape(b.domain))
 		if err != nil {
@@ -92,11 +99,11 @@ func (b *browserShop) startImageTest(t *testing.T) string {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(body), `"id":"`+id+`"`) && strings.Contains(string(body), teeOther) {
+		if strings.Contains(string(body), `"id":"`+id+`"`) && strings.Contains(string(body), marker) {
 			return id
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the storefront config has no image test %s after 30 s: %s", id, body)
+			t.Fatalf("the storefront config has no test %s (%s) after 30 s: %s", id, name, body)
 		}
 	}
 }
