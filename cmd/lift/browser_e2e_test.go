@@ -86,12 +86,15 @@ const pageTimeout = 30 * time.Second
 
 // liftState is what window.lift tells about the visitor.
 type liftState struct {
-	Visitor     string `json:"visitor"`
-	Session     string `json:"session"`
-	Assignments map[string]struct {
-		Group  int    `json:"group"`
-		Reason string `json:"reason"`
-	} `json:"assignments"`
+	Visitor     string                `json:"visitor"`
+	Session     string                `json:"session"`
+	Assignments map[string]assignment `json:"assignments"`
+}
+
+// assignment is the visitor's group in one test, and why.
+type assignment struct {
+	Group  int    `json:"group"`
+	Reason string `json:"reason"`
 }
 
 func (s liftState) groups() string {

@@ -165,25 +165,8 @@ func wantUnchanged(t *testing.T, what string, p domSeen, late bool) {
 // its next page a group 1 visitor never sees the title as served: the
 // snippet hides it (the rule lift.js kept in _lift_css) until changed.
 func (b *browserShop) domGroups(t *testing.T, browser context.Context, id string) {
-	seen := map[int]bool{}
-	for i := 0; i < 16 && len(seen) < 2; i++ {
-		ctx, cancel := newVisitor(t, browser)
-		watchTracker(t, ctx, seenTitles)
-		st, err := open(ctx, b.url("/demo/products/8101"))
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		a, ok := st.Assignments[id]
-		if !ok || a.Reason != "random_split" || a.Group < 0 {
-			cancel()
-			t.Fatalf("lift state %s: no random assignment to the DOM test %s", st.groups(), id)
-		}
-		if seen[a.Group] {
-			cancel()
-			continue
-		}
-		seen[a.Group] = true
+	watch := func(ctx context.Context) { watchTracker(t, ctx, seenTitles) }
+	b.eachGroup(t, browser, id, watch, func(ctx context.Context, a assignment) {
 		check := map[int]func(*testing.T, string, domSeen, bool){0: wantUnchanged, 1: wantChanged}[a.Group]
 		what := fmt.Sprintf("group %d", a.Group)
 		check(t, what, readDOMPage(t, ctx), false)
@@ -192,7 +175,6 @@ func (b *browserShop) domGroups(t *testing.T, browser context.Context, id string
 
 		css, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.parse(localStorage.getItem('_lift_css') || '{}').css || ''`))
 		if err != nil {
-			cancel()
 			t.Fatal(err)
 		}
 		hides := []string{"html.lift-hide .product h1{visibility:hidden!important}",
@@ -208,12 +190,10 @@ func (b *browserShop) domGroups(t *testing.T, browser context.Context, id string
 		}
 
 		if _, err := open(ctx, b.url("/demo/products/8101")); err != nil {
-			cancel()
 			t.Fatal(err)
 		}
 		check(t, what+", next page", readDOMPage(t, ctx), false)
 		shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__titles`))
-		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,10 +201,7 @@ func (b *browserShop) domGroups(t *testing.T, browser context.Context, id string
 		if a.Group == 1 && !slices.Equal(visible, []string{softTitle}) || a.Group == 0 && !slices.Equal(visible, []string{teeTitle}) {
 			t.Errorf("%s's next page showed the title as %q; want it changed from the first frame in group 1, as served in group 0", what, shown)
 		}
-	}
-	if len(seen) < 2 {
-		t.Fatalf("16 visitors all landed in one group of the DOM test: %v", seen)
-	}
+	})
 }
 
 // domRendered: 300 ms after the page is ready, its own script adds a note

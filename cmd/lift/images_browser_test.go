@@ -148,25 +148,8 @@ func wantHero(t *testing.T, what string, h heroImage, want, id string) {
 // hides marked pictures until painted), and a group 0 visitor sees no
 // picture but its own.
 func (b *browserShop) imageGroups(t *testing.T, browser context.Context, id string) {
-	seen := map[int]bool{}
-	for i := 0; i < 16 && len(seen) < 2; i++ {
-		ctx, cancel := newVisitor(t, browser)
-		onEveryPage(t, ctx, seenImages)
-		st, err := open(ctx, b.url("/demo/products/8101"))
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		a, ok := st.Assignments[id]
-		if !ok || a.Reason != "random_split" || a.Group < 0 {
-			cancel()
-			t.Fatalf("lift state %s: no random assignment to the image test %s", st.groups(), id)
-		}
-		if seen[a.Group] {
-			cancel()
-			continue
-		}
-		seen[a.Group] = true
+	watch := func(ctx context.Context) { onEveryPage(t, ctx, seenImages) }
+	b.eachGroup(t, browser, id, watch, func(ctx context.Context, a assignment) {
 		want := map[int]string{0: teeOwn, 1: teeOther}[a.Group]
 		wantHero(t, fmt.Sprintf("group %d", a.Group), hero(t, ctx), want, id)
 		// A new visitor's first page: the snippet hides the marked picture
@@ -179,12 +162,10 @@ func (b *browserShop) imageGroups(t *testing.T, browser context.Context, id stri
 		b.imageRendered(t, ctx, a.Group, want)
 
 		if _, err := open(ctx, b.url("/demo/products/8101")); err != nil {
-			cancel()
 			t.Fatal(err)
 		}
 		wantHero(t, fmt.Sprintf("group %d, next page", a.Group), hero(t, ctx), want, id)
 		shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__imgs`))
-		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,9 +175,36 @@ func (b *browserShop) imageGroups(t *testing.T, browser context.Context, id stri
 			a.Group == 0 && !slices.Equal(visible, []string{file}) {
 			t.Errorf("group %d's next page showed the tee's picture as %q, want %s only (hidden before it in group 1)", a.Group, shown, file)
 		}
+	})
+}
+
+// eachGroup sends new visitors (watch set up on each first) to the tee's
+// page until it has seen both groups of test id, and runs check with the
+// first visitor of each, on its first page.
+func (b *browserShop) eachGroup(t *testing.T, browser context.Context, id string, watch func(context.Context), check func(context.Context, assignment)) {
+	t.Helper()
+	seen := map[int]bool{}
+	for i := 0; i < 16 && len(seen) < 2; i++ {
+		func() {
+			ctx, cancel := newVisitor(t, browser)
+			defer cancel()
+			watch(ctx)
+			st, err := open(ctx, b.url("/demo/products/8101"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, ok := st.Assignments[id]
+			if !ok || a.Reason != "random_split" || a.Group < 0 {
+				t.Fatalf("lift state %s: no random assignment to test %s", st.groups(), id)
+			}
+			if !seen[a.Group] {
+				seen[a.Group] = true
+				check(ctx, a)
+			}
+		}()
 	}
 	if len(seen) < 2 {
-		t.Fatalf("16 visitors all landed in one group of the image test: %v", seen)
+		t.Fatalf("16 visitors all landed in one group of test %s: %v", id, seen)
 	}
 }
 
