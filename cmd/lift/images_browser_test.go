@@ -67,6 +67,27 @@ func TestImageTestBrowser(t *testing.T) {
 	id := b.startImageTest(t)
 	t.Run("each group sees its picture of the tee", func(t *testing.T) { b.imageGroups(t, browser, id) })
 	t.Run("a preview link shows its group's picture", func(t *testing.T) { b.imagePreview(t, browser, id) })
+	t.Run("product page views count the test's products only", func(t *testing.T) { b.imageViews(t, browser, id) })
+}
+
+// imageViews: a visitor opens another product's page, then the tee's. The
+// tracker records a product page view for the test on the tee's only: the
+// test names the tee, and its product analytics read the tee's views. The
+// views reach ClickHouse in the order sent, so once the tee's is there the
+// other's would be too.
+func (b *browserShop) imageViews(t *testing.T, browser context.Context, id string) {
+	ctx, cancel := newVisitor(t, browser)
+	defer cancel()
+	if _, err := open(ctx, b.url("/demo/products/8107")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := open(ctx, b.url("/demo/products/8101"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const views = `SELECT count() FROM page_views WHERE experiment_id = ? AND visitor_id = ? AND product_id = ?`
+	b.chCount(t, 1, views, id, st.Visitor, "8101")
+	b.chCount(t, 0, views, id, st.Visitor, "8107")
 }
 
 // startImageTest starts a 50/50 visual edit on the tee whose group 1 shows

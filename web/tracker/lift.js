@@ -358,10 +358,12 @@
     set(ls, '_lift_rec', JSON.stringify(done));
   }
 
+  // inScope: a product page counts for a test scoped to products (a price
+  // test's, a visual edit's that names them: what its product analytics
+  // read) only when it is one of them; a test naming none counts them all.
   function inScope(t) {
-    var p = t.scope && t.scope.price;
-    if (!p || !p.product_ids) return true;
-    return p.product_ids.some(function (id) { return digits(id) === page.product; });
+    var s = t.scope || {}, ids = [].concat(s.price && s.price.product_ids || [], s.visual_editor && s.visual_editor.product_ids || []);
+    return !ids.length || ids.some(function (id) { return digits(id) === page.product; });
   }
 
   // apply assigns the visitor to each test of plan p's config and shows
