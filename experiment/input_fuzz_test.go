@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"strings"
@@ -49,14 +50,27 @@ func FuzzParseCreate(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"type":"visual_editor","name":"v","shared":{"visual_editor":{"product_ids":["gid://shopify/Product/1"]}},` +
+		`"test_groups":[{"index":0,"name":"A","split":50},{"index":1,"name":"B","split":50,"content":{"images":[{"product_id":"gid://shopify/Product/1","urls":["/a.jpg","https://x/b"]}],` +
+		`"dom_changes":[{"selector":"h1","action":"set","attribute":"position","parent_selector":"main"},{"selector":"a","action":"append","attribute":"href","value":"?x"}]}}]}`))
+	f.Add([]byte(`{"type":"visual_editor","name":"v","test_groups":[{"index":1,"name":"B","split":100,"content":{"images":[{"urls":null}],"dom_changes":[{}]}}]}`))
 	now := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		got, err := ParseCreate(body, 1, now)
 		if err != nil {
 			wantClientError(t, err)
-			return
+		} else {
+			wantStorable(t, got)
 		}
-		wantStorable(t, got)
+		// The admin panel's create takes DOM changes, and then the
+		// validator judges them: a refusal, never a panic or a 5xx.
+		panel, err := parseCreate(body, 1, now, true)
+		if err == nil {
+			_, err = Validate(context.Background(), testShop, panel, testCatalog, ValidateFull, now)
+		}
+		if err != nil {
+			wantClientError(t, err)
+		}
 	})
 }
 
