@@ -259,6 +259,16 @@ func (b *browserShop) domRendered(t *testing.T, ctx context.Context, group int, 
 	}
 	poll(`document.querySelector('.product h1').textContent === '` + softTitle + `'`)
 	check(t, fmt.Sprintf("group %d, the title rendered anew", group), readDOMPage(t, ctx), true)
+
+	// Last, with nothing else changing after it, the page resets the
+	// button's class, an attribute a change writes: the observer watches
+	// it, so group 1's classes come back.
+	err = chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('add').className = ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(`document.getElementById('add').className === 'btn--sale is-new'`)
+	check(t, fmt.Sprintf("group %d, the button's class reset", group), readDOMPage(t, ctx), true)
 }
 
 // domPreview: a preview link of the test's group 1 shows its changes, in

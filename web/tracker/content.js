@@ -149,6 +149,14 @@
     });
     return touched;
   }
+  // domAttributes are the attributes the shown DOM changes write (html
+  // and moves change children, which the observer sees anyway), for it to
+  // watch: a page that resets one within the window gets the change back.
+  function domAttributes() {
+    var out = [];
+    doms.forEach(function (m) { var a = m.c.attribute; if (a !== 'html' && a !== 'position' && out.indexOf(a) < 0) out.push(a); });
+    return out;
+  }
   function now(el, a) { return a === 'html' ? el.innerHTML : el.getAttribute(a); }
   function warnDOM(m, e) {
     if (!m.warned && w.console) console.warn('lift: DOM change ' + m.i + ' of test ' + m.t + ' (' + m.c.selector + ') skipped:', e);

@@ -153,8 +153,8 @@
   // tracker has painted the document (run(), in lift.js). For that time an
   // observer paints the marked elements, and makes the DOM changes on the
   // elements their selectors match (paintDOM, in content.js), as they
-  // appear, or as the page changes their variant, text, content or image
-  // (src, srcset) in place, as a route shows them (paintRoute: nothing
+  // appear, or as the page changes their variant, text, content, image
+  // (src, srcset) or an attribute a DOM change writes in place, as a route shows them (paintRoute: nothing
   // drawn or counted again); it runs before
   // the browser paints them, so the catalog's price or the product's own
   // image never shows. It stops patience (10 s) after the last of the
@@ -170,7 +170,7 @@
     if (!w.MutationObserver || !(current.cfg.tests || []).length) return;
     watcher = watcher || new MutationObserver(function () { paintRoute(); watcher.takeRecords(); });
     watcher.observe(html, { childList: true, subtree: true, characterData: true,
-      attributeFilter: ['data-lift-variant-id', 'data-lift-product-image', 'src', 'srcset'] });
+      attributeFilter: ['data-lift-variant-id', 'data-lift-product-image', 'src', 'srcset'].concat(domAttributes()) });
     clearTimeout(unwatch);
     unwatch = setTimeout(function () { watcher.disconnect(); }, patience);
   }
