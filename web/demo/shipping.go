@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/liftab/lift/money"
 )
 
 // The checkout shows the shipping rates the shop's carrier service quotes
@@ -56,7 +58,7 @@ func (h *Handler) quote(r *http.Request, cart Cart, country string) ([]byte, err
 }
 
 // rateRequest is the platform's carrier rate request for cart: prices in
-// the currency's cents, each line with its properties.
+// the currency's minor units, each line with its properties.
 func rateRequest(c Cart, country, currency string) ([]byte, error) {
 	items := []map[string]any{}
 	for _, l := range c.Lines {
@@ -66,7 +68,7 @@ func rateRequest(c Cart, country, currency string) ([]byte, error) {
 		if len(l.Properties) > 0 {
 			props = l.Properties
 		}
-		items = append(items, map[string]any{"name": l.Title, "quantity": l.Quantity, "price": int64(math.Round(l.Price * 100)),
+		items = append(items, map[string]any{"name": l.Title, "quantity": l.Quantity, "price": minorUnits(l.Price, currency),
 			"product_id": p, "variant_id": v, "requires_shipping": true, "properties": props})
 	}
 	return json.Marshal(map[string]any{"rate": map[string]any{"origin": map[string]string{"country": "US"},
@@ -133,18 +135,16 @@ func (h *Handler) chosenRate(r *http.Request, cart Cart, choice shippingChoice) 
 	return nil, errNotOffered
 }
 
-// hundredths converts an amount in the currency's minor units (what the
-// carrier API speaks) to hundredths: ×100 for a currency without minor
-// units, rounded for one with three. The exponents are ISO 4217's, as
-// Lift's money package has them (the demo keeps free of Lift's packages).
+// The carrier API speaks amounts in the currency's minor units (ISO 4217's
+// exponent: 0 for JPY, 3 for KWD); the demo keeps hundredths. These convert
+// between the two by money.MinorUnits, Lift's one table of exponents.
+
+// hundredths is an amount in minor units as hundredths.
 func hundredths(minor int64, currency string) int64 {
-	switch strings.ToUpper(currency) {
-	case "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF":
-		return minor * 100
-	case "BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND":
-		return int64(math.Round(float64(minor) / 10))
-	case "CLF", "UYW":
-		return int64(math.Round(float64(minor) / 100))
-	}
-	return minor
+	return int64(math.Round(float64(minor) * math.Pow10(2-int(money.MinorUnits(currency)))))
+}
+
+// minorUnits is a price as the carrier API writes it.
+func minorUnits(price float64, currency string) int64 {
+	return int64(math.Round(price * math.Pow10(int(money.MinorUnits(currency)))))
 }
