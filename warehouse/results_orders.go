@@ -56,14 +56,26 @@ func orderVersionsSQL(cols []string, having string) string {
 // latestOrdersSQL is each counting order of the window with its session,
 // revenue, cost and lines. Amounts are stored as Decimal(18,4)
 // (clickhouse/0411) and read as Float64: the statistics work in floats.
-func latestOrdersSQL() string {
-	return standingOrdersSQL([]string{"argMax(session_id, version) AS o_sid",
+func latestOrdersSQL() string { return latestOrdersWithSQL(nil, nil) }
+
+// latestOrdersWithSQL is latestOrdersSQL with more per-order columns (cols,
+// named out).
+func latestOrdersWithSQL(cols, out []string) string {
+	return standingOrdersSQL(append([]string{"argMax(session_id, version) AS o_sid",
 		"argMax(toFloat64(revenue), version) AS o_all_revenue", "argMax(toFloat64(cost), version) AS o_all_cost",
 		"argMax(line_product_ids, version) AS o_lp", "argMax(line_quantities, version) AS o_lq",
-		"argMax(arrayMap(p -> toFloat64(p), line_prices), version) AS o_lpr",
-		"argMax(toFloat64(shipping), version) AS o_all_shipping", "argMax(shipping_recorded, version) AS o_all_shipped"},
-		[]string{"o_sid", "o_all_revenue", "o_all_cost", "o_lp", "o_lq", "o_lpr", "o_all_shipping", "o_all_shipped"}, " AND "+inWindow("o_ts"))
+		"argMax(arrayMap(p -> toFloat64(p), line_prices), version) AS o_lpr"}, cols...),
+		append([]string{"o_sid", "o_all_revenue", "o_all_cost", "o_lp", "o_lq", "o_lpr"}, out...), " AND "+inWindow("o_ts"))
 }
+
+// orderShippingCols are each order's shipping as it stands and whether it
+// recorded any (named orderShippingOut), read when a query asks for
+// shipping (MetricsQuery.Shipping).
+var (
+	orderShippingCols = []string{"argMax(toFloat64(shipping), version) AS o_all_shipping",
+		"argMax(shipping_recorded, version) AS o_all_shipped"}
+	orderShippingOut = []string{"o_all_shipping", "o_all_shipped"}
+)
 
 // orderRowsSQL is one row per unit with orders: their count, revenue and
 // profit, each order in its latest version. On the visitors basis each row
@@ -112,10 +124,14 @@ func (u unitParts) scopedOrdersSQL() string {
 		// A scoped order's cost follows its share of the revenue.
 		orderCost = "if(o_all_revenue > 0, o_all_cost * " + orderRevenue + " / o_all_revenue, o_all_cost)"
 	}
+	orders, shipping := latestOrdersSQL(), ""
+	if u.q.Shipping {
+		orders, shipping = latestOrdersWithSQL(orderShippingCols, orderShippingOut), ", o_all_shipping AS o_shipping, o_all_shipped AS o_shipped"
+	}
 	return `
 			SELECT order_id, o_vid, o_named_vid, o_sid, ov_sid, o_group, o_ts, ` + orderRevenue + ` AS o_revenue,
-				` + orderCost + ` AS o_cost, o_all_shipping AS o_shipping, o_all_shipped AS o_shipped
-			FROM (` + latestOrdersSQL() + `)` + orderFilter
+				` + orderCost + ` AS o_cost` + shipping + `
+			FROM (` + orders + `)` + orderFilter
 }
 
 // orderAssignmentSQL is the stand-in assignment an order row carries on the

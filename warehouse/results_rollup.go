@@ -261,7 +261,7 @@ func rollupUnitsSQL(q MetricsQuery, copied, hasOthers bool) string {
 	if q.Shipping {
 		shipping = []string{"o_shipping AS x_shipping", "o_unshipped AS x_unshipped"}
 	}
-	return unitsOverSQL(attrs, shipping, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL())
+	return unitsOverSQL(attrs, shipping, strings.Join(branches, "\n\t\tUNION ALL\n\t\t"), rollupOrderUnitsSQL(q.Shipping))
 }
 
 // othersSQL is S, the visitors with a row outside the base part, as read
@@ -392,17 +392,22 @@ const staying = `toFloat64(arraySum(arrayMap(i -> if(i = length(r_ss) OR r_ss[i 
 // its first and last order, whether the unit is an assigned visitor of the
 // order's group (o_assigned, joined to the rollup) or a unit of its own, and
 // for the latter the stand-in assignment the raw path packs (first order's
-// time·2¹⁷ + group+1).
-func rollupOrderUnitsSQL() string {
-	orders := standingOrdersSQL([]string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
-		"argMax(toFloat64(cost), version) AS o_all_cost", "argMax(toFloat64(shipping), version) AS o_all_shipping",
-		"argMax(shipping_recorded, version) AS o_all_shipped"}, []string{"o_all_revenue", "o_all_cost", "o_all_shipping", "o_all_shipped"}, "")
+// time·2¹⁷ + group+1); with shipping, its orders' shipping and how many
+// recorded none (o_shipping, o_unshipped).
+func rollupOrderUnitsSQL(shipping bool) string {
+	cols, out, sums := []string{"argMax(toFloat64(revenue), version) AS o_all_revenue",
+		"argMax(toFloat64(cost), version) AS o_all_cost"}, []string{"o_all_revenue", "o_all_cost"}, ""
+	if shipping {
+		cols, out = append(cols, orderShippingCols...), append(out, orderShippingOut...)
+		sums = `,
+				toFloat64(sumIf(o_all_shipping, o_all_shipped = 1)) AS o_shipping, toUInt64(countIf(o_all_shipped = 0)) AS o_unshipped`
+	}
+	orders := standingOrdersSQL(cols, out, "")
 	return `
 			SELECT ` + vidSQL("o_vid") + ` AS vid, toUInt8(o_vid = o_named_vid) AS o_assigned,
 				min(toUInt64(toUInt32(o_ts)) * 131072 + toUInt64(greatest(o_group + 1, 0))) AS o_pack,
 				toUInt64(count()) AS o_orders, toFloat64(sum(o_all_revenue)) AS o_revenue,
-				toFloat64(sum(o_all_revenue - o_all_cost)) AS o_profit, min(o_ts) AS o_first, max(o_ts) AS o_last,
-				toFloat64(sumIf(o_all_shipping, o_all_shipped = 1)) AS o_shipping, toUInt64(countIf(o_all_shipped = 0)) AS o_unshipped
+				toFloat64(sum(o_all_revenue - o_all_cost)) AS o_profit, min(o_ts) AS o_first, max(o_ts) AS o_last` + sums + `
 			FROM (` + orders + `) AS standing_orders
 			GROUP BY vid, o_assigned`
 }
