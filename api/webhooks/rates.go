@@ -56,12 +56,9 @@ var countryCode = regexp.MustCompile(`^[A-Z]{2}$`)
 // destination no zone ships to), 401 for a bad signature, 400 for a body
 // without a destination country, 404 for a shop Lift does not serve.
 func (h *Handler) rates(c *gin.Context) error {
-	body, err := h.readBody(c)
+	body, err := h.signedBody(c, "request")
 	if err != nil {
 		return err
-	}
-	if !h.verify(c.GetHeader(HeaderSignature), body) {
-		return experiment.Errorf(experiment.KindUnauthenticated, "invalid_signature", "The request signature does not match.")
 	}
 	var in rateRequest
 	if err := json.Unmarshal(body, &in); err != nil || !countryCode.MatchString(in.Rate.Destination.Country) {

@@ -72,17 +72,28 @@ func Sign(secret, body []byte) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
+// signedBody reads the platform's call (413 over the limit) and checks its
+// signature (401 "The <what> signature does not match."): every call the
+// platform makes is signed the same way.
+func (h *Handler) signedBody(c *gin.Context, what string) ([]byte, error) {
+	body, err := h.readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	if !h.verify(c.GetHeader(HeaderSignature), body) {
+		return nil, experiment.Errorf(experiment.KindUnauthenticated, "invalid_signature", "The %s signature does not match.", what)
+	}
+	return body, nil
+}
+
 // receive answers 413 for a body over the limit, 401 for a bad signature,
 // 400 when a header is missing or the body cannot be stored or read, 503
 // when the delivery could not be queued, and 200 with an empty body once
 // it is recorded and queued (or was already, or names an unknown shop).
 func (h *Handler) receive(c *gin.Context) error {
-	body, err := h.readBody(c)
+	body, err := h.signedBody(c, "webhook")
 	if err != nil {
 		return err
-	}
-	if !h.verify(c.GetHeader(HeaderSignature), body) {
-		return experiment.Errorf(experiment.KindUnauthenticated, "invalid_signature", "The webhook signature does not match.")
 	}
 	id := strings.TrimSpace(c.GetHeader(HeaderID))
 	// Headers are stored as text: bytes Postgres refuses would fail the

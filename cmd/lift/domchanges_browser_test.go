@@ -4,16 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/liftab/lift/experiment"
 )
 
 // A visual edit's DOM changes (docs/dom-changes.md) in chromium on the demo
@@ -274,21 +270,7 @@ func (b *browserShop) domRendered(t *testing.T, ctx context.Context, group int, 
 // domPreview: a preview link of the test's group 1 shows its changes, in
 // no counted test.
 func (b *browserShop) domPreview(t *testing.T, browser context.Context, id string) {
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := experiment.SignPreview(b.s.app.SigningSecret, n, 1, time.Now().Add(time.Hour))
-	ctx, cancel := newVisitor(t, browser)
-	defer cancel()
-	watchTracker(t, ctx, "")
-	st, err := open(ctx, b.url("/demo/products/8101")+"&lift_preview="+url.QueryEscape(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := st.Assignments[id]; a.Group != 1 || a.Reason != "preview" || len(st.Assignments) != 1 {
-		t.Fatalf("the preview link's assignments %s; want group 1 of %s by preview alone", st.groups(), id)
-	}
+	ctx := b.openPreview(t, browser, id, func(ctx context.Context) { watchTracker(t, ctx, "") })
 	wantChanged(t, "a preview of group 1", readDOMPage(t, ctx), false)
 	screenshot(t, ctx, "dom-changes-preview.png")
 }

@@ -286,20 +286,30 @@ func (b *browserShop) imageRendered(t *testing.T, ctx context.Context, group int
 // imagePreview: a preview link of the image test's group 1 shows its
 // picture of the tee, in no counted test.
 func (b *browserShop) imagePreview(t *testing.T, browser context.Context, id string) {
+	ctx := b.openPreview(t, browser, id, func(context.Context) {})
+	wantHero(t, "a preview of group 1", hero(t, ctx), teeOther, id)
+	screenshot(t, ctx, "image-test-preview.png")
+}
+
+// openPreview opens the tee's page by a preview link of group 1 of test
+// id, in a new visitor (watch set up first), and checks the preview alone
+// assigned it; the visitor's context ends with t.
+func (b *browserShop) openPreview(t *testing.T, browser context.Context, id string, watch func(context.Context)) context.Context {
+	t.Helper()
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	token := experiment.SignPreview(b.s.app.SigningSecret, n, 1, time.Now().Add(time.Hour))
 	ctx, cancel := newVisitor(t, browser)
-	defer cancel()
+	t.Cleanup(cancel)
+	watch(ctx)
 	st, err := open(ctx, b.url("/demo/products/8101")+"&lift_preview="+url.QueryEscape(token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := st.Assignments[id]; a.Group != 1 || a.Reason != "preview" {
-		t.Fatalf("the preview link's assignments %s; want group 1 of %s by preview", st.groups(), id)
+	if a := st.Assignments[id]; a.Group != 1 || a.Reason != "preview" || len(st.Assignments) != 1 {
+		t.Fatalf("the preview link's assignments %s; want group 1 of %s by preview alone", st.groups(), id)
 	}
-	wantHero(t, "a preview of group 1", hero(t, ctx), teeOther, id)
-	screenshot(t, ctx, "image-test-preview.png")
+	return ctx
 }
