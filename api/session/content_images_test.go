@@ -102,8 +102,17 @@ func TestContentDOMChanges(t *testing.T) {
 	if len(changes) != 2 || changes[1].(map[string]any)["parent_selector"] != "main" {
 		t.Fatalf("v1 reads dom_changes as %v", changes)
 	}
-	if p := s.v1(t, "PATCH", "/v1/experiments/"+id, `{"test_groups":[{"index":1,"content":{"custom_css":"h1{}"}}]}`); p.Status != http.StatusConflict {
-		t.Fatalf("v1 PATCH of the editor's group = %d %s, want 409", p.Status, p.Raw)
+	p := s.v1(t, "PATCH", "/v1/experiments/"+id, `{"test_groups":[{"index":1,"content":{"custom_css":"h1{}"}}]}`)
+	v1e, _ := p.obj()["error"].(map[string]any)
+	if code, param := v1Error(p); p.Status != http.StatusConflict || v1e["type"] != "conflict_error" ||
+		code != "editor_owned_content" || param != "test_groups[1].content.custom_css" {
+		t.Fatalf("v1 PATCH of the editor's group = %d %s, want 409 conflict_error editor_owned_content at test_groups[1].content.custom_css", p.Status, p.Raw)
+	}
+	// Nor can v1 create them.
+	c := s.v1(t, "POST", "/v1/experiments", `{"type":"visual_editor","name":"v","test_groups":[{"index":0,"name":"A","split":50},
+		{"index":1,"name":"B","split":50,"content":{"dom_changes":[{"selector":"h1","action":"set","attribute":"html","value":"x"}]}}]}`)
+	if code, param := v1Error(c); c.Status != http.StatusUnprocessableEntity || code != "invalid_request" || param != "test_groups[1].content" {
+		t.Fatalf("v1 create with DOM changes = %d %s, want 422 invalid_request at test_groups[1].content", c.Status, c.Raw)
 	}
 	for _, tc := range []struct{ name, changes, wantMsg string }{
 		{"an unknown action", `[{"selector":"h1","action":"replace","attribute":"html","value":"x"}]`, "set, append or remove"},
