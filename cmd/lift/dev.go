@@ -20,6 +20,7 @@ import (
 	"github.com/liftab/lift/devstack"
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/experiment/catalogdata"
+	"github.com/liftab/lift/money"
 	"github.com/liftab/lift/store"
 	"github.com/liftab/lift/web/demo"
 	"github.com/liftab/lift/web/tracker"
@@ -125,7 +126,7 @@ func (a *App) demoStore() (*demo.Handler, error) {
 			webhooks.SetDeliveryHeaders(h, secret, topic, shop, id, body)
 		}
 	}
-	return demo.New(demo.Config{Catalog: cat, DefaultShop: demoDomain, SignWebhook: sign, AntiFlicker: tracker.AntiFlicker,
+	return demo.New(demo.Config{Catalog: cat, DefaultShop: demoDomain, SignWebhook: sign, MinorUnits: money.MinorUnits, AntiFlicker: tracker.AntiFlicker,
 		Now: a.Now, Logger: a.Log})
 }
 

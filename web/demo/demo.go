@@ -59,6 +59,9 @@ type Config struct {
 	// cmd/lift passes api/webhooks' own, so the store stays free of Lift's
 	// packages. nil: checkout answers 503, as Lift would refuse the orders.
 	SignWebhook func(h http.Header, topic, shop, deliveryID string, body []byte)
+	// MinorUnits is a currency's ISO 4217 exponent (cmd/lift passes
+	// money.MinorUnits, Lift's one table of them); nil: 2 for every one.
+	MinorUnits func(currency string) int32
 	// WebhookURL receives the orders; default http://<request host>/api/webhooks.
 	WebhookURL string
 	// RatesURL is the carrier service the checkout asks for shipping rates

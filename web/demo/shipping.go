@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/liftab/lift/money"
 )
 
 // The checkout shows the shipping rates the shop's carrier service quotes
@@ -49,7 +47,8 @@ func (h *Handler) rates(w http.ResponseWriter, r *http.Request) {
 // quote asks the carrier service for cart's rates to country and returns
 // its answer as it is.
 func (h *Handler) quote(r *http.Request, cart Cart, country string) ([]byte, error) {
-	body, err := rateRequest(cart, country, h.cfg.Catalog.Currency)
+	currency := h.cfg.Catalog.Currency
+	body, err := rateRequest(cart, country, currency, h.exponent(currency))
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +58,7 @@ func (h *Handler) quote(r *http.Request, cart Cart, country string) ([]byte, err
 
 // rateRequest is the platform's carrier rate request for cart: prices in
 // the currency's minor units, each line with its properties.
-func rateRequest(c Cart, country, currency string) ([]byte, error) {
+func rateRequest(c Cart, country, currency string, exp int) ([]byte, error) {
 	items := []map[string]any{}
 	for _, l := range c.Lines {
 		p, _ := strconv.ParseInt(l.ProductID, 10, 64)
@@ -68,7 +67,7 @@ func rateRequest(c Cart, country, currency string) ([]byte, error) {
 		if len(l.Properties) > 0 {
 			props = l.Properties
 		}
-		items = append(items, map[string]any{"name": l.Title, "quantity": l.Quantity, "price": minorUnits(l.Price, currency),
+		items = append(items, map[string]any{"name": l.Title, "quantity": l.Quantity, "price": minorUnits(l.Price, exp),
 			"product_id": p, "variant_id": v, "requires_shipping": true, "properties": props})
 	}
 	return json.Marshal(map[string]any{"rate": map[string]any{"origin": map[string]string{"country": "US"},
@@ -130,21 +129,30 @@ func (h *Handler) chosenRate(r *http.Request, cart Cart, choice shippingChoice) 
 				"total_price", q.TotalPrice, "currency", q.Currency)
 			return nil, nil
 		}
-		return &shippingRate{Name: q.Name, Code: q.Code, Cents: hundredths(minor, currency)}, nil
+		return &shippingRate{Name: q.Name, Code: q.Code, Cents: hundredths(minor, h.exponent(currency))}, nil
 	}
 	return nil, errNotOffered
 }
 
-// The carrier API speaks amounts in the currency's minor units (ISO 4217's
-// exponent: 0 for JPY, 3 for KWD); the demo keeps hundredths. These convert
-// between the two by money.MinorUnits, Lift's one table of exponents.
+// The carrier API speaks amounts in the currency's minor units, whose
+// exponent (ISO 4217: 0 for JPY, 3 for KWD) Config.MinorUnits gives; the
+// demo keeps hundredths.
 
-// hundredths is an amount in minor units as hundredths.
-func hundredths(minor int64, currency string) int64 {
-	return int64(math.Round(float64(minor) * math.Pow10(2-int(money.MinorUnits(currency)))))
+// exponent is the currency's ISO 4217 exponent: Config.MinorUnits', else 2.
+func (h *Handler) exponent(currency string) int {
+	if h.cfg.MinorUnits == nil {
+		return 2
+	}
+	return int(h.cfg.MinorUnits(currency))
 }
 
-// minorUnits is a price as the carrier API writes it.
-func minorUnits(price float64, currency string) int64 {
-	return int64(math.Round(price * math.Pow10(int(money.MinorUnits(currency)))))
+// hundredths is an amount in minor units of exponent exp as hundredths.
+func hundredths(minor int64, exp int) int64 {
+	return int64(math.Round(float64(minor) * math.Pow10(2-exp)))
+}
+
+// minorUnits is a price as the carrier API writes it, in minor units of
+// exponent exp.
+func minorUnits(price float64, exp int) int64 {
+	return int64(math.Round(price * math.Pow10(exp)))
 }
