@@ -177,6 +177,9 @@ func (s *Service) computeQuery(ctx context.Context, q *ResultQuery, now time.Tim
 	if err != nil {
 		return nil, "", err
 	}
+	if err := s.settled(ctx, q.ShopID, q.TestID); err != nil {
+		return nil, "", err
+	}
 	body, err := s.ComputeQuery(ctx, shop, t, spec, now)
 	return body, "", err
 }

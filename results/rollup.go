@@ -16,6 +16,23 @@ type RollupPreparer interface {
 	PrepareRollup(ctx context.Context, shopID int64, experimentID string) (built bool, err error)
 }
 
+// Settler is a Warehouse whose deletes run in the background (reset
+// analytics' erase is a ClickHouse mutation): WaitErased returns once no
+// delete of the test's rows is pending, or with ctx's error.
+type Settler interface {
+	WaitErased(ctx context.Context, shopID int64, experimentID string) error
+}
+
+// settled waits, where the warehouse can say, until the test's erased rows
+// are gone: a snapshot or custom query kept from a read during the erase
+// would show the erased numbers for hours.
+func (s *Service) settled(ctx context.Context, shopID, testID int64) error {
+	if w, ok := s.cfg.Warehouse.(Settler); ok {
+		return w.WaitErased(ctx, shopID, strconv.FormatInt(testID, 10))
+	}
+	return nil
+}
+
 // RunningTest names a running test.
 type RunningTest struct{ ShopID, TestID int64 }
 

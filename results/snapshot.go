@@ -84,6 +84,9 @@ func (s *Service) TakeSnapshot(ctx context.Context, shopID, testID int64, final 
 	if err != nil {
 		return fmt.Errorf("results.TakeSnapshot %d: %w", testID, err)
 	}
+	if err := s.settled(ctx, shopID, testID); err != nil {
+		return fmt.Errorf("results.TakeSnapshot %d: %w", testID, err)
+	}
 	snap, err := s.ComputeSnapshot(ctx, shop, t, s.now(), final && ended)
 	if err != nil {
 		return fmt.Errorf("results.TakeSnapshot %d: %w", testID, err)

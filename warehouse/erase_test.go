@@ -2,6 +2,7 @@ package warehouse_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -70,5 +71,43 @@ func TestEraseTestEmptiesPreAggregates(t *testing.T) {
 			t.Fatalf("test 1's pre-aggregated rows still there: %v", got)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWaitErased: a read that must not count erased rows waits while the
+// test's delete is pending (here held back by stopped merges, which run
+// mutations too), not for another test's, and returns once it is done.
+func TestWaitErased(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := openWarehouse(t)
+	when := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	if err := w.Insert(ctx, &warehouse.Batch{Events: []warehouse.Event{{ShopID: 9, ExperimentID: "41", EventID: "e",
+		SessionID: "s", VisitorID: "v", EventType: "page_viewed", CreatedAt: when, ReceivedAt: when}}}); err != nil {
+		t.Fatal(err)
+	}
+	start := stopMerges(t, w, "events")
+	if err := (warehouse.Eraser{W: w}).EraseTest(ctx, 9, 41); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if err := w.WaitErased(short, 9, "41"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitErased while the delete is held back = %v, want the deadline", err)
+	}
+	other, cancel3 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel3()
+	if err := w.WaitErased(other, 9, "42"); err != nil {
+		t.Fatalf("WaitErased of another test = %v, want nil at once", err)
+	}
+	start()
+	long, cancel2 := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel2()
+	if err := w.WaitErased(long, 9, "41"); err != nil {
+		t.Fatal(err)
+	}
+	var left uint64
+	if err := w.Conn().QueryRow(ctx, "SELECT count() FROM events WHERE shop_id = 9 AND experiment_id = '41'").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("after WaitErased %d rows of the test are left (%v)", left, err)
 	}
 }

@@ -41,6 +41,7 @@ var (
 	_ results.Warehouse      = (*Warehouse)(nil)
 	_ results.CappedMetrics  = (*Warehouse)(nil)
 	_ results.RollupPreparer = (*Warehouse)(nil)
+	_ results.Settler        = (*Warehouse)(nil)
 )
 
 var (
