@@ -30,8 +30,8 @@ var floorCatalog = memCatalog{CatalogView{
 		"gid://shopify/Collection/5": {ID: "gid://shopify/Collection/5", Title: "Gone", ProductIDs: []string{"gid://shopify/Product/7"}},
 	},
 	Zones: map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{
-		{ID: "gid://shopify/DeliveryRate/1", Name: "Standard", Price: "5.00"},
-		{ID: "gid://shopify/DeliveryRate/2", Name: "Express", Price: "12.00"}}}},
+		{ID: "gid://shopify/DeliveryMethodDefinition/1", Name: "Standard", Price: "5.00"},
+		{ID: "gid://shopify/DeliveryMethodDefinition/2", Name: "Express", Price: "12.00"}}}},
 }}
 
 func validateWith(t *testing.T, cat Catalog, body string) ([]Finding, error) {
@@ -192,7 +192,7 @@ func TestShippingGroupMustChangeARate(t *testing.T) {
 	rate := func(id, name, amount string) string {
 		r := `{"zone_id":"gid://shopify/DeliveryZone/1","name":` + fmt.Sprintf("%q", name) + `,"price":{"amount":"` + amount + `","currency":"USD"}`
 		if id != "" {
-			r += `,"rate_id":"gid://shopify/DeliveryRate/` + id + `"`
+			r += `,"rate_id":"gid://shopify/DeliveryMethodDefinition/` + id + `"`
 		}
 		return r + "}"
 	}

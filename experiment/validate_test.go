@@ -74,7 +74,7 @@ var testCatalog = memCatalog{CatalogView{
 	},
 	Themes: map[string]Theme{"gid://shopify/Theme/1": {ID: "gid://shopify/Theme/1", Name: "Dawn", Templates: []string{"product", "product.alt"}},
 		"gid://shopify/Theme/3": {ID: "gid://shopify/Theme/3", Name: "Live", Role: "main", Templates: []string{"product", "product.alt"}}},
-	Zones:   map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{{ID: "gid://shopify/DeliveryRate/1", Name: "Standard", Price: "5.00"}}}},
+	Zones:   map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/1", Name: "Standard", Price: "5.00"}}}},
 	Markets: map[string]Market{"gid://shopify/Market/2": {ID: "gid://shopify/Market/2", Name: "EU", Currency: "EUR", Countries: []string{"DE", "FR"}}},
 }}
 

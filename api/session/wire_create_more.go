@@ -31,7 +31,7 @@ func shipping(_ context.Context, _ *API, shop *experiment.Shop, in *createWire) 
 			}
 			rate := map[string]any{"zone_id": zone, "name": r.Name, "price": money(shop, r.Price)}
 			if r.RateID != "" {
-				if rate["rate_id"], err = gid("DeliveryRate", r.RateID, "rates["+strconv.Itoa(j)+"].rateId"); err != nil {
+				if rate["rate_id"], err = gid("DeliveryMethodDefinition", r.RateID, "rates["+strconv.Itoa(j)+"].rateId"); err != nil {
 					return nil, err
 				}
 			}

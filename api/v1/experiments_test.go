@@ -388,7 +388,7 @@ func createFindingCases() []createCase {
 		{"ThemeNotFound", template("gid://shopify/OnlineStoreTheme/9", `{"template":"product.alternate"}`), "theme_not_found", "shared.template.theme_id"},
 		{"TemplateNotFound", template(dawn, `{"template":"product.nope"}`), "template_not_found", "test_groups[1].content.template"},
 		{"ZoneNotFound", strings.Replace(ship(rate(domestic, standard)), `"zone_ids":["`+domestic, `"zone_ids":["gid://shopify/DeliveryZone/9`, 1), "zone_not_found", "shared.shipping.zone_ids[0]"},
-		{"RateNotFound", ship(rate(domestic, "gid://shopify/DeliveryRate/9")), "rate_not_found", "test_groups[1].content.rates[0].rate_id"},
+		{"RateNotFound", ship(rate(domestic, "gid://shopify/DeliveryMethodDefinition/9")), "rate_not_found", "test_groups[1].content.rates[0].rate_id"},
 		// Group with nothing to test.
 		{"TemplateRequired", template(dawn, `{}`), "template_required", "test_groups[1].content.template"},
 		{"DestinationRequired", redirect(`{"source_path":"/"}`, `{}`), "destination_required", "test_groups[1].content.destination"},

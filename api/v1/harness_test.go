@@ -321,7 +321,7 @@ const (
 	sweaterS  = "gid://shopify/ProductVariant/44005"
 	domestic  = "gid://shopify/DeliveryZone/501"
 	intl      = "gid://shopify/DeliveryZone/502"
-	standard  = "gid://shopify/DeliveryRate/5011"
+	standard  = "gid://shopify/DeliveryMethodDefinition/5011"
 	dawn      = "gid://shopify/OnlineStoreTheme/1201"
 	holiday   = "gid://shopify/OnlineStoreTheme/1202"
 	euMarket  = "gid://shopify/Market/602"

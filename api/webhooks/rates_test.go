@@ -38,16 +38,16 @@ func TestCarrierRates(t *testing.T) {
 		want                    string
 	}{
 		{"the group's rate replaces the zone's", domain, body("US", in), "", 200,
-			`{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryRate/5011","total_price":"495","currency":"USD","description":""},` +
-				`{"service_name":"Express","service_code":"gid://shopify/DeliveryRate/5012","total_price":"1495","currency":"USD","description":""}]}`},
+			`{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5011","total_price":"495","currency":"USD","description":""},` +
+				`{"service_name":"Express","service_code":"gid://shopify/DeliveryMethodDefinition/5012","total_price":"1495","currency":"USD","description":""}]}`},
 		{"a line without assignments sees the zone's own", domain, body("US", "null"), "", 200,
-			`{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryRate/5011","total_price":"695","currency":"USD","description":""},` +
-				`{"service_name":"Express","service_code":"gid://shopify/DeliveryRate/5012","total_price":"1495","currency":"USD","description":""}]}`},
+			`{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5011","total_price":"695","currency":"USD","description":""},` +
+				`{"service_name":"Express","service_code":"gid://shopify/DeliveryMethodDefinition/5012","total_price":"1495","currency":"USD","description":""}]}`},
 		{"a property that is not text is no assignment", domain, body("US", `{"_lift_assignments":7}`), "", 200,
-			`{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryRate/5011","total_price":"695","currency":"USD","description":""},` +
-				`{"service_name":"Express","service_code":"gid://shopify/DeliveryRate/5012","total_price":"1495","currency":"USD","description":""}]}`},
+			`{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5011","total_price":"695","currency":"USD","description":""},` +
+				`{"service_name":"Express","service_code":"gid://shopify/DeliveryMethodDefinition/5012","total_price":"1495","currency":"USD","description":""}]}`},
 		{"another zone keeps its rates", domain, body("CA", in), "", 200,
-			`{"rates":[{"service_name":"International Standard","service_code":"gid://shopify/DeliveryRate/5021","total_price":"1900","currency":"USD","description":""}]}`},
+			`{"rates":[{"service_name":"International Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5021","total_price":"1900","currency":"USD","description":""}]}`},
 		{"no zone ships there", domain, body("JP", in), "", 200, `{"rates":[]}`},
 		{"bad signature", domain, body("US", in), "AAAA", 401, ""},
 		{"not JSON", domain, `{"rate":`, "", 400, ""},
@@ -107,7 +107,7 @@ func ratesServer(t testing.TB) (url, domain string, testID int64) {
 	tt.Type = experiment.TypeShipping
 	tt.Shared = map[string]json.RawMessage{"shipping": json.RawMessage(`{"zone_ids":["` + domestic + `"]}`)}
 	tt.Groups[1].Content = json.RawMessage(`{"rates":[{"zone_id":"` + domestic +
-		`","rate_id":"gid://shopify/DeliveryRate/5011","name":"Standard","price":{"amount":"4.95","currency":"USD"}}]}`)
+		`","rate_id":"gid://shopify/DeliveryMethodDefinition/5011","name":"Standard","price":{"amount":"4.95","currency":"USD"}}]}`)
 	lifttest.PutTest(t, db, tt)
 
 	r := gin.New()

@@ -62,7 +62,7 @@ func (b *browserShop) startShipping(t *testing.T) string {
 	const zone = "gid://shopify/DeliveryZone/501" // Domestic, USD (experiment/catalogdata/demo.json)
 	body := `{"type":"shipping","name":"Ship","shared":{"shipping":{"zone_ids":["` + zone + `"]}},
 		"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Cheaper","split":50,
-		"content":{"rates":[{"zone_id":"` + zone + `","rate_id":"gid://shopify/DeliveryRate/5011","name":"Standard","price":{"amount":"1.00","currency":"USD"}}]}}]}`
+		"content":{"rates":[{"zone_id":"` + zone + `","rate_id":"gid://shopify/DeliveryMethodDefinition/5011","name":"Standard","price":{"amount":"1.00","currency":"USD"}}]}}]}`
 	r := b.s.do("POST", "/v1/experiments", write, body)
 	id, _ := r.body["id"].(string)
 	if r.status != 201 || id == "" {
@@ -310,7 +310,7 @@ func (b *browserShop) linesInShipping(t *testing.T, ctx context.Context, ship st
 	}
 	shown, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
   const l = document.getElementById('shipping-rates');
-  const s = l && l.getAttribute('data-state') === 'shown' && l.querySelector('li[data-code="gid://shopify/DeliveryRate/5011"]');
+  const s = l && l.getAttribute('data-state') === 'shown' && l.querySelector('li[data-code="gid://shopify/DeliveryMethodDefinition/5011"]');
   return s ? s.getAttribute('data-total') + ' ' + s.textContent : null;
 })()`, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
 	if err != nil || shown != want+" Standard — "+map[int]string{0: "$6.95", 1: "$1.00"}[a.Group] {

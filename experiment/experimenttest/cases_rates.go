@@ -30,8 +30,8 @@ func testQuoteRates(t *testing.T, nb NewBackend) {
 		}
 		return strings.Join(out, "; ")
 	}
-	const domestic = "gid://shopify/DeliveryRate/5011 Standard 6.95 USD; gid://shopify/DeliveryRate/5012 Express 14.95 USD"
-	const intl = "gid://shopify/DeliveryRate/5021 International Standard 19.00 USD"
+	const domestic = "gid://shopify/DeliveryMethodDefinition/5011 Standard 6.95 USD; gid://shopify/DeliveryMethodDefinition/5012 Express 14.95 USD"
+	const intl = "gid://shopify/DeliveryMethodDefinition/5021 International Standard 19.00 USD"
 	for _, c := range []struct{ country, want string }{{"US", domestic}, {"CA", intl}, {"JP", ""}} {
 		if got := quote(c.country, ""); got != c.want {
 			t.Fatalf("%s before any test = %q, want %q", c.country, got, c.want)
@@ -42,7 +42,7 @@ func testQuoteRates(t *testing.T, nb NewBackend) {
 	b.Act(t, x.ID, experiment.ActionStart)
 	in := func(g int) string { return fmt.Sprintf("999:1,%d:%d", x.ID, g) }
 	for _, c := range []struct{ country, assignments, want string }{
-		{"US", in(1), "gid://shopify/DeliveryRate/5011 Standard 4.95 USD; gid://shopify/DeliveryRate/5012 Express 14.95 USD"},
+		{"US", in(1), "gid://shopify/DeliveryMethodDefinition/5011 Standard 4.95 USD; gid://shopify/DeliveryMethodDefinition/5012 Express 14.95 USD"},
 		{"CA", in(1), intl + fmt.Sprintf("; lift-%d-1-1 Intl saver 12.00 USD", x.ID)},
 		{"US", in(0), domestic},
 		{"US", "", domestic},

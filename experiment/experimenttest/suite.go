@@ -209,7 +209,7 @@ const (
 	SweaterS  = "gid://shopify/ProductVariant/44005"
 	Domestic  = "gid://shopify/DeliveryZone/501"
 	Intl      = "gid://shopify/DeliveryZone/502"
-	Standard  = "gid://shopify/DeliveryRate/5011"
+	Standard  = "gid://shopify/DeliveryMethodDefinition/5011"
 	Dawn      = "gid://shopify/OnlineStoreTheme/1201"
 	Holiday   = "gid://shopify/OnlineStoreTheme/1202"
 	Tops      = "gid://shopify/Collection/301"

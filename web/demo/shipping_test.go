@@ -22,8 +22,8 @@ import (
 // does not ship to, is refused and the cart is kept.
 func TestOrderChargesTheChosenRate(t *testing.T) {
 	t.Parallel()
-	const quote = `{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryRate/5011","total_price":"695","currency":"USD"},` +
-		`{"service_name":"Express","service_code":"gid://shopify/DeliveryRate/5012","total_price":"1495","currency":"USD"}]}`
+	const quote = `{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5011","total_price":"695","currency":"USD"},` +
+		`{"service_name":"Express","service_code":"gid://shopify/DeliveryMethodDefinition/5012","total_price":"1495","currency":"USD"}]}`
 	for _, c := range []struct {
 		name, body string
 		carrier    int    // the carrier service's status
@@ -32,17 +32,17 @@ func TestOrderChargesTheChosenRate(t *testing.T) {
 		shipping   string // the order's shipping_lines, as JSON
 		total      string // the order's total_price
 	}{
-		{name: "chosen", body: `{"country":"US","service_code":"gid://shopify/DeliveryRate/5012","total_price":"1"}`,
+		{name: "chosen", body: `{"country":"US","service_code":"gid://shopify/DeliveryMethodDefinition/5012","total_price":"1"}`,
 			carrier: 200, want: 200, asked: "US", total: "160.95",
-			shipping: `[{"title":"Express","code":"gid://shopify/DeliveryRate/5012","source":"lift","price":"14.95","discounted_price":"14.95"}]`},
+			shipping: `[{"title":"Express","code":"gid://shopify/DeliveryMethodDefinition/5012","source":"lift","price":"14.95","discounted_price":"14.95"}]`},
 		{name: "none chosen", body: `{}`, carrier: 200, want: 200, shipping: `[]`, total: "146.00"},
 		{name: "empty body", body: ``, carrier: 200, want: 200, shipping: `[]`, total: "146.00"},
-		{name: "carrier fails", body: `{"country":"US","service_code":"gid://shopify/DeliveryRate/5011"}`,
+		{name: "carrier fails", body: `{"country":"US","service_code":"gid://shopify/DeliveryMethodDefinition/5011"}`,
 			carrier: 500, want: 200, asked: "US", shipping: `[]`, total: "146.00"},
 		{name: "forged code", body: `{"country":"US","service_code":"FREE","price":"0.00"}`, carrier: 200, want: 400, asked: "US"},
-		{name: "rate of another destination", body: `{"country":"JP","service_code":"gid://shopify/DeliveryRate/5011"}`,
+		{name: "rate of another destination", body: `{"country":"JP","service_code":"gid://shopify/DeliveryMethodDefinition/5011"}`,
 			carrier: 200, want: 400, asked: "JP"},
-		{name: "unknown country", body: `{"country":"XX","service_code":"gid://shopify/DeliveryRate/5011"}`, carrier: 200, want: 400},
+		{name: "unknown country", body: `{"country":"XX","service_code":"gid://shopify/DeliveryMethodDefinition/5011"}`, carrier: 200, want: 400},
 		{name: "not JSON", body: `country=US`, carrier: 200, want: 400},
 	} {
 		t.Run(c.name, func(t *testing.T) {
