@@ -148,6 +148,10 @@ type Zone struct {
 	Name      string     `json:"name"`
 	Countries []string   `json:"countries"`
 	Rates     []ZoneRate `json:"rates"`
+	// LiftRates: the zone offers Lift's carrier service ("Lift rates"), so
+	// the platform asks Lift for its rates. A shipping test changes what
+	// buyers see only in such a zone.
+	LiftRates bool `json:"lift_rates"`
 }
 
 // ZoneRate is an existing shipping rate of a zone.

@@ -23,6 +23,8 @@ type CatalogRefresh struct {
 	CollectionsAdded, CollectionsRemoved int
 	// Variants in both whose price, or unit cost, is another amount now.
 	PricesChanged, CostsChanged int
+	// Delivery zones in the mirror now, and how many offer Lift rates.
+	Zones, ZonesWithLiftRates int
 }
 
 // String is the outcome as one line, for the CLI and the job's log.
@@ -30,9 +32,10 @@ func (r CatalogRefresh) String() string {
 	if r.Skipped != "" {
 		return "catalog refresh skipped: " + r.Skipped
 	}
-	return fmt.Sprintf("catalog refreshed: %d products (+%d/-%d), %d variants (+%d/-%d; %d prices and %d unit costs changed), %d collections (+%d/-%d), %d themes",
+	return fmt.Sprintf("catalog refreshed: %d products (+%d/-%d), %d variants (+%d/-%d; %d prices and %d unit costs changed), %d collections (+%d/-%d), %d themes, %d delivery zones (%d with Lift rates)",
 		r.Products, r.ProductsAdded, r.ProductsRemoved, r.Variants, r.VariantsAdded, r.VariantsRemoved,
-		r.PricesChanged, r.CostsChanged, r.Collections, r.CollectionsAdded, r.CollectionsRemoved, r.Themes)
+		r.PricesChanged, r.CostsChanged, r.Collections, r.CollectionsAdded, r.CollectionsRemoved, r.Themes,
+		r.Zones, r.ZonesWithLiftRates)
 }
 
 // LogValue makes a log record carry the counts as fields, not only the line.
@@ -45,7 +48,8 @@ func (r CatalogRefresh) LogValue() slog.Value {
 		slog.Int("products_added", r.ProductsAdded), slog.Int("products_removed", r.ProductsRemoved),
 		slog.Int("variants_added", r.VariantsAdded), slog.Int("variants_removed", r.VariantsRemoved),
 		slog.Int("collections_added", r.CollectionsAdded), slog.Int("collections_removed", r.CollectionsRemoved),
-		slog.Int("prices_changed", r.PricesChanged), slog.Int("costs_changed", r.CostsChanged))
+		slog.Int("prices_changed", r.PricesChanged), slog.Int("costs_changed", r.CostsChanged),
+		slog.Int("zones", r.Zones), slog.Int("zones_with_lift_rates", r.ZonesWithLiftRates))
 }
 
 // errUninstalledMeanwhile rolls back a refresh whose shop was uninstalled
@@ -56,16 +60,18 @@ var errUninstalledMeanwhile = errors.New("the shop was uninstalled while its cat
 // shop's own token, and replaces the catalog mirror with it in one unit of
 // work (audited shop.catalog_refresh): the platform sends no product
 // webhooks, so without it a product added after the install could never be
-// tested, and validation's price floors and the orders' unit costs would
-// stay as they were at install. The scheduler runs it every
+// tested, validation's price floors and the orders' unit costs would stay
+// as they were at install, and a zone the merchant has since handed to
+// Lift's rates would still read as not offering them. The scheduler runs it every
 // jobs.catalog_refresh_every, `lift shops refresh-catalog` on demand.
 //
 // A shop that uninstalled Lift, or has no stored token, is skipped (the
 // outcome says so; not an error). A failed read is returned (a refusal is
 // a *PlatformError in the chain), so the job retries it, and nothing is
-// written: the mirror is replaced whole or not at all. The shop's currency,
-// delivery zones and markets, which the platform's catalog read does not
-// carry, are kept.
+// written: the mirror is replaced whole or not at all. The shop's currency
+// and markets, which the platform's catalog read does not carry, are kept,
+// and so are its delivery zones when the read has none (nil: a platform
+// that could not say).
 func (s *InstallService) RefreshCatalog(ctx context.Context, shop *Shop) (CatalogRefresh, error) {
 	if !shop.Installed() {
 		return CatalogRefresh{Skipped: "the shop has uninstalled Lift"}, nil
@@ -102,7 +108,10 @@ func (s *InstallService) RefreshCatalog(ctx context.Context, shop *Shop) (Catalo
 			// ImportCatalog sets the shop's currency from the snapshot, and
 			// the catalog read has none: it would reset the shop to USD.
 			next.Currency = cur.Currency
-			next.DeliveryZones, next.Markets = old.DeliveryZones, old.Markets
+			next.Markets = old.Markets
+			if next.DeliveryZones == nil {
+				next.DeliveryZones = old.DeliveryZones
+			}
 			if err := tx.ImportCatalog(ctx, shop.ID, &next); err != nil {
 				return WriteResult{}, err
 			}
@@ -120,7 +129,13 @@ func (s *InstallService) RefreshCatalog(ctx context.Context, shop *Shop) (Catalo
 
 // diffCatalog counts next and what changed since old.
 func diffCatalog(old, next *CatalogSnapshot) CatalogRefresh {
-	r := CatalogRefresh{Products: len(next.Products), Collections: len(next.Collections), Themes: len(next.Themes)}
+	r := CatalogRefresh{Products: len(next.Products), Collections: len(next.Collections), Themes: len(next.Themes),
+		Zones: len(next.DeliveryZones)}
+	for _, z := range next.DeliveryZones {
+		if z.LiftRates {
+			r.ZonesWithLiftRates++
+		}
+	}
 	before := map[string]Variant{}
 	products := map[string]bool{}
 	for _, p := range old.Products {

@@ -36,9 +36,11 @@ func TestDiffCatalog(t *testing.T) {
 				product("p1", Variant{ID: "v1", Price: "17.90", Cost: "8.00"}, Variant{ID: "v2", Price: "25.00", Cost: "9.00"}),
 				product("p3", Variant{ID: "v4", Price: "12.00"}, Variant{ID: "v5", Price: "13.00"}),
 			},
-			Collections: []Collection{{ID: "c2"}, {ID: "c3"}, {ID: "c4"}},
+			Collections:   []Collection{{ID: "c2"}, {ID: "c3"}, {ID: "c4"}},
+			DeliveryZones: []Zone{{ID: "z1", LiftRates: true}, {ID: "z2"}, {ID: "z3", LiftRates: true}},
 		}, CatalogRefresh{Products: 2, Variants: 4, Collections: 3, ProductsAdded: 1, ProductsRemoved: 1,
-			VariantsAdded: 2, VariantsRemoved: 1, CollectionsAdded: 2, CollectionsRemoved: 1, PricesChanged: 1, CostsChanged: 2}},
+			VariantsAdded: 2, VariantsRemoved: 1, CollectionsAdded: 2, CollectionsRemoved: 1, PricesChanged: 1, CostsChanged: 2,
+			Zones: 3, ZonesWithLiftRates: 2}},
 		{"Emptied", &CatalogSnapshot{}, CatalogRefresh{ProductsRemoved: 2, VariantsRemoved: 3, CollectionsRemoved: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,8 +60,9 @@ func TestCatalogRefreshString(t *testing.T) {
 		want string
 	}{
 		{CatalogRefresh{Skipped: "no platform token to read the catalog with"}, "catalog refresh skipped: no platform token to read the catalog with"},
-		{CatalogRefresh{Products: 4, Variants: 5, Collections: 1, Themes: 2, ProductsAdded: 1, PricesChanged: 1, CostsChanged: 2, CollectionsRemoved: 1},
-			"catalog refreshed: 4 products (+1/-0), 5 variants (+0/-0; 1 prices and 2 unit costs changed), 1 collections (+0/-1), 2 themes"},
+		{CatalogRefresh{Products: 4, Variants: 5, Collections: 1, Themes: 2, ProductsAdded: 1, PricesChanged: 1, CostsChanged: 2, CollectionsRemoved: 1,
+			Zones: 3, ZonesWithLiftRates: 1},
+			"catalog refreshed: 4 products (+1/-0), 5 variants (+0/-0; 1 prices and 2 unit costs changed), 1 collections (+0/-1), 2 themes, 3 delivery zones (1 with Lift rates)"},
 	} {
 		if got := tc.r.String(); got != tc.want || strings.Contains(got, "%!") {
 			t.Errorf("String() = %q, want %q", got, tc.want)

@@ -43,9 +43,10 @@ type CatalogSnapshot struct {
 	Products    []CatalogProduct
 	Collections []Collection
 	Themes      []Theme
-	// DeliveryZones and Markets are never in the platform's catalog read
-	// (only a catalog file, `lift seed`, brings them); a catalog refresh
-	// carries the mirror's forward in them so it does not erase them.
+	// DeliveryZones are the default delivery profile's zones (nil: the
+	// read could not say, and a refresh keeps the mirror's). Markets are
+	// never in the platform's catalog read (only a catalog file, `lift
+	// seed`, brings them); a refresh carries the mirror's forward.
 	DeliveryZones []Zone
 	Markets       []Market
 }

@@ -28,6 +28,9 @@ type Fake struct {
 	// Catalog, when set, is what a shop sells until SetShop says
 	// otherwise (lift dev's built-in platform: the demo catalog).
 	Catalog *experiment.CatalogSnapshot
+	// LiftRatesURL is Lift's carrier callback: a catalog zone marked
+	// LiftRates offers the carrier service there (fake_delivery.go).
+	LiftRatesURL string
 
 	mux      *http.ServeMux
 	mu       sync.Mutex

@@ -23,6 +23,9 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 	if data, ok := f.scriptOperation(in, req.OperationName, v); ok {
 		return data, ""
 	}
+	if data, ok := f.deliveryOperation(in, req.OperationName, v); ok {
+		return data, ""
+	}
 	str := func(k string) string { x, _ := v[k].(string); return x }
 	switch req.OperationName {
 	case "Shop":

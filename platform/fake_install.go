@@ -29,22 +29,24 @@ type fakeInstall struct {
 	Metafields []string          // keys in Lift's namespace
 	Delivery   map[string]string // delivery customization id → Lift's experiment_id mark ("" for the merchant's)
 	Payment    map[string]string // payment customization id → likewise
-	tokens     map[string]bool
-	codes      map[string]string // code → granted scope
-	calls      map[string]int    // operation → answered calls
-	attempts   map[string]int    // operation → every request
-	transient  map[string][]int  // operation → statuses to answer next, in order
-	throttled  int               // next requests answered THROTTLED
-	products   []time.Time       // when each Products query arrived
-	oauth      bool              // a token was issued: only issued tokens count from then on
-	bulk       *fakeBulk         // the shop's current bulk operation
+	// ZoneCarriers are the carrier services taking part in each zone.
+	ZoneCarriers map[string][]fakeZoneCarrier
+	tokens       map[string]bool
+	codes        map[string]string // code → granted scope
+	calls        map[string]int    // operation → answered calls
+	attempts     map[string]int    // operation → every request
+	transient    map[string][]int  // operation → statuses to answer next, in order
+	throttled    int               // next requests answered THROTTLED
+	products     []time.Time       // when each Products query arrived
+	oauth        bool              // a token was issued: only issued tokens count from then on
+	bulk         *fakeBulk         // the shop's current bulk operation
 }
 
 type fakeSub struct{ ID, URL string }
 
 func newFakeInstall(domain string) *fakeInstall {
 	return &fakeInstall{Info: experiment.ShopInfo{Name: domain, Currency: "USD", Timezone: "UTC"},
-		Webhooks: map[string]fakeSub{}, Delivery: map[string]string{}, Payment: map[string]string{}, scriptSrc: map[string]string{}, tokens: map[string]bool{}, codes: map[string]string{},
+		Webhooks: map[string]fakeSub{}, Delivery: map[string]string{}, Payment: map[string]string{}, ZoneCarriers: map[string][]fakeZoneCarrier{}, scriptSrc: map[string]string{}, tokens: map[string]bool{}, codes: map[string]string{},
 		calls: map[string]int{}, attempts: map[string]int{}, transient: map[string][]int{}}
 }
 

@@ -167,8 +167,8 @@ func importCatalog(ctx context.Context, q querier, shopID int64, f *CatalogFile)
 		}
 	}
 	for _, z := range f.DeliveryZones {
-		if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_zones (shop_id, id, name, countries) VALUES ($1,$2,$3,$4)`,
-			shopID, z.ID, z.Name, nonNilStrings(z.Countries)); err != nil {
+		if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_zones (shop_id, id, name, countries, lift_rates) VALUES ($1,$2,$3,$4,$5)`,
+			shopID, z.ID, z.Name, nonNilStrings(z.Countries), z.LiftRates); err != nil {
 			return wrap(err)
 		}
 		for _, r := range z.Rates {
@@ -232,7 +232,7 @@ const (
 	selectThemes     = `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1`
 	selectMarkets    = `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1`
 	// One row per rate; a zone without rates comes once with NULLs.
-	selectZoneRates = `SELECT z.id, z.name, z.countries, r.id, r.name, r.price::text
+	selectZoneRates = `SELECT z.id, z.name, z.countries, z.lift_rates, r.id, r.name, r.price::text
 		FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
 		WHERE z.shop_id=$1`
 )
@@ -262,7 +262,7 @@ func scanMarket(row pgx.Rows) (x experiment.Market, err error) {
 func scanZoneRate(row pgx.Rows) (experiment.Zone, *experiment.ZoneRate, error) {
 	var z experiment.Zone
 	var rid, rname, rprice *string
-	if err := row.Scan(&z.ID, &z.Name, &z.Countries, &rid, &rname, &rprice); err != nil || rid == nil {
+	if err := row.Scan(&z.ID, &z.Name, &z.Countries, &z.LiftRates, &rid, &rname, &rprice); err != nil || rid == nil {
 		return z, nil, err
 	}
 	return z, &experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)}, nil

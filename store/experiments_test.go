@@ -82,7 +82,7 @@ func TestCatalogImportAndLookup(t *testing.T) {
 	if want := []string{"gid://shopify/ProductVariant/44005", "gid://shopify/ProductVariant/44006", "gid://shopify/ProductVariant/44007"}; !slices.Equal(sweater, want) {
 		t.Fatalf("variants of the sweater = %v, want %v", sweater, want)
 	}
-	if z := v.Zones["gid://shopify/DeliveryZone/501"]; len(z.Rates) != 2 || z.Rates[0].Price != "6.95" {
+	if z := v.Zones["gid://shopify/DeliveryZone/501"]; len(z.Rates) != 2 || z.Rates[0].Price != "6.95" || !z.LiftRates {
 		t.Fatalf("zone = %+v", z)
 	}
 	if m := v.Markets["gid://shopify/Market/602"]; m.Currency != "EUR" || len(m.Countries) != 3 {

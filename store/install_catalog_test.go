@@ -64,7 +64,8 @@ func TestCatalogRefreshPorts(t *testing.T) {
 	}
 	if shop.ID != installed.ID || !hasToken || first.Currency != f.Currency || len(first.Products) != len(f.Products) || variants != 21 ||
 		len(first.Collections) != len(f.Collections) || len(first.Themes) != len(f.Themes) ||
-		len(first.DeliveryZones) != len(f.DeliveryZones) || rates != 3 || len(first.Markets) != len(f.Markets) {
+		len(first.DeliveryZones) != len(f.DeliveryZones) || rates != 3 || len(first.Markets) != len(f.Markets) ||
+		!first.DeliveryZones[0].LiftRates {
 		t.Fatalf("read back %s (token %v): %+v", shop.Domain, hasToken, first)
 	}
 	i := slices.IndexFunc(first.Products, func(p experiment.CatalogProduct) bool {

@@ -125,6 +125,8 @@ func (a *App) openPlatform(cfg *config.Config) (platform.Admin, error) {
 	if fake.Catalog, err = demoPlatformCatalog(); err != nil {
 		return nil, err
 	}
+	// The demo zones offer Lift rates there, as the demo checkout assumes.
+	fake.LiftRatesURL = a.publicURL() + webhooks.RatesPath
 	a.fakePlatform = &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}
 	go a.fakePlatform.Serve(ln)
 	a.PlatformClient = platform.NewClient("http://"+ln.Addr().String(), "")

@@ -255,7 +255,8 @@ func demoPlatformCatalog() (*experiment.CatalogSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := &experiment.CatalogSnapshot{Currency: f.Currency, Collections: f.Collections, Themes: f.Themes}
+	snap := &experiment.CatalogSnapshot{Currency: f.Currency, Collections: f.Collections, Themes: f.Themes,
+		DeliveryZones: f.DeliveryZones}
 	for _, p := range f.Products {
 		snap.Products = append(snap.Products, experiment.CatalogProduct{Product: p.Product, Variants: p.Variants})
 	}

@@ -1,0 +1,195 @@
+package platform
+
+import (
+	"context"
+	"strings"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// The shop's delivery zones, as its general (default) delivery profile
+// has them: the zones a shipping test may name, the rates Lift quotes for
+// them (shipping_rates.go in experiment) and whether Lift's carrier
+// service takes part in each. Products in a merchant-made profile ship by
+// that profile's own zones, which Lift does not read (docs/install.md,
+// "Shipping rates").
+const (
+	// deliveryProfilesQuery finds the default profile and its location
+	// groups: 2 + 1 + 50 × 3 = 153 points.
+	deliveryProfilesQuery = `query DeliveryProfiles($after: String) {
+  deliveryProfiles(first: 50, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    nodes { id default profileLocationGroups { locationGroup { id } } }
+  }
+}`
+	// deliveryZonesQuery reads a page of a location group's zones, each with
+	// its first 25 shipping methods (a zone has a handful; more are not
+	// read): 2 + 1 + 8 × (1 + 3 + 102) + 2 = 853 points, under the
+	// platform's 1,000.
+	deliveryZonesQuery = `query DeliveryZones($profile: ID!, $group: ID!, $after: String) {
+  deliveryProfile(id: $profile) {
+    profileLocationGroups(locationGroupId: $group) {
+      locationGroupZones(first: 8, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          zone { id name countries { code { countryCode restOfWorld } } }
+          methodDefinitions(first: 25) {
+            nodes {
+              id name active
+              rateProvider {
+                ... on DeliveryRateDefinition { price { amount } }
+                ... on DeliveryParticipant { carrierService { callbackUrl } }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}`
+	// OpDeliveryProfiles and OpDeliveryZones name the two reads, for Fail.
+	OpDeliveryProfiles = "DeliveryProfiles"
+	OpDeliveryZones    = "DeliveryZones"
+)
+
+// deliveryMethod is a zone's shipping method: a flat rate (Price set) or
+// a carrier service's rates (CarrierService set).
+type deliveryMethod struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Active       bool   `json:"active"`
+	RateProvider struct {
+		Price *struct {
+			Amount string `json:"amount"`
+		} `json:"price"`
+		CarrierService *struct {
+			CallbackURL string `json:"callbackUrl"`
+		} `json:"carrierService"`
+	} `json:"rateProvider"`
+}
+
+type zonePage struct {
+	DeliveryProfile *struct {
+		ProfileLocationGroups []struct {
+			LocationGroupZones struct {
+				PageInfo pageInfo `json:"pageInfo"`
+				Nodes    []struct {
+					Zone struct {
+						ID        string `json:"id"`
+						Name      string `json:"name"`
+						Countries []struct {
+							Code struct {
+								CountryCode string `json:"countryCode"`
+							} `json:"code"`
+						} `json:"countries"`
+					} `json:"zone"`
+					MethodDefinitions struct {
+						Nodes []deliveryMethod `json:"nodes"`
+					} `json:"methodDefinitions"`
+				} `json:"nodes"`
+			} `json:"locationGroupZones"`
+		} `json:"profileLocationGroups"`
+	} `json:"deliveryProfile"`
+}
+
+// fetchZones reads the default profile's zones into snap.DeliveryZones.
+// A shop without a default profile (the platform always has one) has no
+// zones.
+func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *experiment.CatalogSnapshot) error {
+	profile, groups, err := c.defaultProfile(ctx, domain, token)
+	if err != nil || profile == "" {
+		return err
+	}
+	snap.DeliveryZones = []experiment.Zone{}
+	for _, group := range groups {
+		var after any
+		for {
+			var page zonePage
+			if err := c.graphQL(ctx, domain, token, OpDeliveryZones, deliveryZonesQuery,
+				map[string]any{"profile": profile, "group": group, "after": after}, &page); err != nil {
+				return err
+			}
+			if page.DeliveryProfile == nil || len(page.DeliveryProfile.ProfileLocationGroups) == 0 {
+				break // removed while we read
+			}
+			zones := page.DeliveryProfile.ProfileLocationGroups[0].LocationGroupZones
+			for _, n := range zones.Nodes {
+				z := experiment.Zone{ID: n.Zone.ID, Name: n.Zone.Name, Countries: []string{}}
+				for _, co := range n.Zone.Countries {
+					if co.Code.CountryCode != "" { // the rest of the world has none
+						z.Countries = append(z.Countries, strings.ToUpper(co.Code.CountryCode))
+					}
+				}
+				z.LiftRates, z.Rates = c.zoneRates(n.MethodDefinitions.Nodes)
+				snap.DeliveryZones = append(snap.DeliveryZones, z)
+			}
+			next, more := zones.PageInfo.next()
+			if !more {
+				break
+			}
+			after = next
+		}
+	}
+	return nil
+}
+
+// zoneRates says whether Lift's carrier service is an active method of the
+// zone, and which flat rates are the zone's own: the active ones, or,
+// where Lift's rates serve the zone, every one, since a merchant hands a
+// zone to Lift by turning its own rates off, and those are what Lift
+// quotes the control group (QuoteRates).
+func (c *Client) zoneRates(methods []deliveryMethod) (bool, []experiment.ZoneRate) {
+	lift := false
+	for _, m := range methods {
+		if cs := m.RateProvider.CarrierService; m.Active && cs != nil && c.RatesURL != "" && cs.CallbackURL == c.RatesURL {
+			lift = true
+		}
+	}
+	rates := []experiment.ZoneRate{}
+	for _, m := range methods {
+		if p := m.RateProvider.Price; p != nil && (m.Active || lift) {
+			rates = append(rates, experiment.ZoneRate{ID: m.ID, Name: m.Name, Price: p.Amount})
+		}
+	}
+	return lift, rates
+}
+
+// defaultProfile is the id of the shop's default delivery profile and its
+// location groups.
+func (c *Client) defaultProfile(ctx context.Context, domain, token string) (string, []string, error) {
+	var after any
+	for {
+		var page struct {
+			DeliveryProfiles struct {
+				PageInfo pageInfo `json:"pageInfo"`
+				Nodes    []struct {
+					ID                    string `json:"id"`
+					Default               bool   `json:"default"`
+					ProfileLocationGroups []struct {
+						LocationGroup struct {
+							ID string `json:"id"`
+						} `json:"locationGroup"`
+					} `json:"profileLocationGroups"`
+				} `json:"nodes"`
+			} `json:"deliveryProfiles"`
+		}
+		if err := c.graphQL(ctx, domain, token, OpDeliveryProfiles, deliveryProfilesQuery, map[string]any{"after": after}, &page); err != nil {
+			return "", nil, err
+		}
+		for _, p := range page.DeliveryProfiles.Nodes {
+			if !p.Default {
+				continue
+			}
+			var groups []string
+			for _, g := range p.ProfileLocationGroups {
+				groups = append(groups, g.LocationGroup.ID)
+			}
+			return p.ID, groups, nil
+		}
+		next, more := page.DeliveryProfiles.PageInfo.next()
+		if !more {
+			return "", nil, nil
+		}
+		after = next
+	}
+}

@@ -1,0 +1,74 @@
+package platform_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// TestFetchCatalogReadsDeliveryZones: the catalog read brings the default
+// delivery profile's zones, every page of them, with their own rates and
+// whether Lift's carrier service takes part: only Lift's callback, active,
+// counts; a zone handed to Lift keeps its own rates (turned off) as what
+// Lift quotes, a zone served by another app's carrier has none of its own
+// on, and a zone without carriers lists its active rates.
+func TestFetchCatalogReadsDeliveryZones(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	c.ProductInterval = time.Millisecond
+	const ours, theirs = "https://lift.test/api/carrier/rates", "https://other.example/rates"
+	c.RatesURL, fake.LiftRatesURL = ours, ours
+	rate := func(id, name, price string) experiment.ZoneRate {
+		return experiment.ZoneRate{ID: "gid://shopify/DeliveryMethodDefinition/" + id, Name: name, Price: price}
+	}
+	zone := func(id, name string, lift bool, countries []string, rates ...experiment.ZoneRate) experiment.Zone {
+		return experiment.Zone{ID: "gid://shopify/DeliveryZone/" + id, Name: name, Countries: countries, Rates: rates, LiftRates: lift}
+	}
+	zones := []experiment.Zone{
+		zone("1", "Domestic", true, []string{"US"}, rate("11", "Standard", "6.95"), rate("12", "Express", "14.95")),
+		zone("2", "Europe", false, []string{"DE", "FR"}, rate("21", "Standard", "12.00")),
+		zone("3", "Canada", false, []string{"CA"}, rate("31", "Standard", "9.00")),
+		zone("4", "Oceania", false, []string{"AU", "NZ"}, rate("41", "Economy", "15.00")),
+		zone("5", "Rest of world", false, []string{}),
+	}
+	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{DeliveryZones: zones})
+	fake.PutZoneCarrier(shopDomain, zones[1].ID, theirs, true) // another app serves Europe
+	fake.PutZoneCarrier(shopDomain, zones[2].ID, ours, false)  // Lift rates added to Canada, then turned off
+	snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []experiment.Zone{
+		zones[0],
+		zone("2", "Europe", false, []string{"DE", "FR"}),
+		zones[2], zones[3], zones[4],
+	}
+	want[1].Rates, want[4].Rates = []experiment.ZoneRate{}, []experiment.ZoneRate{}
+	if !reflect.DeepEqual(snap.DeliveryZones, want) {
+		t.Fatalf("zones\n%+v\nwant\n%+v", snap.DeliveryZones, want)
+	}
+	// Five zones are three pages of the fake's two; the profiles, one
+	// page of two (the merchant's own profile comes first).
+	for op, n := range map[string]int{"DeliveryProfiles": 1, "DeliveryZones": 3} {
+		if got := fake.Calls(shopDomain, op); got != n {
+			t.Errorf("%s answered %d times, want %d", op, got, n)
+		}
+	}
+}
+
+// TestFetchCatalogZonesFailed: a refused zone read fails the catalog read
+// (a refresh keeps the mirror whole), as a refused product page does.
+func TestFetchCatalogZonesFailed(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	c.ProductInterval = time.Millisecond
+	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{
+		DeliveryZones: []experiment.Zone{{ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Countries: []string{"US"}}}})
+	fake.Fail(shopDomain, "DeliveryZones", 403)
+	if snap, err := c.FetchCatalog(context.Background(), shopDomain, ""); err == nil || !isStatus(err, 403) {
+		t.Fatalf("FetchCatalog = %+v, %v; want the 403", snap, err)
+	}
+}
