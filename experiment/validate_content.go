@@ -30,8 +30,17 @@ func (v *validator) checkShared() {
 			case seen[z]:
 				v.fail("duplicate_change", p, "Zone %s is listed twice.", z)
 			default:
-				if _, ok := v.cat.Zones[z]; !ok {
+				zone, ok := v.cat.Zones[z]
+				switch {
+				case !ok:
 					v.fail("zone_not_found", p, "This shop has no delivery zone %s.", z)
+				case !zone.LiftRates:
+					// The platform asks Lift for a zone's rates only when the
+					// zone offers them: elsewhere every group sees the zone's
+					// own rates, and the test measures nothing.
+					v.warn("zone_without_lift_rates", p,
+						"Zone %s (%s) does not offer Lift rates, so buyers there see its own rates in every group. In the shop's shipping settings, add Lift rates to the zone in place of its own rates (Lift quotes those to the control group); Lift reads zones at each catalog refresh.",
+						zone.Name, z)
 				}
 			}
 			seen[z] = true

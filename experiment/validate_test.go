@@ -74,7 +74,8 @@ var testCatalog = memCatalog{CatalogView{
 	},
 	Themes: map[string]Theme{"gid://shopify/Theme/1": {ID: "gid://shopify/Theme/1", Name: "Dawn", Templates: []string{"product", "product.alt"}},
 		"gid://shopify/Theme/3": {ID: "gid://shopify/Theme/3", Name: "Live", Role: "main", Templates: []string{"product", "product.alt"}}},
-	Zones:   map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/1", Name: "Standard", Price: "5.00"}}}},
+	Zones: map[string]Zone{"gid://shopify/DeliveryZone/1": {ID: "gid://shopify/DeliveryZone/1", Name: "Domestic", Rates: []ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/1", Name: "Standard", Price: "5.00"}}},
+		"gid://shopify/DeliveryZone/3": {ID: "gid://shopify/DeliveryZone/3", Name: "Served", LiftRates: true, Rates: []ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/3", Name: "Standard", Price: "5.00"}}}},
 	Markets: map[string]Market{"gid://shopify/Market/2": {ID: "gid://shopify/Market/2", Name: "EU", Currency: "EUR", Countries: []string{"DE", "FR"}}},
 }}
 
@@ -225,6 +226,28 @@ func TestValidateWarningsAndLimit(t *testing.T) {
 	e, _ := AsError(err)
 	if e == nil || e.Code != "product_limit_exceeded" || !strings.Contains(e.Message, "100") || !strings.Contains(e.Message, "101") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestValidateZoneWithoutLiftRates: a shipping test over a zone that does
+// not offer Lift rates is accepted with a warning naming the zone (the
+// platform would never ask Lift for its rates); over one that does, none.
+func TestValidateZoneWithoutLiftRates(t *testing.T) {
+	t.Parallel()
+	body := func(zone string) string {
+		return `{"type":"shipping","name":"x","shared":{"shipping":{"zone_ids":["` + zone + `"]}},"test_groups":[{"index":0,"name":"A","split":50},
+		{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":"` + zone + `","name":"Standard","price":{"amount":"3.00","currency":"USD"}}]}}]}`
+	}
+	warn, err := validate(t, body("gid://shopify/DeliveryZone/1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warn) != 1 || warn[0].Code != "zone_without_lift_rates" || warn[0].Severity != SeverityWarning ||
+		warn[0].Param != "shared.shipping.zone_ids[0]" || !strings.Contains(warn[0].Message, "Domestic") {
+		t.Fatalf("warnings = %+v", warn)
+	}
+	if warn, err = validate(t, body("gid://shopify/DeliveryZone/3")); err != nil || len(warn) != 0 {
+		t.Fatalf("a zone offering Lift rates: %+v, %v", warn, err)
 	}
 }
 

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/store"
+)
+
+// TestShippingZonesFromThePlatform: an OAuth install reads the shop's
+// delivery zones from the platform (before, only a catalog file brought
+// them, so a shipping test of a real shop was zone_not_found). A shipping
+// test over a zone that does not offer Lift rates is created with a
+// warning saying so; once the merchant hands the zone to Lift (its own
+// rates turned off, Lift rates added) a catalog refresh records it, the
+// same test is created without the warning, and the carrier callback
+// still quotes the control the zone's own rate.
+func TestShippingZonesFromThePlatform(t *testing.T) {
+	t.Parallel()
+	h := newInstallHarness(t)
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
+	const zone = "gid://shopify/DeliveryZone/41"
+	catalog := refreshedCatalog()
+	catalog.DeliveryZones = []experiment.Zone{{ID: zone, Name: "Germany", Countries: []string{"DE"},
+		Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/411", Name: "Standard", Price: "4.90"}}}}
+	h.fake.SetShop(h.domain, experiment.ShopInfo{Name: "Installed Shop", Currency: "EUR", Timezone: "Europe/Berlin"}, catalog)
+	shop, token := h.installForPriceTests(ctx)
+	features := []string{"price", experiment.FeatureCarrierService}
+	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{Features: &features}); err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"type":"shipping","name":"Cheaper standard","shared":{"shipping":{"zone_ids":[%q]}},
+		"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Cheaper","split":50,
+		"content":{"rates":[{"zone_id":%q,"rate_id":"gid://shopify/DeliveryMethodDefinition/411","name":"Standard","price":{"amount":"2.90","currency":"EUR"}}]}}]}`, zone, zone)
+	warnings := func() []any {
+		t.Helper()
+		r := h.do("POST", "/v1/experiments", token, body, "Content-Type", "application/json")
+		if r.status != 201 {
+			t.Fatalf("create = %d %s", r.status, r.raw)
+		}
+		w, _ := r.body["warnings"].([]any)
+		return w
+	}
+	w := warnings()
+	if len(w) != 1 {
+		t.Fatalf("warnings = %v, want the zone's", w)
+	}
+	if f, _ := w[0].(map[string]any); f["code"] != "zone_without_lift_rates" || f["severity"] != "warning" ||
+		f["param"] != "shared.shipping.zone_ids[0]" || !strings.Contains(fmt.Sprint(f["message"]), "Germany") {
+		t.Fatalf("warning = %v", f)
+	}
+
+	h.fake.PutZoneCarrier(h.domain, zone, h.app.PlatformClient.RatesURL, true)
+	r, err := h.app.installService().RefreshCatalog(ctx, shop)
+	if err != nil || !strings.HasSuffix(r.String(), ", 1 delivery zones (1 with Lift rates)") {
+		t.Fatalf("refresh = %q, %v", r, err)
+	}
+	if w := warnings(); len(w) != 0 {
+		t.Fatalf("warnings after the zone offers Lift rates = %v", w)
+	}
+	rates, err := h.app.experiments().QuoteRates(ctx, shop, experiment.RateRequest{Country: "DE"})
+	if err != nil || len(rates) != 1 || rates[0].Name != "Standard" || rates[0].Price.Amount != "4.90" {
+		t.Fatalf("the control's rates = %+v, %v; want the zone's own Standard at 4.90", rates, err)
+	}
+}
