@@ -23,8 +23,9 @@ type CatalogRefresh struct {
 	CollectionsAdded, CollectionsRemoved int
 	// Variants in both whose price, or unit cost, is another amount now.
 	PricesChanged, CostsChanged int
-	// Delivery zones in the mirror now, and how many offer Lift rates.
-	Zones, ZonesWithLiftRates int
+	// Delivery zones in the mirror now, and how many offer Lift rates;
+	// markets.
+	Zones, ZonesWithLiftRates, Markets int
 }
 
 // String is the outcome as one line, for the CLI and the job's log.
@@ -32,10 +33,10 @@ func (r CatalogRefresh) String() string {
 	if r.Skipped != "" {
 		return "catalog refresh skipped: " + r.Skipped
 	}
-	return fmt.Sprintf("catalog refreshed: %d products (+%d/-%d), %d variants (+%d/-%d; %d prices and %d unit costs changed), %d collections (+%d/-%d), %d themes, %d delivery zones (%d with Lift rates)",
+	return fmt.Sprintf("catalog refreshed: %d products (+%d/-%d), %d variants (+%d/-%d; %d prices and %d unit costs changed), %d collections (+%d/-%d), %d themes, %d delivery zones (%d with Lift rates), %d markets",
 		r.Products, r.ProductsAdded, r.ProductsRemoved, r.Variants, r.VariantsAdded, r.VariantsRemoved,
 		r.PricesChanged, r.CostsChanged, r.Collections, r.CollectionsAdded, r.CollectionsRemoved, r.Themes,
-		r.Zones, r.ZonesWithLiftRates)
+		r.Zones, r.ZonesWithLiftRates, r.Markets)
 }
 
 // LogValue makes a log record carry the counts as fields, not only the line.
@@ -49,7 +50,7 @@ func (r CatalogRefresh) LogValue() slog.Value {
 		slog.Int("variants_added", r.VariantsAdded), slog.Int("variants_removed", r.VariantsRemoved),
 		slog.Int("collections_added", r.CollectionsAdded), slog.Int("collections_removed", r.CollectionsRemoved),
 		slog.Int("prices_changed", r.PricesChanged), slog.Int("costs_changed", r.CostsChanged),
-		slog.Int("zones", r.Zones), slog.Int("zones_with_lift_rates", r.ZonesWithLiftRates))
+		slog.Int("zones", r.Zones), slog.Int("zones_with_lift_rates", r.ZonesWithLiftRates), slog.Int("markets", r.Markets))
 }
 
 // errUninstalledMeanwhile rolls back a refresh whose shop was uninstalled
@@ -68,10 +69,10 @@ var errUninstalledMeanwhile = errors.New("the shop was uninstalled while its cat
 // A shop that uninstalled Lift, or has no stored token, is skipped (the
 // outcome says so; not an error). A failed read is returned (a refusal is
 // a *PlatformError in the chain), so the job retries it, and nothing is
-// written: the mirror is replaced whole or not at all. The shop's currency
-// and markets, which the platform's catalog read does not carry, are kept,
-// and so are its delivery zones when the read has none (nil: a platform
-// that could not say).
+// written: the mirror is replaced whole or not at all. The shop's
+// currency, which the catalog read does not carry, is kept, and so are its
+// delivery zones and markets when the read has none (nil: a platform that
+// could not say).
 func (s *InstallService) RefreshCatalog(ctx context.Context, shop *Shop) (CatalogRefresh, error) {
 	if !shop.Installed() {
 		return CatalogRefresh{Skipped: "the shop has uninstalled Lift"}, nil
@@ -108,9 +109,11 @@ func (s *InstallService) RefreshCatalog(ctx context.Context, shop *Shop) (Catalo
 			// ImportCatalog sets the shop's currency from the snapshot, and
 			// the catalog read has none: it would reset the shop to USD.
 			next.Currency = cur.Currency
-			next.Markets = old.Markets
 			if next.DeliveryZones == nil {
 				next.DeliveryZones = old.DeliveryZones
+			}
+			if next.Markets == nil {
+				next.Markets = old.Markets
 			}
 			if err := tx.ImportCatalog(ctx, shop.ID, &next); err != nil {
 				return WriteResult{}, err
@@ -130,7 +133,7 @@ func (s *InstallService) RefreshCatalog(ctx context.Context, shop *Shop) (Catalo
 // diffCatalog counts next and what changed since old.
 func diffCatalog(old, next *CatalogSnapshot) CatalogRefresh {
 	r := CatalogRefresh{Products: len(next.Products), Collections: len(next.Collections), Themes: len(next.Themes),
-		Zones: len(next.DeliveryZones)}
+		Zones: len(next.DeliveryZones), Markets: len(next.Markets)}
 	for _, z := range next.DeliveryZones {
 		if z.LiftRates {
 			r.ZonesWithLiftRates++

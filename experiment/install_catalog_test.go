@@ -38,9 +38,10 @@ func TestDiffCatalog(t *testing.T) {
 			},
 			Collections:   []Collection{{ID: "c2"}, {ID: "c3"}, {ID: "c4"}},
 			DeliveryZones: []Zone{{ID: "z1", LiftRates: true}, {ID: "z2"}, {ID: "z3", LiftRates: true}},
+			Markets:       []Market{{ID: "m1"}},
 		}, CatalogRefresh{Products: 2, Variants: 4, Collections: 3, ProductsAdded: 1, ProductsRemoved: 1,
 			VariantsAdded: 2, VariantsRemoved: 1, CollectionsAdded: 2, CollectionsRemoved: 1, PricesChanged: 1, CostsChanged: 2,
-			Zones: 3, ZonesWithLiftRates: 2}},
+			Zones: 3, ZonesWithLiftRates: 2, Markets: 1}},
 		{"Emptied", &CatalogSnapshot{}, CatalogRefresh{ProductsRemoved: 2, VariantsRemoved: 3, CollectionsRemoved: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,8 +62,8 @@ func TestCatalogRefreshString(t *testing.T) {
 	}{
 		{CatalogRefresh{Skipped: "no platform token to read the catalog with"}, "catalog refresh skipped: no platform token to read the catalog with"},
 		{CatalogRefresh{Products: 4, Variants: 5, Collections: 1, Themes: 2, ProductsAdded: 1, PricesChanged: 1, CostsChanged: 2, CollectionsRemoved: 1,
-			Zones: 3, ZonesWithLiftRates: 1},
-			"catalog refreshed: 4 products (+1/-0), 5 variants (+0/-0; 1 prices and 2 unit costs changed), 1 collections (+0/-1), 2 themes, 3 delivery zones (1 with Lift rates)"},
+			Zones: 3, ZonesWithLiftRates: 1, Markets: 2},
+			"catalog refreshed: 4 products (+1/-0), 5 variants (+0/-0; 1 prices and 2 unit costs changed), 1 collections (+0/-1), 2 themes, 3 delivery zones (1 with Lift rates), 2 markets"},
 	} {
 		if got := tc.r.String(); got != tc.want || strings.Contains(got, "%!") {
 			t.Errorf("String() = %q, want %q", got, tc.want)

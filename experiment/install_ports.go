@@ -43,10 +43,9 @@ type CatalogSnapshot struct {
 	Products    []CatalogProduct
 	Collections []Collection
 	Themes      []Theme
-	// DeliveryZones are the default delivery profile's zones (nil: the
-	// read could not say, and a refresh keeps the mirror's). Markets are
-	// never in the platform's catalog read (only a catalog file, `lift
-	// seed`, brings them); a refresh carries the mirror's forward.
+	// DeliveryZones are the default delivery profile's zones, Markets the
+	// enabled markets (nil: the read could not say, and a refresh keeps
+	// the mirror's).
 	DeliveryZones []Zone
 	Markets       []Market
 }

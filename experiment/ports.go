@@ -91,6 +91,9 @@ type PlatformError struct {
 	Op      string // e.g. "register cart transform"
 	Status  int    // HTTP status, 0 when the platform could not be reached
 	Message string
+	// Code is the GraphQL error's extensions.code (e.g. ACCESS_DENIED),
+	// when the platform answered with one.
+	Code string
 }
 
 // Refused reports whether the platform answered that it will not do it as

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/liftab/lift/experiment"
@@ -93,10 +94,13 @@ type zonePage struct {
 }
 
 // fetchZones reads the default profile's zones into snap.DeliveryZones.
-// A shop without a default profile (the platform always has one) has no
-// zones.
+// A shop without a default profile (the platform always has one), or
+// whose grant lacks read_shipping, leaves it nil: not read.
 func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *experiment.CatalogSnapshot) error {
 	profile, groups, err := c.defaultProfile(ctx, domain, token)
+	if notGranted(err) {
+		return nil
+	}
 	if err != nil || profile == "" {
 		return err
 	}
@@ -105,8 +109,13 @@ func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *exp
 		var after any
 		for {
 			var page zonePage
-			if err := c.graphQL(ctx, domain, token, OpDeliveryZones, deliveryZonesQuery,
-				map[string]any{"profile": profile, "group": group, "after": after}, &page); err != nil {
+			err := c.graphQL(ctx, domain, token, OpDeliveryZones, deliveryZonesQuery,
+				map[string]any{"profile": profile, "group": group, "after": after}, &page)
+			if notGranted(err) {
+				snap.DeliveryZones = nil
+				return nil
+			}
+			if err != nil {
 				return err
 			}
 			if page.DeliveryProfile == nil || len(page.DeliveryProfile.ProfileLocationGroups) == 0 {
@@ -131,6 +140,15 @@ func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *exp
 		}
 	}
 	return nil
+}
+
+// notGranted: the shop's grant lacks the read's scope (an install made
+// before Lift asked for it). The read then says nothing, so a refresh
+// keeps the mirror's, rather than failing the whole catalog read; a
+// reinstall through /api/auth grants the app's scopes of today.
+func notGranted(err error) bool {
+	var pe *Error
+	return errors.As(err, &pe) && pe.Code == "ACCESS_DENIED"
 }
 
 // zoneRates says whether Lift's carrier service is an active method of the

@@ -36,6 +36,7 @@ func TestQueryCostFollowsThePlatformsRules(t *testing.T) {
 		{"themes", themesQuery, nil, 22},
 		{"delivery profiles", deliveryProfilesQuery, nil, 153},
 		{"delivery zones", deliveryZonesQuery, nil, 853},
+		{"markets", marketsQuery, nil, 768},
 		{"Lift's resources", liftResourcesQuery, nil, 722},
 		{"offer discounts", offerDiscountsQuery, nil, 203},
 		{"nested connections multiply", `{ collections(first: 250) { nodes { id title products(first: 250) { nodes { id } } } } }`, nil, 2 + 250*(1+2+250)},

@@ -62,6 +62,8 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 		return map[string]any{"collection": nil}, ""
 	case "Themes":
 		return themesOf(in), ""
+	case OpMarkets:
+		return marketsPage(in, str("after")), ""
 	case "LiftResources":
 		return liftResourcesOf(s, v), ""
 	case "ScriptTagDelete":
@@ -217,6 +219,25 @@ func themesOf(in *fakeInstall) any {
 		themes = append(themes, map[string]string{"id": t.ID, "name": t.Name, "role": role})
 	}
 	return map[string]any{"themes": map[string]any{"nodes": themes}}
+}
+
+// marketsPage is a page of the shop's markets: the catalog's, enabled,
+// then the ones PutDisabledMarket added.
+func marketsPage(in *fakeInstall, after string) any {
+	all := []any{}
+	for i, list := range [][]experiment.Market{in.Catalog.Markets, in.disabledMarkets} {
+		for _, m := range list {
+			regions := []any{}
+			for _, c := range m.Countries {
+				regions = append(regions, map[string]string{"code": c})
+			}
+			all = append(all, map[string]any{"id": m.ID, "name": m.Name, "enabled": i == 0,
+				"currencySettings": map[string]any{"baseCurrency": map[string]string{"currencyCode": m.Currency}},
+				"regions":          map[string]any{"nodes": regions}})
+		}
+	}
+	start, end, info := fakePage(len(all), after)
+	return map[string]any{"markets": map[string]any{"nodes": all[start:end], "pageInfo": info}}
 }
 
 func liftResourcesOf(s *fakeShop, v map[string]any) any {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/liftab/lift/experiment"
@@ -29,9 +30,11 @@ type fakeInstall struct {
 	Metafields []string          // keys in Lift's namespace
 	Delivery   map[string]string // delivery customization id → Lift's experiment_id mark ("" for the merchant's)
 	Payment    map[string]string // payment customization id → likewise
+	// disabledMarkets are markets the merchant turned off (PutDisabledMarket).
+	disabledMarkets []experiment.Market
 	// ZoneCarriers are the carrier services taking part in each zone.
 	ZoneCarriers map[string][]fakeZoneCarrier
-	tokens       map[string]bool
+	tokens       map[string]string // issued token → the scopes it was granted
 	codes        map[string]string // code → granted scope
 	calls        map[string]int    // operation → answered calls
 	attempts     map[string]int    // operation → every request
@@ -46,7 +49,7 @@ type fakeSub struct{ ID, URL string }
 
 func newFakeInstall(domain string) *fakeInstall {
 	return &fakeInstall{Info: experiment.ShopInfo{Name: domain, Currency: "USD", Timezone: "UTC"},
-		Webhooks: map[string]fakeSub{}, Delivery: map[string]string{}, Payment: map[string]string{}, ZoneCarriers: map[string][]fakeZoneCarrier{}, scriptSrc: map[string]string{}, tokens: map[string]bool{}, codes: map[string]string{},
+		Webhooks: map[string]fakeSub{}, Delivery: map[string]string{}, Payment: map[string]string{}, ZoneCarriers: map[string][]fakeZoneCarrier{}, scriptSrc: map[string]string{}, tokens: map[string]string{}, codes: map[string]string{},
 		calls: map[string]int{}, attempts: map[string]int{}, transient: map[string][]int{}}
 }
 
@@ -68,6 +71,15 @@ func (f *Fake) SetShop(domain string, info experiment.ShopInfo, c experiment.Cat
 	defer f.mu.Unlock()
 	in := f.shop(domain).install
 	in.Info, in.Catalog = info, c
+}
+
+// PutDisabledMarket adds a market the merchant turned off: the platform
+// lists it, selling to no one.
+func (f *Fake) PutDisabledMarket(domain string, m experiment.Market) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.shop(domain).install
+	in.disabledMarkets = append(in.disabledMarkets, m)
 }
 
 // PutLiftResources adds a script tag, a metafield and a delivery and a
@@ -181,7 +193,7 @@ func (f *Fake) ThrottleNext(domain string, n int) {
 func (f *Fake) RevokeTokens(domain string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.shop(domain).install.tokens = map[string]bool{}
+	f.shop(domain).install.tokens = map[string]string{}
 }
 
 func (f *Fake) authorize(w http.ResponseWriter, r *http.Request) {
@@ -222,17 +234,39 @@ func (f *Fake) accessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	delete(s.codes, in.Code)
 	tok := "shpat_" + randomHex(16)
-	s.tokens[tok], s.oauth = true, true
+	s.tokens[tok], s.oauth = scope, true
 	writeFake(w, http.StatusOK, map[string]string{"access_token": tok, "scope": scope})
 }
 
 // authorized: a token issued to the shop, the fake's app Token, or
 // anything while neither exists (a dev shop installed without OAuth).
 func (f *Fake) authorized(in *fakeInstall, tok string) bool {
-	if in.tokens[tok] || (f.Token != "" && tok == f.Token) {
+	if _, issued := in.tokens[tok]; issued || (f.Token != "" && tok == f.Token) {
 		return true
 	}
 	return f.Token == "" && !in.oauth
+}
+
+// scopeOf is the access scope a read needs, for the reads an install made
+// before Lift asked for that scope (a token's grant is fixed until the
+// merchant approves the app's new scopes).
+var scopeOf = map[string]string{OpDeliveryProfiles: "read_shipping", OpDeliveryZones: "read_shipping", OpMarkets: "read_markets"}
+
+// granted: an issued token's scopes include need, or write access to the
+// same resource (which includes read). The app Token and a dev shop's
+// anything have every scope.
+func granted(in *fakeInstall, tok, need string) bool {
+	scope, issued := in.tokens[tok]
+	if !issued {
+		return true
+	}
+	for _, s := range strings.Split(scope, ",") {
+		s = strings.TrimSpace(s)
+		if s == need || s == "write_"+strings.TrimPrefix(need, "read_") {
+			return true
+		}
+	}
+	return false
 }
 
 type gqlRequest struct {
@@ -278,6 +312,12 @@ func (f *Fake) graphQL(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeFake(w, status, map[string]string{"errors": "injected failure of " + req.OperationName})
+		return
+	}
+	if need, ok := scopeOf[req.OperationName]; ok && !granted(in, r.Header.Get("X-Platform-Access-Token"), need) {
+		writeFake(w, http.StatusOK, map[string]any{"errors": []map[string]any{{
+			"message":    fmt.Sprintf("Access denied for %s field. Required access: `%s` access scope.", req.OperationName, need),
+			"extensions": map[string]any{"code": "ACCESS_DENIED"}}}})
 		return
 	}
 	if n := oversizedInput(map[string]any(req.Variables)); n > 0 {

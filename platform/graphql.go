@@ -208,7 +208,7 @@ func (c *Client) graphQL(ctx context.Context, domain, token, op, query string, v
 				break
 			}
 			if len(r.Errors) > 0 {
-				return &Error{Op: op, Status: status, Message: r.Errors[0].Message}
+				return &Error{Op: op, Status: status, Message: r.Errors[0].Message, Code: r.Errors[0].Extensions.Code}
 			}
 			if out != nil {
 				if err := json.Unmarshal(r.Data, out); err != nil {

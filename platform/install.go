@@ -225,7 +225,7 @@ type pageInfo struct {
 
 // FetchCatalog implements experiment.InstallPlatform: product pages at
 // most one per ProductInterval (part 8), then collections and themes,
-// then the delivery zones (delivery.go).
+// the delivery zones (delivery.go) and the markets (markets.go).
 func (c *Client) FetchCatalog(ctx context.Context, domain, token string) (*experiment.CatalogSnapshot, error) {
 	snap := &experiment.CatalogSnapshot{}
 	if err := c.productWait(ctx, domain); err != nil {
@@ -248,7 +248,10 @@ func (c *Client) FetchCatalog(ctx context.Context, domain, token string) (*exper
 	if err := c.fetchCollectionsAndThemes(ctx, domain, token, snap); err != nil {
 		return nil, err
 	}
-	return snap, c.fetchZones(ctx, domain, token, snap)
+	if err := c.fetchZones(ctx, domain, token, snap); err != nil {
+		return nil, err
+	}
+	return snap, c.fetchMarkets(ctx, domain, token, snap)
 }
 
 // pagedProducts reads the catalog with productsQuery, a page at most one

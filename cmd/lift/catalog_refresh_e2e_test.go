@@ -158,7 +158,7 @@ func TestShopsRefreshCatalog(t *testing.T) {
 	}
 
 	out, err := run(strings.ToUpper(h.domain))
-	want := h.domain + ": catalog refreshed: 4 products (+1/-0), 4 variants (+1/-0; 1 prices and 1 unit costs changed), 0 collections (+0/-1), 1 themes, 0 delivery zones (0 with Lift rates)\n"
+	want := h.domain + ": catalog refreshed: 4 products (+1/-0), 4 variants (+1/-0; 1 prices and 1 unit costs changed), 0 collections (+0/-1), 1 themes, 0 delivery zones (0 with Lift rates), 0 markets\n"
 	if err != nil || out != want {
 		t.Fatalf("refresh-catalog = %q, %v; want %q", out, err, want)
 	}

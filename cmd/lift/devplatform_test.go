@@ -43,7 +43,7 @@ func TestBuiltInPlatformSellsTheDemoCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := s.app.installService().RefreshCatalog(ctx, installed)
-	want := "catalog refreshed: 8 products (+0/-0), 21 variants (+0/-0; 0 prices and 0 unit costs changed), 3 collections (+0/-0), 3 themes, 2 delivery zones (2 with Lift rates)"
+	want := "catalog refreshed: 8 products (+0/-0), 21 variants (+0/-0; 0 prices and 0 unit costs changed), 3 collections (+0/-0), 3 themes, 2 delivery zones (2 with Lift rates), 3 markets"
 	if err != nil || got.String() != want {
 		t.Fatalf("refresh after the install: %q (%v), want %q", got, err, want)
 	}

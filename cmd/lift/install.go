@@ -256,7 +256,7 @@ func demoPlatformCatalog() (*experiment.CatalogSnapshot, error) {
 		return nil, err
 	}
 	snap := &experiment.CatalogSnapshot{Currency: f.Currency, Collections: f.Collections, Themes: f.Themes,
-		DeliveryZones: f.DeliveryZones}
+		DeliveryZones: f.DeliveryZones, Markets: f.Markets}
 	for _, p := range f.Products {
 		snap.Products = append(snap.Products, experiment.CatalogProduct{Product: p.Product, Variants: p.Variants})
 	}

@@ -55,7 +55,7 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 
 	h.fake.PutZoneCarrier(h.domain, zone, h.app.PlatformClient.RatesURL, true)
 	r, err := h.app.installService().RefreshCatalog(ctx, shop)
-	if err != nil || !strings.HasSuffix(r.String(), ", 1 delivery zones (1 with Lift rates)") {
+	if err != nil || !strings.HasSuffix(r.String(), ", 1 delivery zones (1 with Lift rates), 0 markets") {
 		t.Fatalf("refresh = %q, %v", r, err)
 	}
 	if w := warnings(); len(w) != 0 {
@@ -65,4 +65,42 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	if err != nil || len(rates) != 1 || rates[0].Name != "Standard" || rates[0].Price.Amount != "4.90" {
 		t.Fatalf("the control's rates = %+v, %v; want the zone's own Standard at 4.90", rates, err)
 	}
+}
+
+// TestMarketsFromThePlatform: an OAuth install reads the shop's enabled
+// markets, so a price test priced in one is accepted (before, only a
+// catalog file brought markets, and every market of a real shop was
+// market_pricing_incomplete); once the merchant turns the market off, a
+// refresh drops it and the same test is refused naming it.
+func TestMarketsFromThePlatform(t *testing.T) {
+	t.Parallel()
+	h := newInstallHarness(t)
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
+	uk := experiment.Market{ID: "gid://shopify/Market/7", Name: "United Kingdom", Currency: "GBP", Countries: []string{"GB"}}
+	catalog := refreshedCatalog()
+	catalog.Markets = []experiment.Market{uk}
+	info := experiment.ShopInfo{Name: "Installed Shop", Currency: "EUR", Timezone: "Europe/Berlin"}
+	h.fake.SetShop(h.domain, info, catalog)
+	shop, token := h.installForPriceTests(ctx)
+	features := []string{"price", "multi_market"}
+	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{Features: &features}); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"type":"price","name":"UK price","shared":{"price":{"product_ids":["gid://shopify/Product/101"],
+		"markets":[{"id":"gid://shopify/Market/7","countries":["GB"]}]}},
+		"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Lower","split":50,"content":{"prices":[
+		{"product_variant_id":"gid://shopify/ProductVariant/101","price":{"amount":"17.90","currency":"EUR"},
+		 "country_prices":[{"country":"GB","price":{"amount":"15.00","currency":"GBP"}}]}]}}]}`
+	if r := h.do("POST", "/v1/experiments", token, body, "Content-Type", "application/json"); r.status != 201 {
+		t.Fatalf("create priced in the platform's market = %d %s", r.status, r.raw)
+	}
+
+	catalog.Markets = nil
+	h.fake.SetShop(h.domain, info, catalog)
+	h.fake.PutDisabledMarket(h.domain, uk)
+	if r, err := h.app.installService().RefreshCatalog(ctx, shop); err != nil || !strings.HasSuffix(r.String(), ", 0 markets") {
+		t.Fatalf("refresh = %q, %v", r, err)
+	}
+	wantError(t, h.do("POST", "/v1/experiments", token, body, "Content-Type", "application/json"),
+		422, "validation_error", "market_pricing_incomplete", "shared.price.markets[0].id")
 }
