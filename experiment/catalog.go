@@ -34,6 +34,7 @@ type CatalogRefs struct {
 	Themes      []string
 	Zones       []string
 	// ZoneCountries asks for every zone shipping to one of these
+	// (a rest-of-world zone ships to them all)
 	// countries (ISO codes), in CatalogView.Zones with the named ones.
 	ZoneCountries []string
 	Markets       []string
@@ -152,6 +153,9 @@ type Zone struct {
 	// the platform asks Lift for its rates. A shipping test changes what
 	// buyers see only in such a zone.
 	LiftRates bool `json:"lift_rates"`
+	// RestOfWorld: the zone ships to every country no other zone lists
+	// (the platform's "rest of world"); it lists none itself.
+	RestOfWorld bool `json:"rest_of_world"`
 }
 
 // ZoneRate is an existing shipping rate of a zone.

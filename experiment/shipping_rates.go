@@ -30,7 +30,8 @@ type QuotedRate struct {
 	Price Money
 }
 
-// QuoteRates answers the rates of the zone that ships to req.Country: the
+// QuoteRates answers the rates of the zone that ships to req.Country (one
+// listing it, else the rest-of-world zone; zoneOf): the
 // zone's own rates as the catalog mirror has them, changed as the
 // visitor's group of an active shipping test of that zone changes them
 // when the assignments name the test (a rate with rate_id replaces that
@@ -75,11 +76,20 @@ func (s *Service) QuoteRates(ctx context.Context, shop *Shop, req RateRequest) (
 // zoneOf is the zone shipping to country, the lowest id first should two
 // claim it.
 func zoneOf(view *CatalogView, country string) (Zone, bool) {
-	var found []Zone
+	var listed, rest []Zone
 	for _, z := range view.Zones {
-		if slices.Contains(z.Countries, country) {
-			found = append(found, z)
+		switch {
+		case slices.Contains(z.Countries, country):
+			listed = append(listed, z)
+		case z.RestOfWorld:
+			rest = append(rest, z)
 		}
+	}
+	// A zone naming the country wins over the rest of the world, as on
+	// the platform.
+	found := listed
+	if len(found) == 0 {
+		found = rest
 	}
 	if len(found) == 0 {
 		return Zone{}, false

@@ -81,6 +81,7 @@ type zonePage struct {
 						Countries []struct {
 							Code struct {
 								CountryCode string `json:"countryCode"`
+								RestOfWorld bool   `json:"restOfWorld"`
 							} `json:"code"`
 						} `json:"countries"`
 					} `json:"zone"`
@@ -125,7 +126,10 @@ func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *exp
 			for _, n := range zones.Nodes {
 				z := experiment.Zone{ID: n.Zone.ID, Name: n.Zone.Name, Countries: []string{}}
 				for _, co := range n.Zone.Countries {
-					if co.Code.CountryCode != "" { // the rest of the world has none
+					switch {
+					case co.Code.RestOfWorld: // every country no other zone lists
+						z.RestOfWorld = true
+					case co.Code.CountryCode != "":
 						z.Countries = append(z.Countries, strings.ToUpper(co.Code.CountryCode))
 					}
 				}

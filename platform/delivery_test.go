@@ -34,6 +34,7 @@ func TestFetchCatalogReadsDeliveryZones(t *testing.T) {
 		zone("4", "Oceania", false, []string{"AU", "NZ"}, rate("41", "Economy", "15.00")),
 		zone("5", "Rest of world", false, []string{}),
 	}
+	zones[4].RestOfWorld = true
 	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{DeliveryZones: zones})
 	fake.PutZoneCarrier(shopDomain, zones[1].ID, theirs, true) // another app serves Europe
 	fake.PutZoneCarrier(shopDomain, zones[2].ID, ours, false)  // Lift rates added to Canada, then turned off

@@ -79,6 +79,9 @@ func (f *Fake) zonePage(in *fakeInstall, after string) any {
 		for _, c := range z.Countries {
 			countries = append(countries, map[string]any{"code": map[string]any{"countryCode": c, "restOfWorld": false}})
 		}
+		if z.RestOfWorld {
+			countries = append(countries, map[string]any{"code": map[string]any{"countryCode": nil, "restOfWorld": true}})
+		}
 		methods := []any{}
 		for _, r := range z.Rates {
 			methods = append(methods, map[string]any{"id": r.ID, "name": r.Name, "active": !handed,

@@ -120,6 +120,9 @@ func ParseCatalog(raw []byte) (*CatalogFile, error) {
 		if !catalogGID.MatchString(z.ID) {
 			return nil, bad(fmt.Sprintf("delivery_zones[%d].id", i), "%q is not a global id", z.ID)
 		}
+		if z.RestOfWorld && len(z.Countries) > 0 {
+			return nil, bad(fmt.Sprintf("delivery_zones[%d].countries", i), "a rest-of-world zone ships to every country no other zone lists, and lists none")
+		}
 		for j, r := range z.Rates {
 			if !catalogGID.MatchString(r.ID) || !catalogAmount.MatchString(r.Price) {
 				return nil, bad(fmt.Sprintf("delivery_zones[%d].rates[%d]", i, j), "needs a global id and a decimal price")
@@ -167,8 +170,8 @@ func importCatalog(ctx context.Context, q querier, shopID int64, f *CatalogFile)
 		}
 	}
 	for _, z := range f.DeliveryZones {
-		if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_zones (shop_id, id, name, countries, lift_rates) VALUES ($1,$2,$3,$4,$5)`,
-			shopID, z.ID, z.Name, nonNilStrings(z.Countries), z.LiftRates); err != nil {
+		if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_zones (shop_id, id, name, countries, lift_rates, rest_of_world) VALUES ($1,$2,$3,$4,$5,$6)`,
+			shopID, z.ID, z.Name, nonNilStrings(z.Countries), z.LiftRates, z.RestOfWorld); err != nil {
 			return wrap(err)
 		}
 		for _, r := range z.Rates {
@@ -232,7 +235,7 @@ const (
 	selectThemes     = `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1`
 	selectMarkets    = `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1`
 	// One row per rate; a zone without rates comes once with NULLs.
-	selectZoneRates = `SELECT z.id, z.name, z.countries, z.lift_rates, r.id, r.name, r.price::text
+	selectZoneRates = `SELECT z.id, z.name, z.countries, z.lift_rates, z.rest_of_world, r.id, r.name, r.price::text
 		FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
 		WHERE z.shop_id=$1`
 )
@@ -262,7 +265,7 @@ func scanMarket(row pgx.Rows) (x experiment.Market, err error) {
 func scanZoneRate(row pgx.Rows) (experiment.Zone, *experiment.ZoneRate, error) {
 	var z experiment.Zone
 	var rid, rname, rprice *string
-	if err := row.Scan(&z.ID, &z.Name, &z.Countries, &z.LiftRates, &rid, &rname, &rprice); err != nil || rid == nil {
+	if err := row.Scan(&z.ID, &z.Name, &z.Countries, &z.LiftRates, &z.RestOfWorld, &rid, &rname, &rprice); err != nil || rid == nil {
 		return z, nil, err
 	}
 	return z, &experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)}, nil
@@ -298,7 +301,7 @@ func (c Catalog) Lookup(ctx context.Context, shopID int64, r experiment.CatalogR
 		lookupDearest(ctx, c.Q, shopID, r.Dearest, v),
 		lookup(ctx, c.Q, shopID, r.Themes, selectThemes+byID, into(scanTheme, func(x experiment.Theme) { v.Themes[x.ID] = x })),
 		lookupZones(ctx, c.Q, shopID, r.Zones, ` AND z.id = ANY($2)`, v.Zones),
-		lookupZones(ctx, c.Q, shopID, r.ZoneCountries, ` AND z.countries && $2`, v.Zones),
+		lookupZones(ctx, c.Q, shopID, r.ZoneCountries, ` AND (z.countries && $2 OR z.rest_of_world)`, v.Zones),
 		lookup(ctx, c.Q, shopID, r.Markets, selectMarkets+byID, into(scanMarket, func(x experiment.Market) { v.Markets[x.ID] = x })),
 	)
 	if err != nil {

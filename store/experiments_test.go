@@ -97,6 +97,7 @@ func TestCatalogImportAndLookup(t *testing.T) {
 		`{"currency":"USD","products":[{"id":"gid://shopify/Product/1","variants":[{"id":"gid://shopify/ProductVariant/1","price":"cheap"}]}]}`,
 		`{"currency":"USD","markets":[{"id":"gid://shopify/Market/1","currency":"EURO"}]}`,
 		`{"currency":"USD","colour":"red"}`,
+		`{"currency":"USD","delivery_zones":[{"id":"gid://shopify/DeliveryZone/1","name":"World","rest_of_world":true,"countries":["US"]}]}`,
 	} {
 		if _, err := store.ParseCatalog([]byte(bad)); err == nil {
 			t.Fatalf("a bad catalog was accepted: %s", bad)

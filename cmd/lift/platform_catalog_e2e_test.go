@@ -17,7 +17,8 @@ import (
 // warning saying so; once the merchant hands the zone to Lift (its own
 // rates turned off, Lift rates added) a catalog refresh records it, the
 // same test is created without the warning, and the carrier callback
-// still quotes the control the zone's own rate.
+// still quotes the control the zone's own rate. A destination no zone
+// lists gets the rest-of-world zone's rates.
 func TestShippingZonesFromThePlatform(t *testing.T) {
 	t.Parallel()
 	h := newInstallHarness(t)
@@ -25,7 +26,9 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	const zone = "gid://shopify/DeliveryZone/41"
 	catalog := refreshedCatalog()
 	catalog.DeliveryZones = []experiment.Zone{{ID: zone, Name: "Germany", Countries: []string{"DE"},
-		Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/411", Name: "Standard", Price: "4.90"}}}}
+		Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/411", Name: "Standard", Price: "4.90"}}},
+		{ID: "gid://shopify/DeliveryZone/40", Name: "Rest of world", RestOfWorld: true, LiftRates: true,
+			Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/401", Name: "Worldwide", Price: "19.00"}}}}
 	h.fake.SetShop(h.domain, experiment.ShopInfo{Name: "Installed Shop", Currency: "EUR", Timezone: "Europe/Berlin"}, catalog)
 	shop, token := h.installForPriceTests(ctx)
 	features := []string{"price", experiment.FeatureCarrierService}
@@ -55,15 +58,17 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 
 	h.fake.PutZoneCarrier(h.domain, zone, h.app.PlatformClient.RatesURL, true)
 	r, err := h.app.installService().RefreshCatalog(ctx, shop)
-	if err != nil || !strings.HasSuffix(r.String(), ", 1 delivery zones (1 with Lift rates), 0 markets") {
+	if err != nil || !strings.HasSuffix(r.String(), ", 2 delivery zones (2 with Lift rates), 0 markets") {
 		t.Fatalf("refresh = %q, %v", r, err)
 	}
 	if w := warnings(); len(w) != 0 {
 		t.Fatalf("warnings after the zone offers Lift rates = %v", w)
 	}
-	rates, err := h.app.experiments().QuoteRates(ctx, shop, experiment.RateRequest{Country: "DE"})
-	if err != nil || len(rates) != 1 || rates[0].Name != "Standard" || rates[0].Price.Amount != "4.90" {
-		t.Fatalf("the control's rates = %+v, %v; want the zone's own Standard at 4.90", rates, err)
+	for country, want := range map[string]string{"DE": "Standard 4.90", "JP": "Worldwide 19.00", "US": "Worldwide 19.00"} {
+		rates, err := h.app.experiments().QuoteRates(ctx, shop, experiment.RateRequest{Country: country})
+		if err != nil || len(rates) != 1 || rates[0].Name+" "+rates[0].Price.Amount != want {
+			t.Fatalf("the control's rates to %s = %+v, %v; want the zone's own %s", country, rates, err, want)
+		}
 	}
 }
 

@@ -377,7 +377,7 @@ func (c catalog) Lookup(_ context.Context, shopID int64, refs experiment.Catalog
 		}
 	}
 	for id, z := range all.Zones {
-		if slices.ContainsFunc(z.Countries, func(c string) bool { return slices.Contains(refs.ZoneCountries, c) }) {
+		if (z.RestOfWorld && len(refs.ZoneCountries) > 0) || slices.ContainsFunc(z.Countries, func(c string) bool { return slices.Contains(refs.ZoneCountries, c) }) {
 			v.Zones[id] = z
 		}
 	}
