@@ -26,6 +26,9 @@ type CatalogRefresh struct {
 	// Delivery zones in the mirror now, and how many offer Lift rates;
 	// markets.
 	Zones, ZonesWithLiftRates, Markets int
+	// Live shipping tests one of whose zones no longer offers Lift rates
+	// (or is gone): each carries the standing zone_without_lift_rates.
+	ShippingTestsFlagged int
 }
 
 // String is the outcome as one line, for the CLI and the job's log.
@@ -36,7 +39,15 @@ func (r CatalogRefresh) String() string {
 	return fmt.Sprintf("catalog refreshed: %d products (+%d/-%d), %d variants (+%d/-%d; %d prices and %d unit costs changed), %d collections (+%d/-%d), %d themes, %d delivery zones (%d with Lift rates), %d markets",
 		r.Products, r.ProductsAdded, r.ProductsRemoved, r.Variants, r.VariantsAdded, r.VariantsRemoved,
 		r.PricesChanged, r.CostsChanged, r.Collections, r.CollectionsAdded, r.CollectionsRemoved, r.Themes,
-		r.Zones, r.ZonesWithLiftRates, r.Markets)
+		r.Zones, r.ZonesWithLiftRates, r.Markets) + flaggedLine(r.ShippingTestsFlagged)
+}
+
+// flaggedLine ends the outcome line when a refresh flagged live tests.
+func flaggedLine(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d live shipping tests on zones without Lift rates", n)
 }
 
 // LogValue makes a log record carry the counts as fields, not only the line.
@@ -50,7 +61,8 @@ func (r CatalogRefresh) LogValue() slog.Value {
 		slog.Int("variants_added", r.VariantsAdded), slog.Int("variants_removed", r.VariantsRemoved),
 		slog.Int("collections_added", r.CollectionsAdded), slog.Int("collections_removed", r.CollectionsRemoved),
 		slog.Int("prices_changed", r.PricesChanged), slog.Int("costs_changed", r.CostsChanged),
-		slog.Int("zones", r.Zones), slog.Int("zones_with_lift_rates", r.ZonesWithLiftRates), slog.Int("markets", r.Markets))
+		slog.Int("zones", r.Zones), slog.Int("zones_with_lift_rates", r.ZonesWithLiftRates), slog.Int("markets", r.Markets),
+		slog.Int("shipping_tests_flagged", r.ShippingTestsFlagged))
 }
 
 // errUninstalledMeanwhile rolls back a refresh whose shop was uninstalled
@@ -119,6 +131,9 @@ func (s *InstallService) RefreshCatalog(ctx context.Context, shop *Shop) (Catalo
 				return WriteResult{}, err
 			}
 			out = diffCatalog(old, &next)
+			if out.ShippingTestsFlagged, err = flagZones(ctx, tx, shop.ID, &next); err != nil {
+				return WriteResult{}, err
+			}
 			return WriteResult{ResourceID: fmt.Sprint(shop.ID)}, nil
 		})
 	if errors.Is(err, errUninstalledMeanwhile) {

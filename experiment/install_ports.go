@@ -123,6 +123,13 @@ type InstallTx interface {
 	// ReadCatalog returns the shop's whole catalog mirror (its Currency is
 	// the shop's).
 	ReadCatalog(ctx context.Context, shopID int64) (*CatalogSnapshot, error)
+	// FindLiveTests lists the shop's active and paused tests, without the
+	// launch lock: a refresh only flags them (install_zones.go).
+	FindLiveTests(ctx context.Context, shopID int64) ([]*Test, error)
+	// SetTestWarning raises or restates a standing warning on a test;
+	// ClearTestWarning lifts it.
+	SetTestWarning(ctx context.Context, shopID, testID int64, w Finding) error
+	ClearTestWarning(ctx context.Context, testID int64, code string) error
 }
 
 // CatalogImporter replaces a shop's catalog mirror.

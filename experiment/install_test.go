@@ -155,6 +155,13 @@ func (m *memInstall) LockShop(_ context.Context, id int64) (*experiment.Shop, bo
 	}
 	return nil, false, experiment.Errorf(experiment.KindNotFound, "shop_not_found", "no")
 }
+func (m *memInstall) FindLiveTests(context.Context, int64) ([]*experiment.Test, error) {
+	return nil, nil
+}
+func (m *memInstall) SetTestWarning(context.Context, int64, int64, experiment.Finding) error {
+	return nil
+}
+func (m *memInstall) ClearTestWarning(context.Context, int64, string) error { return nil }
 func (m *memInstall) ReadCatalog(_ context.Context, id int64) (*experiment.CatalogSnapshot, error) {
 	if c, ok := m.catalog[id]; ok {
 		return c, nil

@@ -38,7 +38,7 @@ func (v *validator) checkShared() {
 					// The platform asks Lift for a zone's rates only when the
 					// zone offers them: elsewhere every group sees the zone's
 					// own rates, and the test measures nothing.
-					v.warn("zone_without_lift_rates", p,
+					v.warn(WarnZoneWithoutLiftRates, p,
 						"Zone %s (%s) does not offer Lift rates, so buyers there see its own rates in every group. In the shop's shipping settings, add Lift rates to the zone in place of its own rates (Lift quotes those to the control group); Lift reads zones at each catalog refresh.",
 						zone.Name, z)
 				}

@@ -33,6 +33,14 @@ func (f *Fake) PutZoneCarrier(domain, zoneID, callbackURL string, active bool) {
 		fakeZoneCarrier{MethodID: f.id("DeliveryMethodDefinition"), CallbackURL: callbackURL, Active: active})
 }
 
+// ClearZoneCarriers removes every carrier service's method from a zone, as
+// a merchant who takes the zone back to its own rates does.
+func (f *Fake) ClearZoneCarriers(domain, zoneID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.shop(domain).install.ZoneCarriers, zoneID)
+}
+
 func (f *Fake) deliveryOperation(in *fakeInstall, op string, v map[string]any) (any, bool) {
 	str := func(k string) string { x, _ := v[k].(string); return x }
 	switch op {

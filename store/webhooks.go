@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -311,6 +312,18 @@ func (db *DB) VariantCosts(ctx context.Context, shopID int64, numericIDs []strin
 		return nil, fmt.Errorf("store.VariantCosts %d: %w", shopID, err)
 	}
 	return out, nil
+}
+
+// FindLiveTests lists the shop's active and paused tests inside the unit
+// of work, without the launch lock (LiveTests takes it): a catalog refresh
+// only flags them.
+func (tx *Tx) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Test, error) {
+	tests, _, err := findTests(ctx, tx.tx, shopID, testFilter{Filter: experiment.Filter{
+		Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}, Limit: math.MaxInt32 - 1}})
+	if err != nil {
+		return nil, fmt.Errorf("store.Tx.FindLiveTests %d: %w", shopID, err)
+	}
+	return tests, nil
 }
 
 // FindLiveTests returns every active or paused test of the shop (the tests

@@ -64,6 +64,7 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	if w := warnings(); len(w) != 0 {
 		t.Fatalf("warnings after the zone offers Lift rates = %v", w)
 	}
+	flagsOnRefresh(t, h, shop, token, zone, body)
 	for country, want := range map[string]string{"DE": "Standard 4.90", "JP": "Worldwide 19.00", "US": "Worldwide 19.00"} {
 		rates, err := h.app.experiments().QuoteRates(ctx, shop, experiment.RateRequest{Country: country})
 		if err != nil || len(rates) != 1 || rates[0].Name+" "+rates[0].Price.Amount != want {
@@ -108,4 +109,42 @@ func TestMarketsFromThePlatform(t *testing.T) {
 	}
 	wantError(t, h.do("POST", "/v1/experiments", token, body, "Content-Type", "application/json"),
 		422, "validation_error", "market_pricing_incomplete", "shared.price.markets[0].id")
+}
+
+// flagsOnRefresh: a running shipping test whose zone stops offering Lift
+// rates gets the standing warning at the next catalog refresh, on v1's
+// read of the test, and loses it once the zone offers them again.
+func flagsOnRefresh(t *testing.T, h *installHarness, shop *experiment.Shop, token, zone, body string) {
+	t.Helper()
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
+	r := h.do("POST", "/v1/experiments", token, body, "Content-Type", "application/json")
+	id := fmt.Sprint(r.body["id"])
+	if r = h.do("POST", "/v1/experiments/"+id+"/start", token, "", "Idempotency-Key", "start-"+id); r.status != 200 {
+		t.Fatalf("start = %d %s", r.status, r.raw)
+	}
+	standing := func() []any {
+		t.Helper()
+		w, _ := h.do("GET", "/v1/experiments/"+id, token, "").body["warnings"].([]any)
+		return w
+	}
+	h.fake.ClearZoneCarriers(h.domain, zone) // the merchant takes the zone back
+	out, err := h.app.installService().RefreshCatalog(ctx, shop)
+	if err != nil || !strings.HasSuffix(out.String(), "; 1 live shipping tests on zones without Lift rates") {
+		t.Fatalf("refresh = %q, %v", out, err)
+	}
+	w := standing()
+	if len(w) != 1 {
+		t.Fatalf("standing warnings = %v, want the zone's", w)
+	}
+	if f, _ := w[0].(map[string]any); f["code"] != "zone_without_lift_rates" || f["param"] != "shared.shipping.zone_ids[0]" ||
+		!strings.Contains(fmt.Sprint(f["message"]), "Germany") {
+		t.Fatalf("standing warning = %v", f)
+	}
+	h.fake.PutZoneCarrier(h.domain, zone, h.app.PlatformClient.RatesURL, true)
+	if out, err = h.app.installService().RefreshCatalog(ctx, shop); err != nil || out.ShippingTestsFlagged != 0 {
+		t.Fatalf("refresh = %q, %v", out, err)
+	}
+	if w := standing(); len(w) != 0 {
+		t.Fatalf("standing warnings once the zone offers Lift rates again = %v", w)
+	}
 }

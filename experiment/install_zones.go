@@ -1,0 +1,81 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// A running shipping test measures something only while the platform asks
+// Lift for its zones' rates. A catalog refresh reads whether each zone
+// still offers Lift rates (and still exists), so it raises a standing
+// warning on a live shipping test one of whose zones no longer does, and
+// lifts it once every zone does again; both APIs' reads of the test show
+// it (warnings.go), as they show THEMES_PUBLISH's.
+
+// zoneWarningTx is what flagZones needs of the refresh's unit of work.
+type zoneWarningTx interface {
+	FindLiveTests(ctx context.Context, shopID int64) ([]*Test, error)
+	SetTestWarning(ctx context.Context, shopID, testID int64, w Finding) error
+	ClearTestWarning(ctx context.Context, testID int64, code string) error
+}
+
+// WarnZoneWithoutLiftRates is the code of the create-time finding and of
+// the standing warning.
+const WarnZoneWithoutLiftRates = "zone_without_lift_rates"
+
+// flagZones raises or lifts the warning on each live test with a shipping
+// part, against the zones of c; it returns how many it flagged.
+func flagZones(ctx context.Context, tx zoneWarningTx, shopID int64, c *CatalogSnapshot) (int, error) {
+	live, err := tx.FindLiveTests(ctx, shopID)
+	if err != nil {
+		return 0, err
+	}
+	zones := map[string]Zone{}
+	for _, z := range c.DeliveryZones {
+		zones[z.ID] = z
+	}
+	flagged := 0
+	for _, t := range live {
+		v := decoded(t)
+		if v.shipping == nil {
+			continue
+		}
+		if w, ok := zoneWarning(v.shipping.ZoneIDs, zones); ok {
+			flagged++
+			err = tx.SetTestWarning(ctx, shopID, t.ID, w)
+		} else {
+			err = tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return flagged, nil
+}
+
+// zoneWarning is the standing warning for the zones of ids that are gone
+// or do not offer Lift rates, if any.
+func zoneWarning(ids []string, zones map[string]Zone) (Finding, bool) {
+	var why []string
+	param := ""
+	for i, id := range ids {
+		z, ok := zones[id]
+		switch {
+		case !ok:
+			why = append(why, fmt.Sprintf("Zone %s is no longer one of the shop's delivery zones.", id))
+		case !z.LiftRates:
+			why = append(why, fmt.Sprintf("Zone %s (%s) does not offer Lift rates.", z.Name, id))
+		default:
+			continue
+		}
+		if param == "" {
+			param = fmt.Sprintf("shared.shipping.zone_ids[%d]", i)
+		}
+	}
+	if len(why) == 0 {
+		return Finding{}, false
+	}
+	return Finding{Severity: SeverityWarning, Code: WarnZoneWithoutLiftRates, Param: param, Message: strings.Join(why, " ") +
+		" Buyers there see the zone's own rates in every group, so this test measures nothing there from now on; add Lift rates back to the zone in the shop's shipping settings, or end the test."}, true
+}
