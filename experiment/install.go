@@ -163,6 +163,11 @@ func (s *InstallService) gather(ctx context.Context, r InstallRequest) (ShopInst
 		}
 		in.Webhooks = append(in.Webhooks, WebhookSubscription{Topic: topic, ID: id})
 	}
+	if err := s.Platform.RegisterCarrier(ctx, r.Domain, tok); err != nil {
+		// Only shipping tests need it, and their launch registers it too:
+		// a shop whose plan lacks carrier-calculated shipping still installs.
+		s.logger().Warn("install: Lift rates not registered", "shop", r.Domain, "err", err)
+	}
 	catalog, err := s.Platform.FetchCatalog(ctx, r.Domain, tok)
 	if err != nil {
 		return ShopInstall{}, nil, platformFailure("sync the catalog", err)

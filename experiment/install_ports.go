@@ -152,8 +152,13 @@ type InstallPlatform interface {
 	// SubscribeWebhook subscribes callbackURL to topic and returns the
 	// subscription id; subscribing again to a topic is not an error.
 	SubscribeWebhook(ctx context.Context, domain, token, topic, callbackURL string) (string, error)
-	// FetchCatalog reads products (variants, prices, costs), collections
-	// and themes, within the platform's throttles.
+	// RegisterCarrier makes sure the shop has Lift's carrier service
+	// ("Lift rates"), so the merchant can add it to delivery zones before
+	// a shipping test starts; a shop without carrier-calculated shipping
+	// refuses.
+	RegisterCarrier(ctx context.Context, domain, token string) error
+	// FetchCatalog reads products (variants, prices, costs), collections,
+	// themes, delivery zones and markets, within the platform's throttles.
 	FetchCatalog(ctx context.Context, domain, token string) (*CatalogSnapshot, error)
 	// Cleanup removes what Lift put on the shop: script tags, webhook
 	// subscriptions, its metafields, duplicated variants and deployed

@@ -292,6 +292,12 @@ func (c *Client) duplicateVariants(ctx context.Context, domain, token string, t 
 // carrierServiceName is how merchants and shoppers see Lift's carrier.
 const carrierServiceName = "Lift rates"
 
+// RegisterCarrier implements experiment.InstallPlatform: the install's
+// checkCarrier.
+func (c *Client) RegisterCarrier(ctx context.Context, domain, token string) error {
+	return c.checkCarrier(ctx, domain, token)
+}
+
 // checkCarrier makes sure the shop has Lift's carrier service, active and
 // answering at RatesURL: the platform asks it for the rates of the zones
 // the merchant serves through it (docs/install.md, "Shipping rates").

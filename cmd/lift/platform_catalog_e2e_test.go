@@ -31,6 +31,11 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 			Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/401", Name: "Worldwide", Price: "19.00"}}}}
 	h.fake.SetShop(h.domain, experiment.ShopInfo{Name: "Installed Shop", Currency: "EUR", Timezone: "Europe/Berlin"}, catalog)
 	shop, token := h.installForPriceTests(ctx)
+	// The install registered Lift rates, so the merchant can add them to
+	// a zone before any shipping test starts.
+	if got := h.fake.ActiveCarriers(h.domain); len(got) != 1 || got[0] != h.app.PlatformClient.RatesURL {
+		t.Fatalf("carrier services after the install = %v", got)
+	}
 	features := []string{"price", experiment.FeatureCarrierService}
 	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{Features: &features}); err != nil {
 		t.Fatal(err)
@@ -146,5 +151,19 @@ func flagsOnRefresh(t *testing.T, h *installHarness, shop *experiment.Shop, toke
 	}
 	if w := standing(); len(w) != 0 {
 		t.Fatalf("standing warnings once the zone offers Lift rates again = %v", w)
+	}
+}
+
+// TestInstallWhereCarrierServicesAreRefused: a shop whose plan lacks
+// carrier-calculated shipping refuses Lift's carrier service; the install
+// goes on without it (only shipping tests need it, and their launch asks
+// again).
+func TestInstallWhereCarrierServicesAreRefused(t *testing.T) {
+	t.Parallel()
+	h := newInstallHarness(t)
+	h.fake.Fail(h.domain, "CarrierServiceCreate", 403)
+	shop := h.install()
+	if got := h.fake.ActiveCarriers(h.domain); len(got) != 0 || !shop.Installed() {
+		t.Fatalf("carrier services %v, shop %+v", got, shop)
 	}
 }
