@@ -36,10 +36,10 @@ func TestContentImages(t *testing.T) {
 		{"after the listed ones", `[{"productId":"8107"}]`, `[{"productId":"gid://shopify/Product/8101","imageUrls":["/b.jpg"]}]`,
 			[]string{"8107", "8101"}, ""},
 		{"already listed", `[{"productId":"8101"}]`, `[{"productId":"8101","imageUrls":["/b.jpg"]}]`, []string{"8101"}, ""},
-		{"not numeric", ``, `[{"productId":"tee","imageUrls":["/b.jpg"]}]`, nil, "images[0].productId must be a numeric Product id"},
+		{"not numeric", ``, `[{"productId":"tee","imageUrls":["/b.jpg"]}]`, nil, "testGroups[1].images[0].productId must be a numeric Product id"},
 		{"unknown product", ``, `[{"productId":"999999","imageUrls":["/b.jpg"]}]`, nil, "no product 999999"},
 		{"no images", ``, `[{"productId":"8101","imageUrls":[]}]`, nil, "1 to 20 URLs"},
-		{"http", ``, `[{"productId":"8101","imageUrls":["http://cdn.example.com/b.jpg"]}]`, nil, "an https URL or a path on the shop's site"},
+		{"http", ``, `[{"productId":"8101","imageUrls":["http://cdn.example.com/b.jpg"]}]`, nil, "testGroups[1]: An image is an https URL or a path on the shop's site"},
 		{"twice", ``, `[{"productId":"8101","imageUrls":["/b.jpg"]},{"productId":"8101","imageUrls":["/c.jpg"]}]`, nil, "images twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -97,7 +97,7 @@ func sessionError(err error) error {
 	}
 	if e.Kind != experiment.KindInternal {
 		c := *e
-		c.Message = sessionWords(e.Message)
+		c.Message = groupPrefix(e) + sessionWords(e.Message)
 		e = &c
 		err = e
 	}
@@ -136,6 +136,26 @@ var v1Words = strings.NewReplacer(
 	".content.checkout", ".checkout", "].split", "].weight", "test_groups", "testGroups",
 	".content.dom_changes", ".domChanges", "parent_selector", "parentSelector", "insert_before_selector", "insertBeforeSelector",
 )
+
+// groupOfParam is the test group a v1 field path lies in.
+var groupOfParam = regexp.MustCompile(`^test_groups\[([0-9]+)\]`)
+
+// groupPrefix names the test group a validation finding is about
+// ("testGroups[2]: "), since this surface's envelope has no param and a
+// message about an image URL or a selector does not say which group's it
+// is; empty when the message names it already or the finding is not a
+// group's.
+func groupPrefix(e *experiment.Error) string {
+	m := groupOfParam.FindStringSubmatch(e.Param)
+	if e.Kind != experiment.KindValidation || m == nil {
+		return ""
+	}
+	g := "testGroups[" + m[1] + "]"
+	if strings.Contains(sessionWords(e.Message), g) || strings.Contains(e.Message, "group "+m[1]) {
+		return ""
+	}
+	return g + ": "
+}
 
 // platformID is a platform global id; this surface's ids are its number.
 var platformID = regexp.MustCompile(`gid://shopify/[A-Za-z]+/([0-9]+)`)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -172,12 +173,30 @@ func groups(in *createWire, allowed map[string]bool, fn func(g groupWire) (map[s
 		// their being dropped unseen (session audit 2, S2-6).
 		if fn != nil && (i > 0 || changes) {
 			if content, err = fn(g); err != nil {
-				return nil, err
+				return nil, inGroup(i, err)
 			}
 		}
 		out = append(out, map[string]any{"index": i, "name": g.Name, "split": split, "content": content})
 	}
 	return out, nil
+}
+
+// relativeField is a message that starts with a group's field
+// ("images[0].productId must be …").
+var relativeField = regexp.MustCompile(`^[a-z][A-Za-z]*(\[[0-9]+\])?[. ]`)
+
+// inGroup makes a refusal of group i's fields say whose they are: the
+// envelope has no param, and "rates[0].zoneId" alone does not say which
+// group's rates.
+func inGroup(i int, err error) error {
+	e, ok := experiment.AsError(err)
+	if !ok || e.Kind != experiment.KindInvalidRequest {
+		return err
+	}
+	if relativeField.MatchString(e.Message) {
+		return badRequest("testGroups[%d].%s", i, e.Message)
+	}
+	return badRequest("testGroups[%d]: %s", i, e.Message)
 }
 
 func money(shop *experiment.Shop, amount string) map[string]any {
