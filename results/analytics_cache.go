@@ -88,6 +88,9 @@ func (a *Analytics) cached(ctx context.Context, shop *experiment.Shop, t *experi
 
 // cachedKey is cached over any normalized request.
 func (a *Analytics) cachedKey(ctx context.Context, shop *experiment.Shop, t *experiment.Test, view View, storewide bool, norm any, build func() (any, error)) (json.RawMessage, error) {
+	if err := settled(ctx, a.cfg.Warehouse, shop.ID, t.ID); err != nil {
+		return nil, fmt.Errorf("results.Analytics %d: %w", t.ID, err)
+	}
 	version, err := a.cfg.Activity.DataVersion(ctx, shop.ID, fmt.Sprint(t.ID), storewide)
 	if err != nil {
 		return nil, fmt.Errorf("results.Analytics version %d: %w", t.ID, err)

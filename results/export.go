@@ -120,7 +120,11 @@ func (s *Service) RunExport(ctx context.Context, shopID int64, id string, last b
 	if x.Status != ExportRunning {
 		return nil
 	}
-	rows, err := s.writeExport(ctx, x)
+	err = s.settled(ctx, x.ShopID, x.ExperimentID)
+	var rows int64
+	if err == nil {
+		rows, err = s.writeExport(ctx, x)
+	}
 	if err == nil {
 		err = s.finishExport(ctx, x, "export.complete", func(ctx context.Context, tx Tx) error {
 			return tx.CompleteExport(ctx, x.ShopID, x.ID, filepath.Base(ExportFile(s.cfg.ExportDir, x.ID)), rows)

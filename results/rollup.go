@@ -24,10 +24,15 @@ type Settler interface {
 }
 
 // settled waits, where the warehouse can say, until the test's erased rows
-// are gone: a snapshot or custom query kept from a read during the erase
-// would show the erased numbers for hours.
+// are gone: a snapshot, custom query or export kept from a read during the
+// erase would show the erased numbers for hours, and a session analytics
+// answer the erased numbers the merchant just reset.
 func (s *Service) settled(ctx context.Context, shopID, testID int64) error {
-	if w, ok := s.cfg.Warehouse.(Settler); ok {
+	return settled(ctx, s.cfg.Warehouse, shopID, testID)
+}
+
+func settled(ctx context.Context, w Warehouse, shopID, testID int64) error {
+	if w, ok := w.(Settler); ok {
 		return w.WaitErased(ctx, shopID, strconv.FormatInt(testID, 10))
 	}
 	return nil

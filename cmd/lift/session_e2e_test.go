@@ -64,7 +64,7 @@ func TestResetAnalyticsForgetsResults(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := newServer(t, func(c *config.Config) { c.Platform.APIKey, c.Platform.APISecret = "key", "secret" })
-	shop, read, _ := s.shop(true)
+	shop, read, write := s.shop(true)
 	tt := snapshotPlanted(t, s, shop.ID, "reset", 100)
 	id := strconv.FormatInt(tt.ID, 10)
 	svc := s.app.results()
@@ -75,17 +75,46 @@ func TestResetAnalyticsForgetsResults(t *testing.T) {
 	if err := svc.RunQuery(ctx, q.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.do("GET", "/v1/experiments/"+id+"/results", read, ""); r.status != http.StatusOK {
-		t.Fatalf("results before the reset = %d %s", r.status, r.raw)
+	before := s.do("GET", "/v1/experiments/"+id+"/results", read, "")
+	if before.status != http.StatusOK {
+		t.Fatalf("results before the reset = %d %s", before.status, before.raw)
+	}
+	window := before.body["date_range"].(map[string]any)
+	analytics := fmt.Sprintf(`{"dateStart":%q,"dateFinish":%q}`, window["gte"], window["lte"])
+	tok := sessionToken(t, shop.Domain)
+	if r := s.do("POST", "/api/analytics/v1/"+id, tok, analytics); r.status != http.StatusOK {
+		t.Fatalf("analytics before the reset = %d %s", r.status, r.raw) // and now cached
 	}
 
-	if r := s.do("POST", "/api/experiments/reset-analytics/"+id, sessionToken(t, shop.Domain), ""); r.status != http.StatusOK {
+	if r := s.do("POST", "/api/experiments/reset-analytics/"+id, tok, ""); r.status != http.StatusOK {
 		t.Fatalf("reset analytics = %d %s", r.status, r.raw)
+	}
+	// Reads right after the reset wait for its deletes: the panel and an
+	// export show nothing of what was erased, not the numbers of a moment ago.
+	r := s.do("POST", "/api/analytics/v1/"+id, tok, analytics)
+	d, _ := r.body["data"].(map[string]any)
+	if r.status != http.StatusOK || d == nil {
+		t.Fatalf("analytics after the reset = %d %s", r.status, r.raw)
+	}
+	for _, g := range totalsOf(t, d["totalViews"], d["totalOrders"], d["totalRevenue"]) {
+		if g != (groupTotals{}) {
+			t.Fatalf("analytics right after the reset = %+v, want nothing", d)
+		}
+	}
+	x := s.do("POST", "/v1/experiments/"+id+"/exports", write, "")
+	if x.status != http.StatusAccepted {
+		t.Fatalf("export after the reset = %d %s", x.status, x.raw)
+	}
+	if err := svc.RunExport(ctx, shop.ID, x.body["id"].(string), true); err != nil {
+		t.Fatal(err)
+	}
+	if x = s.do("GET", "/v1/exports/"+x.body["id"].(string), read, ""); x.body["status"] != "completed" || x.body["row_count"] != 0.0 {
+		t.Fatalf("export right after the reset = %s, want completed with no rows", x.raw)
 	}
 	if r := s.do("GET", "/v1/experiments/"+id+"/results", read, ""); r.status != http.StatusAccepted {
 		t.Fatalf("results after the reset = %d %s, want 202 until a snapshot of what is left", r.status, r.raw)
 	}
-	r := s.do("GET", "/v1/experiments/"+id+"/results/"+q.ID, read, "")
+	r = s.do("GET", "/v1/experiments/"+id+"/results/"+q.ID, read, "")
 	if r.status != http.StatusOK || r.body["status"] != "failed" || !strings.Contains(fmt.Sprint(r.body["failure_reason"]), "reset") {
 		t.Fatalf("query computed before the reset = %d %s, want failed with the reason", r.status, r.raw)
 	}
