@@ -69,26 +69,29 @@ type deliveryMethod struct {
 	} `json:"rateProvider"`
 }
 
+// zoneNode is a zone of a location group with its shipping methods.
+type zoneNode struct {
+	Zone struct {
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Countries []struct {
+			Code struct {
+				CountryCode string `json:"countryCode"`
+				RestOfWorld bool   `json:"restOfWorld"`
+			} `json:"code"`
+		} `json:"countries"`
+	} `json:"zone"`
+	MethodDefinitions struct {
+		Nodes []deliveryMethod `json:"nodes"`
+	} `json:"methodDefinitions"`
+}
+
 type zonePage struct {
 	DeliveryProfile *struct {
 		ProfileLocationGroups []struct {
 			LocationGroupZones struct {
-				PageInfo pageInfo `json:"pageInfo"`
-				Nodes    []struct {
-					Zone struct {
-						ID        string `json:"id"`
-						Name      string `json:"name"`
-						Countries []struct {
-							Code struct {
-								CountryCode string `json:"countryCode"`
-								RestOfWorld bool   `json:"restOfWorld"`
-							} `json:"code"`
-						} `json:"countries"`
-					} `json:"zone"`
-					MethodDefinitions struct {
-						Nodes []deliveryMethod `json:"nodes"`
-					} `json:"methodDefinitions"`
-				} `json:"nodes"`
+				PageInfo pageInfo   `json:"pageInfo"`
+				Nodes    []zoneNode `json:"nodes"`
 			} `json:"locationGroupZones"`
 		} `json:"profileLocationGroups"`
 	} `json:"deliveryProfile"`
@@ -124,17 +127,7 @@ func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *exp
 			}
 			zones := page.DeliveryProfile.ProfileLocationGroups[0].LocationGroupZones
 			for _, n := range zones.Nodes {
-				z := experiment.Zone{ID: n.Zone.ID, Name: n.Zone.Name, Countries: []string{}}
-				for _, co := range n.Zone.Countries {
-					switch {
-					case co.Code.RestOfWorld: // every country no other zone lists
-						z.RestOfWorld = true
-					case co.Code.CountryCode != "":
-						z.Countries = append(z.Countries, strings.ToUpper(co.Code.CountryCode))
-					}
-				}
-				z.LiftRates, z.Rates = c.zoneRates(n.MethodDefinitions.Nodes)
-				snap.DeliveryZones = append(snap.DeliveryZones, z)
+				snap.DeliveryZones = append(snap.DeliveryZones, c.zone(n))
 			}
 			next, more := zones.PageInfo.next()
 			if !more {
@@ -144,6 +137,21 @@ func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *exp
 		}
 	}
 	return nil
+}
+
+// zone is a zone as the mirror keeps it.
+func (c *Client) zone(n zoneNode) experiment.Zone {
+	z := experiment.Zone{ID: n.Zone.ID, Name: n.Zone.Name, Countries: []string{}}
+	for _, co := range n.Zone.Countries {
+		switch {
+		case co.Code.RestOfWorld: // every country no other zone lists
+			z.RestOfWorld = true
+		case co.Code.CountryCode != "":
+			z.Countries = append(z.Countries, strings.ToUpper(co.Code.CountryCode))
+		}
+	}
+	z.LiftRates, z.Rates = c.zoneRates(n.MethodDefinitions.Nodes)
+	return z
 }
 
 // notGranted: the shop's grant lacks the read's scope (an install made
