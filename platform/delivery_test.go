@@ -73,3 +73,30 @@ func TestFetchCatalogZonesFailed(t *testing.T) {
 		t.Fatalf("FetchCatalog = %+v, %v; want the 403", snap, err)
 	}
 }
+
+// TestFetchCatalogReadsThemeTemplates: each theme comes with its
+// templates, every page of them, sorted; before, a real shop's themes had
+// none and every template test was template_not_found.
+func TestFetchCatalogReadsThemeTemplates(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	c.ProductInterval = time.Millisecond
+	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{Themes: []experiment.Theme{
+		{ID: "gid://shopify/OnlineStoreTheme/1", Name: "Dawn", Role: "main", Templates: []string{"product", "product.alternate", "collection", "customers/account", "index"}},
+		{ID: "gid://shopify/OnlineStoreTheme/2", Name: "Bare", Role: "unpublished", Templates: []string{}},
+	}})
+	snap, err := c.FetchCatalog(context.Background(), shopDomain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []experiment.Theme{
+		{ID: "gid://shopify/OnlineStoreTheme/1", Name: "Dawn", Role: "main", Templates: []string{"collection", "customers/account", "index", "product", "product.alternate"}},
+		{ID: "gid://shopify/OnlineStoreTheme/2", Name: "Bare", Role: "unpublished", Templates: []string{}},
+	}
+	if !reflect.DeepEqual(snap.Themes, want) {
+		t.Fatalf("themes\n%+v\nwant\n%+v", snap.Themes, want)
+	}
+	if got := fake.Calls(shopDomain, "ThemeTemplates"); got != 4 { // three pages of Dawn's five, one of Bare's none
+		t.Errorf("ThemeTemplates answered %d times, want 4", got)
+	}
+}

@@ -37,6 +37,7 @@ func TestQueryCostFollowsThePlatformsRules(t *testing.T) {
 		{"delivery profiles", deliveryProfilesQuery, nil, 153},
 		{"delivery zones", deliveryZonesQuery, nil, 853},
 		{"markets", marketsQuery, nil, 768},
+		{"a theme's templates", themeTemplatesQuery, nil, 254},
 		{"Lift's resources", liftResourcesQuery, nil, 722},
 		{"offer discounts", offerDiscountsQuery, nil, 203},
 		{"nested connections multiply", `{ collections(first: 250) { nodes { id title products(first: 250) { nodes { id } } } } }`, nil, 2 + 250*(1+2+250)},

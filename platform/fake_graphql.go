@@ -64,6 +64,8 @@ func (f *Fake) operation(s *fakeShop, req gqlRequest) (any, string) {
 		return themesOf(in), ""
 	case OpMarkets:
 		return marketsPage(in, str("after")), ""
+	case OpThemeTemplates:
+		return themeFilesPage(in, str("id"), str("after")), ""
 	case "LiftResources":
 		return liftResourcesOf(s, v), ""
 	case "ScriptTagDelete":
@@ -219,6 +221,24 @@ func themesOf(in *fakeInstall) any {
 		themes = append(themes, map[string]string{"id": t.ID, "name": t.Name, "role": role})
 	}
 	return map[string]any{"themes": map[string]any{"nodes": themes}}
+}
+
+// themeFilesPage is a page of a theme's template files, each the
+// catalog's template as a JSON template file; a theme the shop does not
+// have is null.
+func themeFilesPage(in *fakeInstall, id, after string) any {
+	for _, t := range in.Catalog.Themes {
+		if t.ID != id {
+			continue
+		}
+		start, end, info := fakePage(len(t.Templates), after)
+		nodes := []any{}
+		for _, name := range t.Templates[start:end] {
+			nodes = append(nodes, map[string]string{"filename": "templates/" + name + ".json"})
+		}
+		return map[string]any{"theme": map[string]any{"files": map[string]any{"nodes": nodes, "pageInfo": info}}}
+	}
+	return map[string]any{"theme": nil}
 }
 
 // marketsPage is a page of the shop's markets: the catalog's, enabled,

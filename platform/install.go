@@ -370,7 +370,11 @@ func (c *Client) fetchCollectionsAndThemes(ctx context.Context, domain, token st
 		return err
 	}
 	for _, t := range out.Themes.Nodes {
-		snap.Themes = append(snap.Themes, experiment.Theme{ID: t.ID, Name: t.Name, Role: strings.ToLower(t.Role), Templates: []string{}})
+		templates, err := c.themeTemplates(ctx, domain, token, t.ID)
+		if err != nil {
+			return err
+		}
+		snap.Themes = append(snap.Themes, experiment.Theme{ID: t.ID, Name: t.Name, Role: strings.ToLower(t.Role), Templates: templates})
 	}
 	return nil
 }

@@ -167,3 +167,28 @@ func TestInstallWhereCarrierServicesAreRefused(t *testing.T) {
 		t.Fatalf("carrier services %v, shop %+v", got, shop)
 	}
 }
+
+// TestThemeTemplatesFromThePlatform: an OAuth install reads each theme's
+// templates, so a template test of a real shop's alternate template is
+// accepted (before, themes came without templates and every template
+// test was template_not_found), and one of a template the theme lacks is
+// still refused, naming it.
+func TestThemeTemplatesFromThePlatform(t *testing.T) {
+	t.Parallel()
+	h := newInstallHarness(t)
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
+	const theme = "gid://shopify/OnlineStoreTheme/5"
+	catalog := refreshedCatalog()
+	catalog.Themes = []experiment.Theme{{ID: theme, Name: "Dawn", Role: "main", Templates: []string{"product", "product.alternate"}}}
+	h.fake.SetShop(h.domain, experiment.ShopInfo{Name: "Installed Shop", Currency: "EUR", Timezone: "Europe/Berlin"}, catalog)
+	_, token := h.installForPriceTests(ctx)
+	body := func(template string) string {
+		return fmt.Sprintf(`{"type":"template","name":"Alternate PDP","shared":{"template":{"theme_id":%q}},
+			"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Alternate","split":50,"content":{"template":%q}}]}`, theme, template)
+	}
+	if r := h.do("POST", "/v1/experiments", token, body("product.alternate"), "Content-Type", "application/json"); r.status != 201 {
+		t.Fatalf("create of the theme's alternate template = %d %s", r.status, r.raw)
+	}
+	wantError(t, h.do("POST", "/v1/experiments", token, body("product.other"), "Content-Type", "application/json"),
+		422, "validation_error", "template_not_found", "test_groups[1].content.template")
+}
