@@ -167,6 +167,8 @@ func (s *InstallService) gather(ctx context.Context, r InstallRequest) (ShopInst
 		// Only shipping tests need it, and their launch registers it too:
 		// a shop whose plan lacks carrier-calculated shipping still installs.
 		s.logger().Warn("install: Lift rates not registered", "shop", r.Domain, "err", err)
+	} else {
+		in.CarrierService = true
 	}
 	catalog, err := s.Platform.FetchCatalog(ctx, r.Domain, tok)
 	if err != nil {

@@ -78,6 +78,11 @@ type ShopInstall struct {
 	SealedToken []byte // AES-GCM sealed access token; never the plaintext
 	Scopes      []string
 	Webhooks    []WebhookSubscription
+	// CarrierService: the platform took Lift's carrier service, so the
+	// shop has carrier-calculated shipping ("an existing carrier
+	// service", which satisfies carrier_service_required). Never cleared
+	// by a later install that was refused: support may have set it.
+	CarrierService bool
 	// Plan attributes for a shop created by this install (development:
 	// `lift shops create`); an existing shop keeps its own.
 	Features           []string

@@ -96,8 +96,9 @@ func (tx installTx) ConsumeInstallState(ctx context.Context, domain, nonce strin
 
 // InstallShop creates the shop, or reinstalls it: uninstalled_at cleared
 // (its API tokens work again), installed_at now, name, time zone, token,
-// scopes and subscriptions refreshed. Plan attributes are set only on a
-// new shop.
+// scopes and subscriptions refreshed; carrier_service set when this
+// install's carrier service was taken (never cleared). Plan attributes are
+// set only on a new shop.
 func (tx installTx) InstallShop(ctx context.Context, in experiment.ShopInstall) (*experiment.Shop, error) {
 	subs, err := json.Marshal(in.Webhooks)
 	if err != nil {
@@ -112,16 +113,17 @@ func (tx installTx) InstallShop(ctx context.Context, in experiment.ShopInstall) 
 		scopes = []string{}
 	}
 	row := tx.tx.QueryRow(ctx, `INSERT INTO shops (domain, name, timezone, currency, features, raised_product_limit,
-			api_enabled, access_token_sealed, access_scopes, webhook_subscriptions, installed_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11)
+			api_enabled, access_token_sealed, access_scopes, webhook_subscriptions, carrier_service, installed_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, $11, $11, $11)
 		ON CONFLICT (domain) DO UPDATE SET name = COALESCE(NULLIF(EXCLUDED.name, ''), shops.name),
+			carrier_service = shops.carrier_service OR EXCLUDED.carrier_service,
 			timezone = EXCLUDED.timezone, access_token_sealed = EXCLUDED.access_token_sealed,
 			access_scopes = EXCLUDED.access_scopes, webhook_subscriptions = EXCLUDED.webhook_subscriptions,
 			installed_at = CASE WHEN shops.uninstalled_at IS NULL THEN shops.installed_at ELSE EXCLUDED.installed_at END,
 			uninstalled_at = NULL, updated_at = EXCLUDED.updated_at
 		RETURNING `+shopColumns,
 		experiment.NormalizeShopDomain(in.Domain), in.Info.Name, cmp.Or(in.Info.Timezone, "UTC"), cmp.Or(in.Info.Currency, "USD"),
-		features, in.RaisedProductLimit, in.APIEnabled, in.SealedToken, scopes, subs, tx.now)
+		features, in.RaisedProductLimit, in.APIEnabled, in.SealedToken, scopes, subs, tx.now, in.CarrierService)
 	s, err := scanShop(row)
 	if err != nil {
 		return nil, fmt.Errorf("store.InstallShop %s: %w", in.Domain, err)

@@ -33,10 +33,12 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	shop, token := h.installForPriceTests(ctx)
 	// The install registered Lift rates, so the merchant can add them to
 	// a zone before any shipping test starts.
-	if got := h.fake.ActiveCarriers(h.domain); len(got) != 1 || got[0] != h.app.PlatformClient.RatesURL {
-		t.Fatalf("carrier services after the install = %v", got)
+	if got := h.fake.ActiveCarriers(h.domain); len(got) != 1 || got[0] != h.app.PlatformClient.RatesURL || !shopNow(t, h, shop).CarrierService {
+		t.Fatalf("carrier services after the install = %v; the shop's carrier_service %v", got, shopNow(t, h, shop).CarrierService)
 	}
-	features := []string{"price", experiment.FeatureCarrierService}
+	// That is the contract's "existing carrier service": no plan feature
+	// is needed for a shipping test.
+	features := []string{"price"}
 	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{Features: &features}); err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +165,35 @@ func TestInstallWhereCarrierServicesAreRefused(t *testing.T) {
 	h := newInstallHarness(t)
 	h.fake.Fail(h.domain, "CarrierServiceCreate", 403)
 	shop := h.install()
-	if got := h.fake.ActiveCarriers(h.domain); len(got) != 0 || !shop.Installed() {
+	if got := h.fake.ActiveCarriers(h.domain); len(got) != 0 || !shop.Installed() || shop.CarrierService {
 		t.Fatalf("carrier services %v, shop %+v", got, shop)
 	}
+	// Nor can it make a shipping test: its plan has no carrier-calculated
+	// shipping (contract part 5, carrier_service_required).
+	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
+	on, features := true, []string{"price"}
+	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &on, Features: &features, SubscriptionActive: &on}); err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := h.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const zone = "gid://shopify/DeliveryZone/41"
+	body := fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":[{"index":0,"name":"A","split":50},
+		{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":%q,"name":"Standard","price":{"amount":"2.90","currency":"EUR"}}]}}]}`, zone, zone)
+	wantError(t, h.do("POST", "/v1/experiments", token, body, "Content-Type", "application/json"),
+		403, "permission_error", "carrier_service_required", nil)
+}
+
+// shopNow reads the shop as it is stored now.
+func shopNow(t *testing.T, h *installHarness, shop *experiment.Shop) *experiment.Shop {
+	t.Helper()
+	s, err := h.app.DB.FindShopByDomain(context.Background(), shop.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // TestThemeTemplatesFromThePlatform: an OAuth install reads each theme's
