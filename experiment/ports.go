@@ -117,6 +117,11 @@ type JobQueue interface {
 	// test. Checks already queued for the test are not an error. Any error
 	// means the checks will not run.
 	EnqueueChecks(ctx context.Context, shopID, testID int64) error
+	// EnqueueCatalogRefresh queues a read of the shop's catalog soon, so a
+	// zone the merchant has just handed to Lift rates reads as such within
+	// minutes, not at the next daily refresh. One already queued is not an
+	// error.
+	EnqueueCatalogRefresh(ctx context.Context, shopID int64) error
 }
 
 // Eraser deletes what storefronts recorded about a test in the warehouse.

@@ -76,3 +76,43 @@ func TestNewServiceNeedsARepository(t *testing.T) {
 	}()
 	experiment.NewService(experiment.ServiceConfig{})
 }
+
+// TestZoneWarningQueuesARecheck: a save warned that a zone does not offer
+// Lift rates queues a refresh of the shop's catalog, so the merchant's fix
+// shows on the next save within minutes; a save over zones that offer
+// them queues none.
+func TestZoneWarningQueuesARecheck(t *testing.T) {
+	t.Parallel()
+	clk := &experimenttest.Clock{}
+	clk.Set(experimenttest.Epoch)
+	repo := experimenttest.NewRepo(clk.Now)
+	queue := &experimenttest.Queue{}
+	svc := experiment.NewService(experiment.ServiceConfig{Repository: repo, Jobs: queue, Now: clk.Now})
+	shop, err := repo.AddShop(experiment.Shop{Domain: "zones.example", SubscriptionActive: true, CarrierService: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nordics = "gid://shopify/DeliveryZone/509"
+	repo.PutZone(shop.ID, experiment.Zone{ID: nordics, Name: "Nordics", Countries: []string{"SE"},
+		Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/5091", Name: "Standard", Price: "9.00"}}})
+	body := func(zone string) []byte {
+		return []byte(fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":[{"index":0,"name":"A","split":50},
+			{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":%q,"name":"Saver","price":{"amount":"1.00","currency":"USD"}}]}}]}`, zone, zone))
+	}
+	if _, err := svc.Create(context.Background(), shop, body(experimenttest.Domestic), experimenttest.JSONReply(201)); err != nil {
+		t.Fatal(err)
+	}
+	if got := queue.Refreshes(); len(got) != 0 {
+		t.Fatalf("a save over zones offering Lift rates queued refreshes %v", got)
+	}
+	out, err := svc.Create(context.Background(), shop, body(nordics), experimenttest.JSONReply(201))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Warnings) != 1 || out.Warnings[0].Code != experiment.WarnZoneWithoutLiftRates {
+		t.Fatalf("warnings = %+v", out.Warnings)
+	}
+	if got := queue.Refreshes(); len(got) != 1 || got[0] != shop.ID {
+		t.Fatalf("refreshes queued = %v, want the shop's", got)
+	}
+}

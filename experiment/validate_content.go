@@ -39,7 +39,7 @@ func (v *validator) checkShared() {
 					// zone offers them: elsewhere every group sees the zone's
 					// own rates, and the test measures nothing.
 					v.warn(WarnZoneWithoutLiftRates, p,
-						"Zone %s (%s) does not offer Lift rates, so buyers there see its own rates in every group. In the shop's shipping settings, add Lift rates to the zone in place of its own rates (Lift quotes those to the control group); Lift reads zones at each catalog refresh.",
+						"Zone %s (%s) does not offer Lift rates, so buyers there see its own rates in every group. In the shop's shipping settings, add Lift rates to the zone in place of its own rates (Lift quotes those to the control group). Lift reads the shop's zones again within minutes of this save: save the test again then to check.",
 						zone.Name, z)
 				}
 			}

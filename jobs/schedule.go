@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/liftab/lift/experiment"
@@ -99,6 +100,22 @@ func HandleChecks(w *Worker, c Checker) {
 // ChecksQueue is the experiment.JobQueue over asynq: launch checks go to the
 // critical queue under the test's job id, so a second enqueue is a no-op.
 type ChecksQueue struct{ Client *Client }
+
+// EnqueueCatalogRefresh implements experiment.JobQueue: a refresh of the
+// shop's catalog, at most one every RecheckEvery (the job id names the
+// shop and the slot, so the saves of a merchant fixing a zone queue one).
+func (q ChecksQueue) EnqueueCatalogRefresh(ctx context.Context, shopID int64) error {
+	j := CatalogRefreshJob(shopID, RecheckEvery, time.Now())
+	j.ID = "catalog-recheck:" + strings.TrimPrefix(j.ID, "catalog:")
+	err := q.Client.Enqueue(ctx, j)
+	if errors.Is(err, ErrDuplicate) {
+		return nil
+	}
+	return err
+}
+
+// RecheckEvery spaces the catalog refreshes a shop's saves queue.
+const RecheckEvery = 5 * time.Minute
 
 // EnqueueChecks implements experiment.JobQueue.
 func (q ChecksQueue) EnqueueChecks(ctx context.Context, shopID, testID int64) error {

@@ -150,3 +150,42 @@ func TestChecksQueue(t *testing.T) {
 		t.Fatal("the checks never ran")
 	}
 }
+
+// TestCatalogRecheckQueue: the saves of a merchant fixing a zone queue one
+// catalog refresh of the shop a slot (a second enqueue is not an error,
+// and adds no task), and it runs the refresh handler for that shop.
+func TestCatalogRecheckQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	addr, db := lifttest.Redis(t)
+	r := jobs.Redis{Addr: addr, DB: db}
+	c := jobs.NewClient(r)
+	defer c.Close()
+	q := jobs.ChecksQueue{Client: c}
+	for i := 0; i < 3; i++ {
+		if err := q.EnqueueCatalogRefresh(ctx, 9); err != nil {
+			t.Fatalf("enqueue %d: %v", i, err)
+		}
+	}
+	in := jobs.NewInspector(r)
+	defer in.Close()
+	depths, err := in.Depths()
+	if err != nil || depths[jobs.QueueLow]["pending"] != 1 {
+		t.Fatalf("queue depths after three enqueues = %v (%v), want one pending on %s", depths, err, jobs.QueueLow)
+	}
+	w := jobs.NewWorker(r, jobs.WorkerConfig{Concurrency: 1})
+	runs := make(chan int64, 4)
+	jobs.HandleCatalogRefresh(w, func(_ context.Context, shopID int64) error { runs <- shopID; return nil })
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Shutdown()
+	select {
+	case got := <-runs:
+		if got != 9 {
+			t.Fatalf("refreshed shop %d, want 9", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the refresh never ran")
+	}
+}

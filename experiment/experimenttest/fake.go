@@ -70,6 +70,14 @@ func (r *Repo) AddShop(s experiment.Shop) (*experiment.Shop, error) {
 	return &out, nil
 }
 
+// PutZone adds a delivery zone to the shop's catalog mirror, or replaces
+// the one of its id.
+func (r *Repo) PutZone(shopID int64, z experiment.Zone) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.catalogs[shopID].Zones[z.ID] = z
+}
+
 // UpdateShop replaces a shop's settings.
 func (r *Repo) UpdateShop(s experiment.Shop) {
 	r.mu.Lock()
@@ -513,9 +521,28 @@ func (p *Platform) ReleaseTest(_ context.Context, _ *experiment.Shop, t *experim
 
 // Queue is a fake experiment.JobQueue.
 type Queue struct {
-	mu     sync.Mutex
-	err    error
-	checks []int64
+	mu        sync.Mutex
+	err       error
+	checks    []int64
+	refreshes []int64 // shops
+}
+
+// Refreshes lists the shops whose catalog refresh was queued.
+func (q *Queue) Refreshes() []int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]int64(nil), q.refreshes...)
+}
+
+// EnqueueCatalogRefresh implements experiment.JobQueue.
+func (q *Queue) EnqueueCatalogRefresh(_ context.Context, shopID int64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	q.refreshes = append(q.refreshes, shopID)
+	return nil
 }
 
 // Fail makes every later enqueue return err (nil heals).
