@@ -163,6 +163,25 @@ type ZoneRate struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Price string `json:"price"` // in the shop's currency
+	// The cart the platform offers the rate to (its method conditions):
+	// a subtotal from MinSubtotal to MaxSubtotal in the shop's currency
+	// and a weight from MinGrams to MaxGrams, bounds included; "" and 0
+	// are no bound. "Free shipping from 75" is Price 0, MinSubtotal 75.
+	MinSubtotal string `json:"min_subtotal,omitempty"`
+	MaxSubtotal string `json:"max_subtotal,omitempty"`
+	MinGrams    int64  `json:"min_grams,omitempty"`
+	MaxGrams    int64  `json:"max_grams,omitempty"`
+}
+
+// Offered reports whether the platform offers r to a cart of subtotal
+// (a decimal in the shop's currency; "" when unknown, whose price bounds
+// are then not judged) weighing grams.
+func (r ZoneRate) Offered(subtotal string, grams int64) bool {
+	if subtotal != "" && (r.MinSubtotal != "" && decLess(subtotal, r.MinSubtotal) ||
+		r.MaxSubtotal != "" && decLess(r.MaxSubtotal, subtotal)) {
+		return false
+	}
+	return (r.MinGrams == 0 || grams >= r.MinGrams) && (r.MaxGrams == 0 || grams <= r.MaxGrams)
 }
 
 // Market is a selling market: countries priced in one currency.

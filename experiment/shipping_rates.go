@@ -18,6 +18,11 @@ import (
 // RateRequest is what QuoteRates needs from the platform's rate request.
 type RateRequest struct {
 	Country string // the destination's ISO 3166-1 alpha-2 code
+	// Subtotal is the cart's lines' price × quantity, a decimal in the
+	// shop's currency ("" when the request is in another currency), and
+	// Grams their weight: what a zone rate's conditions are judged on.
+	Subtotal string
+	Grams    int64
 	// Assignments is a line's _lift_assignments property ("42:1,57:0");
 	// empty when no line carries one (the visitor sees the control's).
 	Assignments string
@@ -57,20 +62,36 @@ func (s *Service) QuoteRates(ctx context.Context, shop *Shop, req RateRequest) (
 	if err != nil {
 		return nil, fmt.Errorf("experiment.QuoteRates: %w", err)
 	}
-	for _, t := range live { // one running test a zone (conflict.go)
+	return offered(groupRates(out, live, zone.ID, req.Assignments), zone, req), nil
+}
+
+// groupRates is rates as the visitor's group of the zone's running
+// shipping test changes them (one running test a zone: conflict.go).
+func groupRates(rates []QuotedRate, live []*Test, zoneID, assignments string) []QuotedRate {
+	for _, t := range live {
 		v := decoded(t)
-		if v.shipping == nil || !slices.Contains(v.shipping.ZoneIDs, zone.ID) {
+		if v.shipping == nil || !slices.Contains(v.shipping.ZoneIDs, zoneID) {
 			continue
 		}
-		g := groupOf(t.ID, req.Assignments)
+		g := groupOf(t.ID, assignments)
 		for i, grp := range t.Groups {
 			if grp.Index == g && v.groups[i].shipping != nil {
-				return applyGroupRates(out, v.groups[i].shipping.Rates, zone.ID, fmt.Sprintf("lift-%d-%d-", t.ID, g)), nil
+				return applyGroupRates(rates, v.groups[i].shipping.Rates, zoneID, fmt.Sprintf("lift-%d-%d-", t.ID, g))
 			}
 		}
-		return out, nil
+		return rates
 	}
-	return out, nil
+	return rates
+}
+
+// offered keeps the rates the platform would offer this cart: a zone
+// rate (or a group's price for it, which keeps its conditions) only when
+// the cart meets its conditions; a rate a group added has none.
+func offered(rates []QuotedRate, zone Zone, req RateRequest) []QuotedRate {
+	return slices.DeleteFunc(rates, func(q QuotedRate) bool {
+		i := slices.IndexFunc(zone.Rates, func(r ZoneRate) bool { return r.ID == q.Code })
+		return i >= 0 && !zone.Rates[i].Offered(req.Subtotal, req.Grams)
+	})
 }
 
 // zoneOf is the zone shipping to country, the lowest id first should two

@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 
 	"github.com/liftab/lift/experiment"
@@ -24,13 +25,13 @@ const (
   }
 }`
 	// deliveryZonesQuery reads a page of a location group's zones, each with
-	// its first 25 shipping methods (a zone has a handful; more are not
-	// read): 2 + 1 + 8 × (1 + 3 + 102) + 2 = 853 points, under the
-	// platform's 1,000.
+	// its first 25 shipping methods and their conditions (a zone has a
+	// handful; more are not read): 2 + 1 + 6 × (1 + 3 + 2 + 25 × 6) + 2 =
+	// 941 points, under the platform's 1,000.
 	deliveryZonesQuery = `query DeliveryZones($profile: ID!, $group: ID!, $after: String) {
   deliveryProfile(id: $profile) {
     profileLocationGroups(locationGroupId: $group) {
-      locationGroupZones(first: 8, after: $after) {
+      locationGroupZones(first: 6, after: $after) {
         pageInfo { hasNextPage endCursor }
         nodes {
           zone { id name countries { code { countryCode restOfWorld } } }
@@ -40,6 +41,10 @@ const (
               rateProvider {
                 ... on DeliveryRateDefinition { price { amount } }
                 ... on DeliveryParticipant { carrierService { callbackUrl } }
+              }
+              methodConditions {
+                field operator
+                conditionCriteria { ... on MoneyV2 { amount } ... on Weight { unit value } }
               }
             }
           }
@@ -67,6 +72,43 @@ type deliveryMethod struct {
 			CallbackURL string `json:"callbackUrl"`
 		} `json:"carrierService"`
 	} `json:"rateProvider"`
+	MethodConditions []struct {
+		Field    string `json:"field"`    // TOTAL_PRICE or TOTAL_WEIGHT
+		Operator string `json:"operator"` // GREATER_THAN_OR_EQUAL_TO or LESS_THAN_OR_EQUAL_TO
+		Criteria struct {
+			Amount string  `json:"amount"`
+			Unit   string  `json:"unit"`
+			Value  float64 `json:"value"`
+		} `json:"conditionCriteria"`
+	} `json:"methodConditions"`
+}
+
+// gramsPer converts the platform's weight units.
+var gramsPer = map[string]float64{"GRAMS": 1, "KILOGRAMS": 1000, "OUNCES": 28.349523125, "POUNDS": 453.59237}
+
+// rate is a flat-rate method as the mirror keeps it, with the cart bounds
+// its conditions set.
+func (m deliveryMethod) rate() experiment.ZoneRate {
+	r := experiment.ZoneRate{ID: m.ID, Name: m.Name, Price: m.RateProvider.Price.Amount}
+	for _, c := range m.MethodConditions {
+		atLeast := c.Operator == "GREATER_THAN_OR_EQUAL_TO"
+		switch c.Field {
+		case "TOTAL_PRICE":
+			if atLeast {
+				r.MinSubtotal = c.Criteria.Amount
+			} else {
+				r.MaxSubtotal = c.Criteria.Amount
+			}
+		case "TOTAL_WEIGHT":
+			g := int64(math.Round(c.Criteria.Value * gramsPer[c.Criteria.Unit]))
+			if atLeast {
+				r.MinGrams = g
+			} else {
+				r.MaxGrams = g
+			}
+		}
+	}
+	return r
 }
 
 // zoneNode is a zone of a location group with its shipping methods.
@@ -177,8 +219,8 @@ func (c *Client) zoneRates(methods []deliveryMethod) (bool, []experiment.ZoneRat
 	}
 	rates := []experiment.ZoneRate{}
 	for _, m := range methods {
-		if p := m.RateProvider.Price; p != nil && (m.Active || lift) {
-			rates = append(rates, experiment.ZoneRate{ID: m.ID, Name: m.Name, Price: p.Amount})
+		if m.RateProvider.Price != nil && (m.Active || lift) {
+			rates = append(rates, m.rate())
 		}
 	}
 	return lift, rates

@@ -27,8 +27,12 @@ func TestFetchCatalogReadsDeliveryZones(t *testing.T) {
 	zone := func(id, name string, lift bool, countries []string, rates ...experiment.ZoneRate) experiment.Zone {
 		return experiment.Zone{ID: "gid://shopify/DeliveryZone/" + id, Name: name, Countries: countries, Rates: rates, LiftRates: lift}
 	}
+	// Conditions come back as set: a subtotal bound, weight bounds (the
+	// fake speaks kilograms, 0.5 kg is 500 g).
+	freeFrom75 := rate("13", "Free", "0.00")
+	freeFrom75.MinSubtotal, freeFrom75.MinGrams, freeFrom75.MaxGrams = "75.00", 500, 20000
 	zones := []experiment.Zone{
-		zone("1", "Domestic", true, []string{"US"}, rate("11", "Standard", "6.95"), rate("12", "Express", "14.95")),
+		zone("1", "Domestic", true, []string{"US"}, rate("11", "Standard", "6.95"), rate("12", "Express", "14.95"), freeFrom75),
 		zone("2", "Europe", false, []string{"DE", "FR"}, rate("21", "Standard", "12.00")),
 		zone("3", "Canada", false, []string{"CA"}, rate("31", "Standard", "9.00")),
 		zone("4", "Oceania", false, []string{"AU", "NZ"}, rate("41", "Economy", "15.00")),

@@ -35,7 +35,7 @@ func TestQueryCostFollowsThePlatformsRules(t *testing.T) {
 		{"rest of a collection", collectionProductsQuery, nil, 254},
 		{"themes", themesQuery, nil, 22},
 		{"delivery profiles", deliveryProfilesQuery, nil, 153},
-		{"delivery zones", deliveryZonesQuery, nil, 853},
+		{"delivery zones", deliveryZonesQuery, nil, 941},
 		{"markets", marketsQuery, nil, 768},
 		{"a theme's templates", themeTemplatesQuery, nil, 254},
 		{"Lift's resources", liftResourcesQuery, nil, 722},

@@ -1,6 +1,10 @@
 package platform
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/liftab/lift/experiment"
+)
 
 // The fake's delivery profiles: a merchant-made profile first and then
 // the general (default) one, whose one location group ships to the
@@ -31,6 +35,28 @@ func (f *Fake) PutZoneCarrier(domain, zoneID, callbackURL string, active bool) {
 	in := f.shop(domain).install
 	in.ZoneCarriers[zoneID] = append(in.ZoneCarriers[zoneID],
 		fakeZoneCarrier{MethodID: f.id("DeliveryMethodDefinition"), CallbackURL: callbackURL, Active: active})
+}
+
+// conditionsOf is a rate's bounds as the platform's method conditions:
+// amounts as money, weights in kilograms (as merchants set them).
+func conditionsOf(r experiment.ZoneRate) []any {
+	out := []any{}
+	add := func(field, op string, criteria map[string]any) {
+		out = append(out, map[string]any{"field": field, "operator": op, "conditionCriteria": criteria})
+	}
+	if r.MinSubtotal != "" {
+		add("TOTAL_PRICE", "GREATER_THAN_OR_EQUAL_TO", map[string]any{"amount": r.MinSubtotal, "currencyCode": "USD"})
+	}
+	if r.MaxSubtotal != "" {
+		add("TOTAL_PRICE", "LESS_THAN_OR_EQUAL_TO", map[string]any{"amount": r.MaxSubtotal, "currencyCode": "USD"})
+	}
+	if r.MinGrams > 0 {
+		add("TOTAL_WEIGHT", "GREATER_THAN_OR_EQUAL_TO", map[string]any{"unit": "KILOGRAMS", "value": float64(r.MinGrams) / 1000})
+	}
+	if r.MaxGrams > 0 {
+		add("TOTAL_WEIGHT", "LESS_THAN_OR_EQUAL_TO", map[string]any{"unit": "KILOGRAMS", "value": float64(r.MaxGrams) / 1000})
+	}
+	return out
 }
 
 // ClearZoneCarriers removes every carrier service's method from a zone, as
@@ -93,11 +119,11 @@ func (f *Fake) zonePage(in *fakeInstall, after string) any {
 		methods := []any{}
 		for _, r := range z.Rates {
 			methods = append(methods, map[string]any{"id": r.ID, "name": r.Name, "active": !handed,
-				"rateProvider": map[string]any{"price": map[string]string{"amount": r.Price}}})
+				"rateProvider": map[string]any{"price": map[string]string{"amount": r.Price}}, "methodConditions": conditionsOf(r)})
 		}
 		for _, c := range carriers {
 			methods = append(methods, map[string]any{"id": c.MethodID, "name": carrierServiceName, "active": c.Active,
-				"rateProvider": map[string]any{"carrierService": map[string]string{"callbackUrl": c.CallbackURL}}})
+				"rateProvider": map[string]any{"carrierService": map[string]string{"callbackUrl": c.CallbackURL}}, "methodConditions": []any{}})
 		}
 		nodes = append(nodes, map[string]any{"zone": map[string]any{"id": z.ID, "name": z.Name, "countries": countries},
 			"methodDefinitions": map[string]any{"nodes": methods}})

@@ -127,6 +127,10 @@ func ParseCatalog(raw []byte) (*CatalogFile, error) {
 			if !catalogGID.MatchString(r.ID) || !catalogAmount.MatchString(r.Price) {
 				return nil, bad(fmt.Sprintf("delivery_zones[%d].rates[%d]", i, j), "needs a global id and a decimal price")
 			}
+			if (r.MinSubtotal != "" && !catalogAmount.MatchString(r.MinSubtotal)) || (r.MaxSubtotal != "" && !catalogAmount.MatchString(r.MaxSubtotal)) ||
+				r.MinGrams < 0 || r.MaxGrams < 0 {
+				return nil, bad(fmt.Sprintf("delivery_zones[%d].rates[%d]", i, j), "min_subtotal and max_subtotal are decimal amounts, min_grams and max_grams at least 0")
+			}
 		}
 	}
 	for i, m := range f.Markets {
@@ -175,8 +179,10 @@ func importCatalog(ctx context.Context, q querier, shopID int64, f *CatalogFile)
 			return wrap(err)
 		}
 		for _, r := range z.Rates {
-			if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_rates (shop_id, id, zone_id, name, price)
-				VALUES ($1,$2,$3,$4,$5::numeric)`, shopID, r.ID, z.ID, r.Name, r.Price); err != nil {
+			if _, err := q.Exec(ctx, `INSERT INTO catalog_delivery_rates (shop_id, id, zone_id, name, price,
+					min_subtotal, max_subtotal, min_grams, max_grams)
+				VALUES ($1,$2,$3,$4,$5::numeric, NULLIF($6, '')::numeric, NULLIF($7, '')::numeric, $8, $9)`,
+				shopID, r.ID, z.ID, r.Name, r.Price, r.MinSubtotal, r.MaxSubtotal, r.MinGrams, r.MaxGrams); err != nil {
 				return wrap(err)
 			}
 		}
@@ -235,7 +241,8 @@ const (
 	selectThemes     = `SELECT id, name, role, templates FROM catalog_themes WHERE shop_id=$1`
 	selectMarkets    = `SELECT id, name, currency, countries FROM catalog_markets WHERE shop_id=$1`
 	// One row per rate; a zone without rates comes once with NULLs.
-	selectZoneRates = `SELECT z.id, z.name, z.countries, z.lift_rates, z.rest_of_world, r.id, r.name, r.price::text
+	selectZoneRates = `SELECT z.id, z.name, z.countries, z.lift_rates, z.rest_of_world, r.id, r.name, r.price::text,
+		coalesce(r.min_subtotal::text, ''), coalesce(r.max_subtotal::text, ''), coalesce(r.min_grams, 0), coalesce(r.max_grams, 0)
 		FROM catalog_delivery_zones z LEFT JOIN catalog_delivery_rates r ON r.shop_id = z.shop_id AND r.zone_id = z.id
 		WHERE z.shop_id=$1`
 )
@@ -265,10 +272,13 @@ func scanMarket(row pgx.Rows) (x experiment.Market, err error) {
 func scanZoneRate(row pgx.Rows) (experiment.Zone, *experiment.ZoneRate, error) {
 	var z experiment.Zone
 	var rid, rname, rprice *string
-	if err := row.Scan(&z.ID, &z.Name, &z.Countries, &z.LiftRates, &z.RestOfWorld, &rid, &rname, &rprice); err != nil || rid == nil {
+	var r experiment.ZoneRate
+	if err := row.Scan(&z.ID, &z.Name, &z.Countries, &z.LiftRates, &z.RestOfWorld, &rid, &rname, &rprice,
+		&r.MinSubtotal, &r.MaxSubtotal, &r.MinGrams, &r.MaxGrams); err != nil || rid == nil {
 		return z, nil, err
 	}
-	return z, &experiment.ZoneRate{ID: *rid, Name: derefString(rname), Price: derefString(rprice)}, nil
+	r.ID, r.Name, r.Price = *rid, derefString(rname), derefString(rprice)
+	return z, &r, nil
 }
 
 // into scans each row with scan and files it with add.

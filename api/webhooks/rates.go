@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/shopspring/decimal"
 
 	"github.com/liftab/lift/experiment"
 	"github.com/liftab/lift/money"
@@ -28,16 +30,37 @@ type ShopFinder interface {
 }
 
 // rateRequest is the platform's question: the destination and the cart's
-// lines, each with its properties (the tracker's _lift_assignments).
+// lines, each with its price (in the currency's minor units), quantity,
+// weight and properties (the tracker's _lift_assignments).
 type rateRequest struct {
 	Rate struct {
 		Destination struct {
 			Country string `json:"country"`
 		} `json:"destination"`
 		Items []struct {
+			Price      int64          `json:"price"`
+			Quantity   int64          `json:"quantity"`
+			Grams      int64          `json:"grams"`
 			Properties map[string]any `json:"properties"`
 		} `json:"items"`
+		Currency string `json:"currency"`
 	} `json:"rate"`
+}
+
+// cart is the request's subtotal, as a decimal in the shop's currency (""
+// when the request is in another), and weight, for the zone rates'
+// conditions.
+func (in *rateRequest) cart(shopCurrency string) (subtotal string, grams int64) {
+	var minor int64
+	for _, it := range in.Rate.Items {
+		q := max(it.Quantity, 1)
+		minor += it.Price * q
+		grams += it.Grams * q
+	}
+	if in.Rate.Currency != "" && !strings.EqualFold(in.Rate.Currency, shopCurrency) {
+		return "", grams
+	}
+	return decimal.New(minor, -int32(money.MinorUnits(shopCurrency))).String(), grams
 }
 
 type quotedRate struct {
@@ -73,6 +96,7 @@ func (h *Handler) rates(c *gin.Context) error {
 		return err
 	}
 	req := experiment.RateRequest{Country: in.Rate.Destination.Country}
+	req.Subtotal, req.Grams = in.cart(shop.Currency)
 	for _, it := range in.Rate.Items {
 		if s, ok := it.Properties["_lift_assignments"].(string); ok && s != "" {
 			req.Assignments = s

@@ -27,10 +27,15 @@ import (
 func TestCarrierRates(t *testing.T) {
 	t.Parallel()
 	url, domain, testID := ratesServer(t)
-	body := func(country, props string) string {
+	cart := func(country, props string, quantity, grams int, currency string) string {
 		return fmt.Sprintf(`{"rate":{"origin":{"country":"US"},"destination":{"country":%q,"postal_code":"10001"},`+
-			`"items":[{"name":"Tee","quantity":1,"price":2400,"variant_id":44001,"properties":%s}],"currency":"USD","locale":"en"}}`, country, props)
+			`"items":[{"name":"Tee","quantity":%d,"grams":%d,"price":2400,"variant_id":44001,"properties":%s}],"currency":%q,"locale":"en"}}`,
+			country, quantity, grams, props, currency)
 	}
+	body := func(country, props string) string { return cart(country, props, 1, 800, "USD") }
+	const intl = `{"service_name":"International Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5021","total_price":"1900","currency":"USD","description":""}`
+	const freeIntl = `{"service_name":"Free international","service_code":"gid://shopify/DeliveryMethodDefinition/5023","total_price":"0","currency":"USD","description":""}`
+	const light = `{"service_name":"Light parcel","service_code":"gid://shopify/DeliveryMethodDefinition/5024","total_price":"900","currency":"USD","description":""}`
 	in := fmt.Sprintf(`{"_lift_assignments":"999:1,%d:1"}`, testID)
 	for _, c := range []struct {
 		name, domain, body, sig string
@@ -46,8 +51,13 @@ func TestCarrierRates(t *testing.T) {
 		{"a property that is not text is no assignment", domain, body("US", `{"_lift_assignments":7}`), "", 200,
 			`{"rates":[{"service_name":"Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5011","total_price":"695","currency":"USD","description":""},` +
 				`{"service_name":"Express","service_code":"gid://shopify/DeliveryMethodDefinition/5012","total_price":"1495","currency":"USD","description":""}]}`},
-		{"another zone keeps its rates", domain, body("CA", in), "", 200,
-			`{"rates":[{"service_name":"International Standard","service_code":"gid://shopify/DeliveryMethodDefinition/5021","total_price":"1900","currency":"USD","description":""}]}`},
+		{"another zone keeps its rates", domain, body("CA", in), "", 200, `{"rates":[` + intl + `]}`},
+		// The zone's conditional rates: free from 100.00 (5 × 24.00 = 120.00),
+		// a light parcel up to 500 g (2 × 200 g); a cart in another currency
+		// is not judged on its subtotal.
+		{"a subtotal at which a rate is free", domain, cart("CA", "null", 5, 800, "USD"), "", 200, `{"rates":[` + intl + `,` + freeIntl + `]}`},
+		{"a weight a rate is for", domain, cart("CA", "null", 2, 200, "USD"), "", 200, `{"rates":[` + intl + `,` + light + `]}`},
+		{"a subtotal in another currency", domain, cart("CA", "null", 1, 800, "CAD"), "", 200, `{"rates":[` + intl + `,` + freeIntl + `]}`},
 		{"no zone ships there", domain, body("JP", in), "", 200, `{"rates":[]}`},
 		{"bad signature", domain, body("US", in), "AAAA", 401, ""},
 		{"not JSON", domain, `{"rate":`, "", 400, ""},
@@ -99,6 +109,10 @@ func ratesServer(t testing.TB) (url, domain string, testID int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	intl := &f.DeliveryZones[1]
+	intl.Rates = append(intl.Rates,
+		experiment.ZoneRate{ID: "gid://shopify/DeliveryMethodDefinition/5023", Name: "Free international", Price: "0.00", MinSubtotal: "100.00"},
+		experiment.ZoneRate{ID: "gid://shopify/DeliveryMethodDefinition/5024", Name: "Light parcel", Price: "9.00", MaxGrams: 500})
 	if err := db.ImportCatalog(ctx, shop.ID, f); err != nil {
 		t.Fatal(err)
 	}

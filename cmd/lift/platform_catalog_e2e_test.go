@@ -17,8 +17,9 @@ import (
 // warning saying so; once the merchant hands the zone to Lift (its own
 // rates turned off, Lift rates added) a catalog refresh records it, the
 // same test is created without the warning, and the carrier callback
-// still quotes the control the zone's own rate. A destination no zone
-// lists gets the rest-of-world zone's rates.
+// still quotes the control the zone's own rates, each only to the carts
+// its conditions allow ("free from 50"). A destination no zone lists gets
+// the rest-of-world zone's rates.
 func TestShippingZonesFromThePlatform(t *testing.T) {
 	t.Parallel()
 	h := newInstallHarness(t)
@@ -26,7 +27,8 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	const zone = "gid://shopify/DeliveryZone/41"
 	catalog := refreshedCatalog()
 	catalog.DeliveryZones = []experiment.Zone{{ID: zone, Name: "Germany", Countries: []string{"DE"},
-		Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/411", Name: "Standard", Price: "4.90"}}},
+		Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/411", Name: "Standard", Price: "4.90"},
+			{ID: "gid://shopify/DeliveryMethodDefinition/412", Name: "Free", Price: "0.00", MinSubtotal: "50.00"}}},
 		{ID: "gid://shopify/DeliveryZone/40", Name: "Rest of world", RestOfWorld: true, LiftRates: true,
 			Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/401", Name: "Worldwide", Price: "19.00"}}}}
 	h.fake.SetShop(h.domain, experiment.ShopInfo{Name: "Installed Shop", Currency: "EUR", Timezone: "Europe/Berlin"}, catalog)
@@ -72,10 +74,17 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 		t.Fatalf("warnings after the zone offers Lift rates = %v", w)
 	}
 	flagsOnRefresh(t, h, shop, token, zone, body)
-	for country, want := range map[string]string{"DE": "Standard 4.90", "JP": "Worldwide 19.00", "US": "Worldwide 19.00"} {
-		rates, err := h.app.experiments().QuoteRates(ctx, shop, experiment.RateRequest{Country: country})
-		if err != nil || len(rates) != 1 || rates[0].Name+" "+rates[0].Price.Amount != want {
-			t.Fatalf("the control's rates to %s = %+v, %v; want the zone's own %s", country, rates, err, want)
+	for _, c := range []struct{ country, subtotal, want string }{
+		{"DE", "20.00", "Standard 4.90"}, {"DE", "50.00", "Standard 4.90, Free 0.00"},
+		{"JP", "20.00", "Worldwide 19.00"}, {"US", "80.00", "Worldwide 19.00"},
+	} {
+		rates, err := h.app.experiments().QuoteRates(ctx, shop, experiment.RateRequest{Country: c.country, Subtotal: c.subtotal, Grams: 400})
+		var got []string
+		for _, r := range rates {
+			got = append(got, r.Name+" "+r.Price.Amount)
+		}
+		if err != nil || strings.Join(got, ", ") != c.want {
+			t.Fatalf("the control's rates to %s for %s = %v, %v; want the zone's own %s", c.country, c.subtotal, got, err, c.want)
 		}
 	}
 }
