@@ -119,16 +119,23 @@ func (c *checker) RunChecks(ctx context.Context, shopID, testID int64) error {
 	return nil
 }
 
+// checksQueue is the services' job-queue port over a Redis database of
+// the test's own.
+func checksQueue(t *testing.T) (jobs.Redis, jobs.ChecksQueue) {
+	t.Helper()
+	addr, db := lifttest.Redis(t)
+	r := jobs.Redis{Addr: addr, DB: db}
+	c := jobs.NewClient(r)
+	t.Cleanup(func() { c.Close() })
+	return r, jobs.ChecksQueue{Client: c}
+}
+
 // TestChecksQueue: the service's job-queue port over asynq takes a second
 // enqueue of the same checks as done, and the task runs as the worker.
 func TestChecksQueue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	addr, db := lifttest.Redis(t)
-	r := jobs.Redis{Addr: addr, DB: db}
-	c := jobs.NewClient(r)
-	defer c.Close()
-	q := jobs.ChecksQueue{Client: c}
+	r, q := checksQueue(t)
 	for i := 0; i < 2; i++ {
 		if err := q.EnqueueChecks(ctx, 7, 42); err != nil {
 			t.Fatalf("enqueue %d: %v", i, err)
@@ -157,11 +164,7 @@ func TestChecksQueue(t *testing.T) {
 func TestCatalogRecheckQueue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	addr, db := lifttest.Redis(t)
-	r := jobs.Redis{Addr: addr, DB: db}
-	c := jobs.NewClient(r)
-	defer c.Close()
-	q := jobs.ChecksQueue{Client: c}
+	r, q := checksQueue(t)
 	for i := 0; i < 3; i++ {
 		if err := q.EnqueueCatalogRefresh(ctx, 9); err != nil {
 			t.Fatalf("enqueue %d: %v", i, err)

@@ -173,21 +173,12 @@ func TestInstallWhereCarrierServicesAreRefused(t *testing.T) {
 	t.Parallel()
 	h := newInstallHarness(t)
 	h.fake.Fail(h.domain, "CarrierServiceCreate", 403)
-	shop := h.install()
-	if got := h.fake.ActiveCarriers(h.domain); len(got) != 0 || !shop.Installed() || shop.CarrierService {
-		t.Fatalf("carrier services %v, shop %+v", got, shop)
+	shop, token := h.installForPriceTests(experiment.WithActor(context.Background(), experiment.Actor{Name: "test"}))
+	if got := h.fake.ActiveCarriers(h.domain); len(got) != 0 || shopNow(t, h, shop).CarrierService {
+		t.Fatalf("carrier services %v, shop %+v", got, shopNow(t, h, shop))
 	}
 	// Nor can it make a shipping test: its plan has no carrier-calculated
 	// shipping (contract part 5, carrier_service_required).
-	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
-	on, features := true, []string{"price"}
-	if _, err := h.app.DB.UpdateShop(ctx, shop.ID, store.ShopUpdate{APIEnabled: &on, Features: &features, SubscriptionActive: &on}); err != nil {
-		t.Fatal(err)
-	}
-	_, token, err := h.app.DB.CreateToken(ctx, shop.ID, experiment.ScopeWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const zone = "gid://shopify/DeliveryZone/41"
 	body := fmt.Sprintf(`{"type":"shipping","name":"s","shared":{"shipping":{"zone_ids":[%q]}},"test_groups":[{"index":0,"name":"A","split":50},
 		{"index":1,"name":"B","split":50,"content":{"rates":[{"zone_id":%q,"name":"Standard","price":{"amount":"2.90","currency":"EUR"}}]}}]}`, zone, zone)
