@@ -54,6 +54,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTrackingHTTP$$' -fuzztime $(FUZZTIME) ./api/storefront/
 	$(GO) test -run '^$$' -fuzz '^FuzzSessionHTTP$$' -fuzztime $(FUZZTIME) ./api/session/
 	$(GO) test -run '^$$' -fuzz '^FuzzCarrierRates$$' -fuzztime $(FUZZTIME) ./api/webhooks/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCatalog$$' -fuzztime $(FUZZTIME) ./store/
 	$(GO) test -run '^$$' -fuzz '^FuzzTrackEventBody$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzTrackAssignmentBody$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzLegacyBody$$' -fuzztime $(FUZZTIME) ./ingest/

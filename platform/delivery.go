@@ -86,6 +86,16 @@ type deliveryMethod struct {
 // gramsPer converts the platform's weight units.
 var gramsPer = map[string]float64{"GRAMS": 1, "KILOGRAMS": 1000, "OUNCES": 28.349523125, "POUNDS": 453.59237}
 
+// grams is a weight bound in grams; a unit Lift does not know, or a value
+// no cart weighs (negative, not a number, beyond any parcel), is no bound.
+func grams(value float64, unit string) int64 {
+	g := math.Round(value * gramsPer[unit])
+	if !(g > 0 && g < 1e12) {
+		return 0
+	}
+	return int64(g)
+}
+
 // rate is a flat-rate method as the mirror keeps it, with the cart bounds
 // its conditions set.
 func (m deliveryMethod) rate() experiment.ZoneRate {
@@ -100,7 +110,7 @@ func (m deliveryMethod) rate() experiment.ZoneRate {
 				r.MaxSubtotal = c.Criteria.Amount
 			}
 		case "TOTAL_WEIGHT":
-			g := int64(math.Round(c.Criteria.Value * gramsPer[c.Criteria.Unit]))
+			g := grams(c.Criteria.Value, c.Criteria.Unit)
 			if atLeast {
 				r.MinGrams = g
 			} else {
