@@ -26,8 +26,8 @@ type CatalogRefresh struct {
 	// Delivery zones in the mirror now, and how many offer Lift rates;
 	// markets.
 	Zones, ZonesWithLiftRates, Markets int
-	// Live shipping tests one of whose zones no longer offers Lift rates
-	// (or is gone): each carries the standing zone_without_lift_rates.
+	// Shipping tests not ended one of whose zones does not offer Lift
+	// rates (or is gone): each carries the standing zone_without_lift_rates.
 	ShippingTestsFlagged int
 }
 
@@ -47,7 +47,7 @@ func flaggedLine(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d live shipping tests on zones without Lift rates", n)
+	return fmt.Sprintf("; %d shipping tests on zones without Lift rates", n)
 }
 
 // LogValue makes a log record carry the counts as fields, not only the line.

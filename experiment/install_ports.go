@@ -128,9 +128,10 @@ type InstallTx interface {
 	// ReadCatalog returns the shop's whole catalog mirror (its Currency is
 	// the shop's).
 	ReadCatalog(ctx context.Context, shopID int64) (*CatalogSnapshot, error)
-	// FindLiveTests lists the shop's active and paused tests, without the
-	// launch lock: a refresh only flags them (install_zones.go).
-	FindLiveTests(ctx context.Context, shopID int64) ([]*Test, error)
+	// FindOpenTests lists the shop's tests not ended (draft, preview,
+	// active, paused, failed), without the launch lock: a refresh only
+	// flags them (install_zones.go).
+	FindOpenTests(ctx context.Context, shopID int64) ([]*Test, error)
 	// SetTestWarning raises or restates a standing warning on a test;
 	// ClearTestWarning lifts it.
 	SetTestWarning(ctx context.Context, shopID, testID int64, w Finding) error

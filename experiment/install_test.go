@@ -156,7 +156,7 @@ func (m *memInstall) LockShop(_ context.Context, id int64) (*experiment.Shop, bo
 	return nil, false, experiment.Errorf(experiment.KindNotFound, "shop_not_found", "no")
 }
 func (m *memInstall) RegisterCarrier(context.Context, string, string) error { return nil }
-func (m *memInstall) FindLiveTests(context.Context, int64) ([]*experiment.Test, error) {
+func (m *memInstall) FindOpenTests(context.Context, int64) ([]*experiment.Test, error) {
 	return nil, nil
 }
 func (m *memInstall) SetTestWarning(context.Context, int64, int64, experiment.Finding) error {

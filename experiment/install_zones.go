@@ -3,19 +3,35 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// A running shipping test measures something only while the platform asks
-// Lift for its zones' rates. A catalog refresh reads whether each zone
-// still offers Lift rates (and still exists), so it raises a standing
-// warning on a live shipping test one of whose zones no longer does, and
-// lifts it once every zone does again; both APIs' reads of the test show
-// it (warnings.go), as they show THEMES_PUBLISH's.
+// A shipping test measures something only while the platform asks Lift
+// for its zones' rates. A save whose zone does not offer them leaves a
+// standing warning on the test (standZones); a catalog refresh reads
+// whether each zone offers Lift rates (and still exists), so it raises the
+// warning on any test not ended one of whose zones does not, and lifts it
+// once every zone does; both APIs' reads of the test show it
+// (warnings.go), as they show THEMES_PUBLISH's.
+
+// standZones makes a save's zone finding stand on the test, so both APIs'
+// reads show it (the admin panel's create answers "success" alone), or
+// lifts it when the saved test's zones all offer Lift rates. warnings are
+// the save's validation findings over the whole test.
+func standZones(ctx context.Context, tx Tx, t *Test, warnings []Finding) error {
+	if decoded(t).shipping == nil {
+		return nil
+	}
+	if i := slices.IndexFunc(warnings, func(f Finding) bool { return f.Code == WarnZoneWithoutLiftRates }); i >= 0 {
+		return tx.SetTestWarning(ctx, t.ShopID, t.ID, warnings[i])
+	}
+	return tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
+}
 
 // zoneWarningTx is what flagZones needs of the refresh's unit of work.
 type zoneWarningTx interface {
-	FindLiveTests(ctx context.Context, shopID int64) ([]*Test, error)
+	FindOpenTests(ctx context.Context, shopID int64) ([]*Test, error)
 	SetTestWarning(ctx context.Context, shopID, testID int64, w Finding) error
 	ClearTestWarning(ctx context.Context, testID int64, code string) error
 }
@@ -24,10 +40,10 @@ type zoneWarningTx interface {
 // the standing warning.
 const WarnZoneWithoutLiftRates = "zone_without_lift_rates"
 
-// flagZones raises or lifts the warning on each live test with a shipping
-// part, against the zones of c; it returns how many it flagged.
+// flagZones raises or lifts the warning on each test not ended with a
+// shipping part, against the zones of c; it returns how many it flagged.
 func flagZones(ctx context.Context, tx zoneWarningTx, shopID int64, c *CatalogSnapshot) (int, error) {
-	live, err := tx.FindLiveTests(ctx, shopID)
+	live, err := tx.FindOpenTests(ctx, shopID)
 	if err != nil {
 		return 0, err
 	}
@@ -77,5 +93,5 @@ func zoneWarning(ids []string, zones map[string]Zone) (Finding, bool) {
 		return Finding{}, false
 	}
 	return Finding{Severity: SeverityWarning, Code: WarnZoneWithoutLiftRates, Param: param, Message: strings.Join(why, " ") +
-		" Buyers there see the zone's own rates in every group, so this test measures nothing there from now on; add Lift rates back to the zone in the shop's shipping settings, or end the test."}, true
+		" Buyers there see the zone's own rates in every group, so the test measures nothing there; add Lift rates to the zone in the shop's shipping settings (in place of its own rates), or end the test."}, true
 }

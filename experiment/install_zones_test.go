@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestZoneWarning: a live shipping test is flagged for the first of its
+// TestZoneWarning: a shipping test is flagged for the first of its
 // zones that is gone or does not offer Lift rates, naming every such zone;
 // a test whose zones all offer them is not.
 func TestZoneWarning(t *testing.T) {

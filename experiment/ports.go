@@ -66,6 +66,10 @@ type Tx interface {
 	// MarkReleased records that the test's platform resources were
 	// removed (ReleaseEnded). KindNotFound experiment_not_found when absent.
 	MarkReleased(ctx context.Context, shopID, id int64, at time.Time) error
+	// SetTestWarning raises or restates a standing warning on a test (one
+	// a code); ClearTestWarning lifts it (warnings.go).
+	SetTestWarning(ctx context.Context, shopID, testID int64, w Finding) error
+	ClearTestWarning(ctx context.Context, testID int64, code string) error
 }
 
 // Platform is what a launch needs from the commerce platform.

@@ -137,6 +137,9 @@ func (s *Service) create(ctx context.Context, shop *Shop, body []byte, reply Rep
 			if err := tx.CreateTest(ctx, t); err != nil {
 				return WriteResult{}, err
 			}
+			if err := standZones(ctx, tx, t, warnings); err != nil {
+				return WriteResult{}, err
+			}
 			return out.render(reply)
 		})
 	if err != nil {
@@ -230,6 +233,11 @@ func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body 
 	}
 	if len(patch.Changed) > 0 {
 		if err := tx.SaveTest(ctx, next); err != nil {
+			return nil, err
+		}
+	}
+	if next.Type != TypeCheckout && !cur.Launched() { // launched: its zones are locked, the refresh judges them
+		if err := standZones(ctx, tx, next, warnings); err != nil {
 			return nil, err
 		}
 	}

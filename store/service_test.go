@@ -82,5 +82,13 @@ func postgresBackend(t *testing.T, now experiment.Clock) experimenttest.Backend 
 			}
 			return out
 		},
+		SetLiftRates: func(t *testing.T, shop *experiment.Shop, zoneID string, on bool) {
+			t.Helper()
+			if _, err := db.Pool().Exec(ctx, `UPDATE catalog_delivery_zones SET lift_rates = $3 WHERE shop_id = $1 AND id = $2`,
+				shop.ID, zoneID, on); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Warnings: db,
 	}
 }

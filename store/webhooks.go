@@ -314,14 +314,15 @@ func (db *DB) VariantCosts(ctx context.Context, shopID int64, numericIDs []strin
 	return out, nil
 }
 
-// FindLiveTests lists the shop's active and paused tests inside the unit
-// of work, without the launch lock (LiveTests takes it): a catalog refresh
-// only flags them.
-func (tx *Tx) FindLiveTests(ctx context.Context, shopID int64) ([]*experiment.Test, error) {
+// FindOpenTests lists the shop's tests not ended inside the unit of work,
+// without the launch lock (LiveTests takes it): a catalog refresh only
+// flags them.
+func (tx *Tx) FindOpenTests(ctx context.Context, shopID int64) ([]*experiment.Test, error) {
 	tests, _, err := findTests(ctx, tx.tx, shopID, testFilter{Filter: experiment.Filter{
-		Statuses: []experiment.Status{experiment.StatusActive, experiment.StatusPaused}, Limit: math.MaxInt32 - 1}})
+		Statuses: []experiment.Status{experiment.StatusDraft, experiment.StatusPreview, experiment.StatusActive,
+			experiment.StatusPaused, experiment.StatusFailed}, Limit: math.MaxInt32 - 1}})
 	if err != nil {
-		return nil, fmt.Errorf("store.Tx.FindLiveTests %d: %w", shopID, err)
+		return nil, fmt.Errorf("store.Tx.FindOpenTests %d: %w", shopID, err)
 	}
 	return tests, nil
 }

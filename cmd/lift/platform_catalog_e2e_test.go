@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -47,16 +48,22 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	body := fmt.Sprintf(`{"type":"shipping","name":"Cheaper standard","shared":{"shipping":{"zone_ids":[%q]}},
 		"test_groups":[{"index":0,"name":"Control","split":50},{"index":1,"name":"Cheaper","split":50,
 		"content":{"rates":[{"zone_id":%q,"rate_id":"gid://shopify/DeliveryMethodDefinition/411","name":"Standard","price":{"amount":"2.90","currency":"EUR"}}]}}]}`, zone, zone)
+	var first string // the first test's id
 	warnings := func() []any {
 		t.Helper()
 		r := h.do("POST", "/v1/experiments", token, body, "Content-Type", "application/json")
 		if r.status != 201 {
 			t.Fatalf("create = %d %s", r.status, r.raw)
 		}
+		first = cmp.Or(first, fmt.Sprint(r.body["id"]))
 		w, _ := r.body["warnings"].([]any)
 		return w
 	}
 	w := warnings()
+	// The warning stands on the test: its reads show it too.
+	if got, _ := h.do("GET", "/v1/experiments/"+first, token, "").body["warnings"].([]any); len(got) != 1 {
+		t.Fatalf("v1 read of the warned test: warnings %v", got)
+	}
 	if len(w) != 1 {
 		t.Fatalf("warnings = %v, want the zone's", w)
 	}
@@ -72,6 +79,9 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	}
 	if w := warnings(); len(w) != 0 {
 		t.Fatalf("warnings after the zone offers Lift rates = %v", w)
+	}
+	if got, _ := h.do("GET", "/v1/experiments/"+first, token, "").body["warnings"].([]any); len(got) != 0 {
+		t.Fatalf("the first test still warned after the refresh that found Lift rates: %v", got)
 	}
 	flagsOnRefresh(t, h, shop, token, zone, body)
 	for _, c := range []struct{ country, subtotal, want string }{
@@ -127,9 +137,10 @@ func TestMarketsFromThePlatform(t *testing.T) {
 		422, "validation_error", "market_pricing_incomplete", "shared.price.markets[0].id")
 }
 
-// flagsOnRefresh: a running shipping test whose zone stops offering Lift
-// rates gets the standing warning at the next catalog refresh, on v1's
-// read of the test, and loses it once the zone offers them again.
+// flagsOnRefresh: a running shipping test (and any other not ended) whose
+// zone stops offering Lift rates gets the standing warning at the next
+// catalog refresh, on v1's read of the test, and loses it once the zone
+// offers them again.
 func flagsOnRefresh(t *testing.T, h *installHarness, shop *experiment.Shop, token, zone, body string) {
 	t.Helper()
 	ctx := experiment.WithActor(context.Background(), experiment.Actor{Name: "test"})
@@ -145,7 +156,8 @@ func flagsOnRefresh(t *testing.T, h *installHarness, shop *experiment.Shop, toke
 	}
 	h.fake.ClearZoneCarriers(h.domain, zone) // the merchant takes the zone back
 	out, err := h.app.installService().RefreshCatalog(ctx, shop)
-	if err != nil || !strings.HasSuffix(out.String(), "; 1 live shipping tests on zones without Lift rates") {
+	// The running test and the two drafts the caller made.
+	if err != nil || !strings.HasSuffix(out.String(), "; 3 shipping tests on zones without Lift rates") {
 		t.Fatalf("refresh = %q, %v", out, err)
 	}
 	w := standing()

@@ -44,7 +44,25 @@ type Repo struct {
 	audit    []AuditRecord
 	claims   []experiment.WriteResult // responses kept for Idempotency-Key claims
 	released map[int64]time.Time      // test id → when its platform resources went
+	warnings map[int64][]experiment.Finding
 	nextID   int64
+}
+
+// FindTestWarnings implements experiment.TestWarningReader.
+func (r *Repo) FindTestWarnings(_ context.Context, _, testID int64) ([]experiment.Finding, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]experiment.Finding(nil), r.warnings[testID]...), nil
+}
+
+// SetLiftRates says whether a zone of the shop's catalog offers Lift
+// rates, as a refresh would find it.
+func (r *Repo) SetLiftRates(shopID int64, zoneID string, on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	z := r.catalogs[shopID].Zones[zoneID]
+	z.LiftRates = on
+	r.catalogs[shopID].Zones[zoneID] = z
 }
 
 // NewRepo returns an empty repository whose units of work are stamped by now.
@@ -111,9 +129,13 @@ func (r *Repo) Write(ctx context.Context, meta experiment.WriteMeta, fn func(ctx
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.mu.Lock()
-	tx := &fakeTx{repo: r, tests: make(map[int64]*experiment.Test, len(r.tests)), now: r.now().UTC()}
+	tx := &fakeTx{repo: r, tests: make(map[int64]*experiment.Test, len(r.tests)), now: r.now().UTC(),
+		warnings: make(map[int64][]experiment.Finding, len(r.warnings))}
 	for id, t := range r.tests {
 		tx.tests[id] = t
+	}
+	for id, w := range r.warnings {
+		tx.warnings[id] = append([]experiment.Finding(nil), w...)
 	}
 	r.mu.Unlock()
 	res, err := fn(ctx, tx)
@@ -125,7 +147,7 @@ func (r *Repo) Write(ctx context.Context, meta experiment.WriteMeta, fn func(ctx
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.tests = tx.tests
+	r.tests, r.warnings = tx.tests, tx.warnings
 	for id := range tx.relaunched {
 		delete(r.released, id)
 	}
@@ -252,6 +274,25 @@ type fakeTx struct {
 	// relaunched are tests this unit made active again: a release before
 	// no longer stands (the store clears platform_released_at).
 	relaunched map[int64]bool
+	warnings   map[int64][]experiment.Finding
+}
+
+// SetTestWarning implements experiment.Tx.
+func (tx *fakeTx) SetTestWarning(_ context.Context, _, testID int64, w experiment.Finding) error {
+	w.Severity = experiment.SeverityWarning
+	list := tx.warnings[testID]
+	if i := slices.IndexFunc(list, func(f experiment.Finding) bool { return f.Code == w.Code }); i >= 0 {
+		list[i].Message, list[i].Param = w.Message, w.Param
+		return nil
+	}
+	tx.warnings[testID] = append(list, w)
+	return nil
+}
+
+// ClearTestWarning implements experiment.Tx.
+func (tx *fakeTx) ClearTestWarning(_ context.Context, testID int64, code string) error {
+	tx.warnings[testID] = slices.DeleteFunc(tx.warnings[testID], func(f experiment.Finding) bool { return f.Code == code })
+	return nil
 }
 
 func (tx *fakeTx) FindTestForUpdate(_ context.Context, shopID, id int64) (*experiment.Test, error) {

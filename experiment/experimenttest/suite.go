@@ -36,6 +36,11 @@ type Backend struct {
 	Uninstall func(t *testing.T, shop *experiment.Shop)
 	// Audit lists a shop's audit records, newest first.
 	Audit func(t *testing.T, shopID int64) []AuditRecord
+	// SetLiftRates says whether a zone of the shop's catalog offers Lift
+	// rates, as a catalog refresh would find it.
+	SetLiftRates func(t *testing.T, shop *experiment.Shop, zoneID string, on bool)
+	// Warnings reads a test's standing warnings.
+	Warnings experiment.TestWarningReader
 }
 
 // NewBackend builds a fresh backend whose units of work read the clock now.
@@ -64,7 +69,9 @@ func FakeBackend(t *testing.T, now experiment.Clock) Backend {
 			u.UninstalledAt = &gone
 			r.UpdateShop(u)
 		},
-		Audit: func(t *testing.T, shopID int64) []AuditRecord { return r.Audit(shopID) },
+		Audit:        func(t *testing.T, shopID int64) []AuditRecord { return r.Audit(shopID) },
+		SetLiftRates: func(t *testing.T, shop *experiment.Shop, zoneID string, on bool) { r.SetLiftRates(shop.ID, zoneID, on) },
+		Warnings:     r,
 	}
 }
 
@@ -285,6 +292,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"PauseForGuardrail", testPauseForGuardrail},
 		{"ReleaseEnded", testReleaseEnded},
 		{"QuoteRates", testQuoteRates},
+		{"ZoneWarning", testZoneWarning},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

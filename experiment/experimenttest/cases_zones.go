@@ -1,0 +1,47 @@
+package experimenttest
+
+import (
+	"testing"
+
+	"github.com/liftab/lift/experiment"
+)
+
+// testZoneWarning: a shipping test saved over a zone that does not offer
+// Lift rates is warned, the warning stands on the test for both APIs'
+// reads, and a catalog recheck is queued; the save after the zone offers
+// them lifts it.
+func testZoneWarning(t *testing.T, nb NewBackend) {
+	b := Setup(t, nb)
+	b.SetLiftRates(t, b.Shop, Domestic, false)
+	out, err := b.Service.Create(b.Ctx(), b.Shop, []byte(TypeBodies()[experiment.TypeShipping]), JSONReply(201))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Warnings) != 1 || out.Warnings[0].Code != experiment.WarnZoneWithoutLiftRates {
+		t.Fatalf("create warnings = %+v", out.Warnings)
+	}
+	standing := func() []experiment.Finding {
+		t.Helper()
+		w, err := b.Warnings.FindTestWarnings(b.Ctx(), b.Shop.ID, out.Test.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if w := standing(); len(w) != 1 || w[0].Code != experiment.WarnZoneWithoutLiftRates || w[0].Param != "shared.shipping.zone_ids[0]" ||
+		w[0].Severity != experiment.SeverityWarning {
+		t.Fatalf("standing warnings after the create = %+v", w)
+	}
+	if got := b.Queue.Refreshes(); len(got) != 1 || got[0] != b.Shop.ID {
+		t.Fatalf("catalog rechecks queued = %v", got)
+	}
+
+	b.SetLiftRates(t, b.Shop, Domestic, true)
+	up, err := b.Service.Update(b.Ctx(), b.Shop, out.Test.ID, []byte(`{"name":"Saved again"}`), JSONReply(200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(up.Warnings) != 0 || len(standing()) != 0 {
+		t.Fatalf("after the zone offers Lift rates: save warnings %+v, standing %+v", up.Warnings, standing())
+	}
+}
