@@ -2,11 +2,15 @@ package platform_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/liftab/lift/experiment"
+	"github.com/liftab/lift/platform"
 )
 
 // TestFetchCatalogReadsDeliveryZones: the catalog read brings the default
@@ -102,5 +106,44 @@ func TestFetchCatalogReadsThemeTemplates(t *testing.T) {
 	}
 	if got := fake.Calls(shopDomain, "ThemeTemplates"); got != 4 { // three pages of Dawn's five, one of Bare's none
 		t.Errorf("ThemeTemplates answered %d times, want 4", got)
+	}
+}
+
+// TestLaunchChecksTheZonesOfferLiftRates: a shipping test's launch reads
+// the zones live and is refused (422, so nothing changes) while one of its
+// zones does not offer Lift rates or is not the shop's, naming it; it
+// goes through once the merchant added Lift rates, and a grant that cannot
+// read delivery profiles skips the check.
+func TestLaunchChecksTheZonesOfferLiftRates(t *testing.T) {
+	t.Parallel()
+	fake, c, _ := newInstallClient(t)
+	const ours = "https://lift.test/api/carrier/rates"
+	c.RatesURL, fake.LiftRatesURL = ours, ours
+	const zone = "gid://shopify/DeliveryZone/31"
+	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{DeliveryZones: []experiment.Zone{
+		{ID: zone, Name: "Canada", Countries: []string{"CA"}, Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/311", Name: "Standard", Price: "9.00"}}}}})
+	shop := &experiment.Shop{Domain: shopDomain}
+	ship := func(zones string) *experiment.Test {
+		return &experiment.Test{ID: 9, Type: experiment.TypeShipping,
+			Shared: map[string]json.RawMessage{"shipping": json.RawMessage(`{"zone_ids":` + zones + `}`)}}
+	}
+	for _, tc := range []struct{ zones, says string }{
+		{`["` + zone + `"]`, "zone Canada (" + zone + ") does not offer Lift rates"},
+		{`["gid://shopify/DeliveryZone/99"]`, "zone gid://shopify/DeliveryZone/99 is not one of the shop's delivery zones"},
+	} {
+		err := c.PrepareLaunch(context.Background(), shop, ship(tc.zones))
+		var pe *platform.Error
+		if !errors.As(err, &pe) || !pe.Refused() || !strings.Contains(pe.Message, tc.says) {
+			t.Fatalf("launch over %s = %v, want a refusal saying %q", tc.zones, err, tc.says)
+		}
+	}
+	fake.PutZoneCarrier(shopDomain, zone, ours, true)
+	if err := c.PrepareLaunch(context.Background(), shop, ship(`["`+zone+`"]`)); err != nil {
+		t.Fatalf("launch once the zone offers Lift rates: %v", err)
+	}
+	fake.ClearZoneCarriers(shopDomain, zone)
+	c.Token = oauthToken(t, c, []string{"read_products", "write_products"})
+	if err := c.PrepareLaunch(context.Background(), shop, ship(`["`+zone+`"]`)); err != nil {
+		t.Fatalf("launch with a grant that cannot read zones: %v", err)
 	}
 }

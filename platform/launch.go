@@ -45,7 +45,9 @@ func (c *Client) PrepareLaunch(ctx context.Context, shop *experiment.Shop, t *ex
 		case experiment.TypePrice:
 			err = c.preparePrice(ctx, shop.Domain, token, t)
 		case experiment.TypeShipping:
-			err = c.checkCarrier(ctx, shop.Domain, token)
+			if err = c.checkCarrier(ctx, shop.Domain, token); err == nil {
+				err = c.checkZones(ctx, shop.Domain, token, t)
+			}
 		case experiment.TypeTheme, experiment.TypeTemplate, experiment.TypeVisualEditor:
 			err = c.installBlocks(ctx, shop.Domain, token, t, k)
 		case experiment.TypeOffer:

@@ -67,15 +67,24 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	if len(w) != 1 {
 		t.Fatalf("warnings = %v, want the zone's", w)
 	}
+	// Nor does it start: the launch reads the zones live and refuses.
+	r := h.do("POST", "/v1/experiments/"+first+"/start", token, "", "Idempotency-Key", "start-"+first)
+	wantError(t, r, 422, "validation_error", "launch_blocked", nil)
+	if msg := fmt.Sprint(r.errField("message")); !strings.Contains(msg, "zone Germany ("+zone+") does not offer Lift rates") {
+		t.Fatalf("launch_blocked message %q does not name the zone", msg)
+	}
+	if got := h.do("GET", "/v1/experiments/"+first, token, "").body["status"]; got != "draft" {
+		t.Fatalf("a refused start left the test %v", got)
+	}
 	if f, _ := w[0].(map[string]any); f["code"] != "zone_without_lift_rates" || f["severity"] != "warning" ||
 		f["param"] != "shared.shipping.zone_ids[0]" || !strings.Contains(fmt.Sprint(f["message"]), "Germany") {
 		t.Fatalf("warning = %v", f)
 	}
 
 	h.fake.PutZoneCarrier(h.domain, zone, h.app.PlatformClient.RatesURL, true)
-	r, err := h.app.installService().RefreshCatalog(ctx, shop)
-	if err != nil || !strings.HasSuffix(r.String(), ", 2 delivery zones (2 with Lift rates), 0 markets") {
-		t.Fatalf("refresh = %q, %v", r, err)
+	out, err := h.app.installService().RefreshCatalog(ctx, shop)
+	if err != nil || !strings.HasSuffix(out.String(), ", 2 delivery zones (2 with Lift rates), 0 markets") {
+		t.Fatalf("refresh = %q, %v", out, err)
 	}
 	if w := warnings(); len(w) != 0 {
 		t.Fatalf("warnings after the zone offers Lift rates = %v", w)
