@@ -26,6 +26,17 @@ type CatalogFile struct {
 	Markets       []experiment.Market     `json:"markets"`
 }
 
+// Snapshot is the file's catalog as a platform read would give it: what
+// the fake platform of lift dev and of the tests sells.
+func (f *CatalogFile) Snapshot() *experiment.CatalogSnapshot {
+	snap := &experiment.CatalogSnapshot{Currency: f.Currency, Collections: f.Collections, Themes: f.Themes,
+		DeliveryZones: f.DeliveryZones, Markets: f.Markets}
+	for _, p := range f.Products {
+		snap.Products = append(snap.Products, experiment.CatalogProduct{Product: p.Product, Variants: p.Variants})
+	}
+	return snap
+}
+
 // CatalogProduct is a product with its variants.
 type CatalogProduct struct {
 	experiment.Product

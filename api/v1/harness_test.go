@@ -126,6 +126,13 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	}
 	pc := platform.NewClient(psrv.URL, "")
 	pc.RatesURL = "https://lift.test/api/carrier/rates"
+	// The platform sells the demo catalog the shops' mirrors hold, its
+	// zones handed to Lift rates (a shipping launch reads them).
+	demo, err := store.ParseCatalog(catalogdata.Demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Catalog, fake.LiftRatesURL = demo.Snapshot(), pc.RatesURL
 	tests := experiment.NewService(experiment.ServiceConfig{Repository: store.Experiments{DB: db},
 		Platform: pc, Jobs: jobs.ChecksQueue{Client: jc}, Now: clk.Now,
 		PreviewSecret: []byte("test-secret"), LaunchBudget: 300 * time.Millisecond})

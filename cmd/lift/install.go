@@ -255,12 +255,7 @@ func demoPlatformCatalog() (*experiment.CatalogSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := &experiment.CatalogSnapshot{Currency: f.Currency, Collections: f.Collections, Themes: f.Themes,
-		DeliveryZones: f.DeliveryZones, Markets: f.Markets}
-	for _, p := range f.Products {
-		snap.Products = append(snap.Products, experiment.CatalogProduct{Product: p.Product, Variants: p.Variants})
-	}
-	return snap, nil
+	return f.Snapshot(), nil
 }
 
 // processSecret is devSecret's secret in dataDir, or one of this process
