@@ -29,6 +29,23 @@ func standZones(ctx context.Context, tx Tx, t *Test, warnings []Finding) error {
 	return tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
 }
 
+// judgeZones raises or lifts the standing warning on t against the
+// mirror's zones, for a new test made without validation (Duplicate).
+func judgeZones(ctx context.Context, tx Tx, t *Test) error {
+	v := decoded(t)
+	if v.shipping == nil {
+		return nil
+	}
+	view, err := tx.Catalog().Lookup(ctx, t.ShopID, CatalogRefs{Zones: v.shipping.ZoneIDs})
+	if err != nil {
+		return err
+	}
+	if w, ok := zoneWarning(v.shipping.ZoneIDs, view.Zones); ok {
+		return tx.SetTestWarning(ctx, t.ShopID, t.ID, w)
+	}
+	return tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
+}
+
 // zoneWarningTx is what flagZones needs of the refresh's unit of work.
 type zoneWarningTx interface {
 	FindOpenTests(ctx context.Context, shopID int64) ([]*Test, error)

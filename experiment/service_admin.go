@@ -35,6 +35,9 @@ func (s *Service) Duplicate(ctx context.Context, shop *Shop, id int64, reply Rep
 			if err := tx.CreateTest(ctx, c); err != nil {
 				return WriteResult{}, err
 			}
+			if err := judgeZones(ctx, tx, c); err != nil {
+				return WriteResult{}, err
+			}
 			out = &Outcome{Test: c}
 			return out.render(reply)
 		})

@@ -9,7 +9,7 @@ import (
 // testZoneWarning: a shipping test saved over a zone that does not offer
 // Lift rates is warned, the warning stands on the test for both APIs'
 // reads, and a catalog recheck is queued; the save after the zone offers
-// them lifts it.
+// them lifts it; a copy made while the zone does not is flagged too.
 func testZoneWarning(t *testing.T, nb NewBackend) {
 	b := Setup(t, nb)
 	b.SetLiftRates(t, b.Shop, Domestic, false)
@@ -20,15 +20,15 @@ func testZoneWarning(t *testing.T, nb NewBackend) {
 	if len(out.Warnings) != 1 || out.Warnings[0].Code != experiment.WarnZoneWithoutLiftRates {
 		t.Fatalf("create warnings = %+v", out.Warnings)
 	}
-	standing := func() []experiment.Finding {
+	standing := func(id int64) []experiment.Finding {
 		t.Helper()
-		w, err := b.Warnings.FindTestWarnings(b.Ctx(), b.Shop.ID, out.Test.ID)
+		w, err := b.Warnings.FindTestWarnings(b.Ctx(), b.Shop.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return w
 	}
-	if w := standing(); len(w) != 1 || w[0].Code != experiment.WarnZoneWithoutLiftRates || w[0].Param != "shared.shipping.zone_ids[0]" ||
+	if w := standing(out.Test.ID); len(w) != 1 || w[0].Code != experiment.WarnZoneWithoutLiftRates || w[0].Param != "shared.shipping.zone_ids[0]" ||
 		w[0].Severity != experiment.SeverityWarning {
 		t.Fatalf("standing warnings after the create = %+v", w)
 	}
@@ -41,7 +41,18 @@ func testZoneWarning(t *testing.T, nb NewBackend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(up.Warnings) != 0 || len(standing()) != 0 {
-		t.Fatalf("after the zone offers Lift rates: save warnings %+v, standing %+v", up.Warnings, standing())
+	if len(up.Warnings) != 0 || len(standing(out.Test.ID)) != 0 {
+		t.Fatalf("after the zone offers Lift rates: save warnings %+v, standing %+v", up.Warnings, standing(out.Test.ID))
+	}
+
+	// A copy is made without validation; it is judged against the zones
+	// all the same.
+	b.SetLiftRates(t, b.Shop, Domestic, false)
+	dup, err := b.Service.Duplicate(b.Ctx(), b.Shop, out.Test.ID, JSONReply(201))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := standing(dup.Test.ID); len(w) != 1 || w[0].Code != experiment.WarnZoneWithoutLiftRates {
+		t.Fatalf("standing warnings of the copy = %+v", w)
 	}
 }
