@@ -75,8 +75,9 @@ var errUninstalledMeanwhile = errors.New("the shop was uninstalled while its cat
 // webhooks, so without it a product added after the install could never be
 // tested, validation's price floors and the orders' unit costs would stay
 // as they were at install, and a zone the merchant has since handed to
-// Lift's rates would still read as not offering them. The scheduler runs it every
-// jobs.catalog_refresh_every, `lift shops refresh-catalog` on demand.
+// Lift's rates would still read as not offering them. The scheduler runs
+// it every jobs.catalog_refresh_every, `lift shops refresh-catalog` on
+// demand, and a save warned about a zone queues one (recheckZones).
 //
 // A shop that uninstalled Lift, or has no stored token, is skipped (the
 // outcome says so; not an error). A failed read is returned (a refusal is
