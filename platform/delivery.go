@@ -55,9 +55,30 @@ const (
     }
   }
 }`
-	// OpDeliveryProfiles and OpDeliveryZones name the two reads, for Fail.
+	// zoneCarriersQuery is the launch's check: each zone's carrier
+	// methods only (type: PARTICIPANT), 20 zones a page: 2 + 1 + 20 × (1 +
+	// 1 + 2 + 5 × 3) + 2 = 385 points, so a start does not wait on the
+	// platform's cost bucket as the catalog read's 941 might.
+	zoneCarriersQuery = `query DeliveryZoneCarriers($profile: ID!, $group: ID!, $after: String) {
+  deliveryProfile(id: $profile) {
+    profileLocationGroups(locationGroupId: $group) {
+      locationGroupZones(first: 20, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          zone { id name }
+          methodDefinitions(first: 5, type: PARTICIPANT) {
+            nodes { id active rateProvider { ... on DeliveryParticipant { carrierService { callbackUrl } } } }
+          }
+        }
+      }
+    }
+  }
+}`
+	// OpDeliveryProfiles, OpDeliveryZones and OpZoneCarriers name the
+	// reads, for Fail.
 	OpDeliveryProfiles = "DeliveryProfiles"
 	OpDeliveryZones    = "DeliveryZones"
+	OpZoneCarriers     = "DeliveryZoneCarriers"
 )
 
 // deliveryMethod is a zone's shipping method: a flat rate (Price set) or
@@ -155,33 +176,40 @@ type zonePage struct {
 // A shop without a default profile (the platform always has one), or
 // whose grant lacks read_shipping, leaves it nil: not read.
 func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *experiment.CatalogSnapshot) error {
+	zones, err := c.readZones(ctx, domain, token, OpDeliveryZones, deliveryZonesQuery)
+	snap.DeliveryZones = zones
+	return err
+}
+
+// readZones reads the default profile's zones with query (op names it),
+// every page of every location group; nil (no error) when the shop has no
+// default profile or its grant lacks read_shipping.
+func (c *Client) readZones(ctx context.Context, domain, token, op, query string) ([]experiment.Zone, error) {
 	profile, groups, err := c.defaultProfile(ctx, domain, token)
 	if notGranted(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil || profile == "" {
-		return err
+		return nil, err
 	}
-	snap.DeliveryZones = []experiment.Zone{}
+	out := []experiment.Zone{}
 	for _, group := range groups {
 		var after any
 		for {
 			var page zonePage
-			err := c.graphQL(ctx, domain, token, OpDeliveryZones, deliveryZonesQuery,
-				map[string]any{"profile": profile, "group": group, "after": after}, &page)
+			err := c.graphQL(ctx, domain, token, op, query, map[string]any{"profile": profile, "group": group, "after": after}, &page)
 			if notGranted(err) {
-				snap.DeliveryZones = nil
-				return nil
+				return nil, nil
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if page.DeliveryProfile == nil || len(page.DeliveryProfile.ProfileLocationGroups) == 0 {
 				break // removed while we read
 			}
 			zones := page.DeliveryProfile.ProfileLocationGroups[0].LocationGroupZones
 			for _, n := range zones.Nodes {
-				snap.DeliveryZones = append(snap.DeliveryZones, c.zone(n))
+				out = append(out, c.zone(n))
 			}
 			next, more := zones.PageInfo.next()
 			if !more {
@@ -190,7 +218,7 @@ func (c *Client) fetchZones(ctx context.Context, domain, token string, snap *exp
 			after = next
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // zone is a zone as the mirror keeps it.
@@ -291,15 +319,15 @@ func (c *Client) checkZones(ctx context.Context, domain, token string, t *experi
 	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || len(s.ZoneIDs) == 0 {
 		return nil
 	}
-	snap := &experiment.CatalogSnapshot{}
-	if err := c.fetchZones(ctx, domain, token, snap); err != nil {
+	read, err := c.readZones(ctx, domain, token, OpZoneCarriers, zoneCarriersQuery)
+	if err != nil {
 		return renamed(err, "check the zones offer Lift rates")
 	}
-	if snap.DeliveryZones == nil {
+	if read == nil {
 		return nil
 	}
 	zones := map[string]experiment.Zone{}
-	for _, z := range snap.DeliveryZones {
+	for _, z := range read {
 		zones[z.ID] = z
 	}
 	var why []string

@@ -141,6 +141,11 @@ func TestLaunchChecksTheZonesOfferLiftRates(t *testing.T) {
 	if err := c.PrepareLaunch(context.Background(), shop, ship(`["`+zone+`"]`)); err != nil {
 		t.Fatalf("launch once the zone offers Lift rates: %v", err)
 	}
+	// The launch reads only the zones' carrier methods (385 points a page),
+	// not the catalog read's whole zones.
+	if got, whole := fake.Calls(shopDomain, "DeliveryZoneCarriers"), fake.Calls(shopDomain, "DeliveryZones"); got != 3 || whole != 0 {
+		t.Errorf("three launches read DeliveryZoneCarriers %d times and DeliveryZones %d times, want 3 and 0", got, whole)
+	}
 	fake.ClearZoneCarriers(shopDomain, zone)
 	c.Token = oauthToken(t, c, []string{"read_products", "write_products"})
 	if err := c.PrepareLaunch(context.Background(), shop, ship(`["`+zone+`"]`)); err != nil {

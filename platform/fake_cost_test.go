@@ -36,6 +36,7 @@ func TestQueryCostFollowsThePlatformsRules(t *testing.T) {
 		{"themes", themesQuery, nil, 22},
 		{"delivery profiles", deliveryProfilesQuery, nil, 153},
 		{"delivery zones", deliveryZonesQuery, nil, 941},
+		{"a launch's zone check", zoneCarriersQuery, nil, 385},
 		{"markets", marketsQuery, nil, 768},
 		{"a theme's templates", themeTemplatesQuery, nil, 254},
 		{"Lift's resources", liftResourcesQuery, nil, 722},

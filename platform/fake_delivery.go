@@ -79,7 +79,7 @@ func (f *Fake) deliveryOperation(in *fakeInstall, op string, v map[string]any) (
 		}
 		start, end, info := fakePage(len(profiles), str("after"))
 		return map[string]any{"deliveryProfiles": map[string]any{"nodes": profiles[start:end], "pageInfo": info}}, true
-	case OpDeliveryZones:
+	case OpDeliveryZones, OpZoneCarriers: // the latter's fields are a part of the former's
 		if str("profile") != fakeDefaultProfile {
 			return map[string]any{"deliveryProfile": nil}, true
 		}

@@ -250,7 +250,8 @@ func (f *Fake) authorized(in *fakeInstall, tok string) bool {
 // scopeOf is the access scope a read needs, for the reads an install made
 // before Lift asked for that scope (a token's grant is fixed until the
 // merchant approves the app's new scopes).
-var scopeOf = map[string]string{OpDeliveryProfiles: "read_shipping", OpDeliveryZones: "read_shipping", OpMarkets: "read_markets"}
+var scopeOf = map[string]string{OpDeliveryProfiles: "read_shipping", OpDeliveryZones: "read_shipping", OpZoneCarriers: "read_shipping",
+	OpMarkets: "read_markets"}
 
 // granted: an issued token's scopes include need, or write access to the
 // same resource (which includes read). The app Token and a dev shop's
