@@ -130,7 +130,7 @@ type InstallTx interface {
 	ReadCatalog(ctx context.Context, shopID int64) (*CatalogSnapshot, error)
 	// FindOpenTests lists the shop's tests not ended (draft, preview,
 	// active, paused, failed), without the launch lock: a refresh only
-	// flags them (install_zones.go).
+	// flags them (zones.go).
 	FindOpenTests(ctx context.Context, shopID int64) ([]*Test, error)
 	// SetTestWarning raises or restates a standing warning on a test;
 	// ClearTestWarning lifts it.

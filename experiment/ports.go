@@ -85,6 +85,12 @@ type Platform interface {
 	// stays for the other tests. Removing what is already gone is not an
 	// error. A refusal is a *PlatformError.
 	ReleaseTest(ctx context.Context, shop *Shop, t *Test) (ReleaseReport, error)
+	// DeliveryZones reads the shop's delivery zones as the platform has
+	// them now, each saying whether it offers Lift's rates (their rates
+	// may be left out): a shipping launch does not trust the mirror, which
+	// may be a day old. Nil, without an error, when the shop's grant cannot
+	// read them. A failure is a *PlatformError.
+	DeliveryZones(ctx context.Context, shop *Shop) ([]Zone, error)
 }
 
 // PlatformError is a refused or failed call to the commerce platform. The

@@ -152,19 +152,6 @@ func (s *Service) create(ctx context.Context, shop *Shop, body []byte, reply Rep
 	return out, nil
 }
 
-// recheckZones queues a catalog refresh when a save was warned that a
-// zone does not offer Lift rates: the merchant who reads the warning and
-// fixes the zone sees it gone on the next save minutes later, not the next
-// day. A queue that cannot take it only delays that (logged).
-func (s *Service) recheckZones(ctx context.Context, shopID int64, warnings []Finding) {
-	if s.queue == nil || !slices.ContainsFunc(warnings, func(f Finding) bool { return f.Code == WarnZoneWithoutLiftRates }) {
-		return
-	}
-	if err := s.queue.EnqueueCatalogRefresh(ctx, shopID); err != nil {
-		s.log.WarnContext(ctx, "catalog recheck not enqueued", "shop_id", shopID, "err", err)
-	}
-}
-
 // Update merges a sparse PATCH body into test id of shop (§4.2) and saves it
 // when something changed. It answers 404 experiment_not_found, 501 for a
 // test the API cannot read back, 409 checks_pending, what ApplyPatch answers

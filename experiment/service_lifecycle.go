@@ -111,10 +111,16 @@ func (s *Service) launch(ctx context.Context, tx Tx, shop *Shop, t *Test, now ti
 		return false, errors.New("experiment.Service: no Platform to launch with")
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.launchBudget)
-	err = s.platform.PrepareLaunch(pctx, shop, t)
+	err = s.zonesOffered(pctx, shop, t)
+	if err == nil {
+		err = s.platform.PrepareLaunch(pctx, shop, t)
+	}
 	cancel()
 	if err == nil {
 		return false, nil
+	}
+	if _, ours := AsError(err); ours {
+		return false, err // zonesOffered's refusal
 	}
 	if errors.Is(err, ErrUnsealable) {
 		// Retrying cannot help, and a 500 would hide that a reinstall (or

@@ -30,20 +30,15 @@ func (v *validator) checkShared() {
 			case seen[z]:
 				v.fail("duplicate_change", p, "Zone %s is listed twice.", z)
 			default:
-				zone, ok := v.cat.Zones[z]
-				switch {
-				case !ok:
+				if _, ok := v.cat.Zones[z]; !ok {
 					v.fail("zone_not_found", p, "This shop has no delivery zone %s.", z)
-				case !zone.LiftRates:
-					// The platform asks Lift for a zone's rates only when the
-					// zone offers them: elsewhere every group sees the zone's
-					// own rates, and the test measures nothing.
-					v.warn(WarnZoneWithoutLiftRates, p,
-						"Zone %s (%s) does not offer Lift rates, so buyers there see its own rates in every group. In the shop's shipping settings, add Lift rates to the zone in place of its own rates (Lift quotes those to the control group). Lift reads the shop's zones again within minutes of this save: save the test again then to check.",
-						zone.Name, z)
 				}
 			}
 			seen[z] = true
+		}
+		// The one rule of zones.go; only a save that passes shows it.
+		if w, ok := zoneWarning(s.ZoneIDs, v.cat.Zones); ok {
+			v.findings = append(v.findings, w)
 		}
 	}
 	if th := v.theme; th != nil {

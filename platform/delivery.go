@@ -2,10 +2,8 @@ package platform
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
-	"net/http"
 	"strings"
 
 	"github.com/liftab/lift/experiment"
@@ -306,42 +304,14 @@ func (c *Client) defaultProfile(ctx context.Context, domain, token string) (stri
 	}
 }
 
-// checkZones refuses the launch of a shipping test one of whose zones does
-// not offer Lift rates on the platform now, read live (the mirror may be
-// a day old, and the merchant may just have fixed it): the platform would
-// never ask Lift for that zone's rates, so every group would see the
-// zone's own and the test would measure nothing. A refusal (422) blocks
-// the launch with nothing changed (launch_blocked). A grant that cannot
-// read delivery profiles skips the check.
-func (c *Client) checkZones(ctx context.Context, domain, token string, t *experiment.Test) error {
-	var s experiment.ShippingShared
-	raw := t.Shared[string(experiment.TypeShipping)]
-	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || len(s.ZoneIDs) == 0 {
-		return nil
-	}
-	read, err := c.readZones(ctx, domain, token, OpZoneCarriers, zoneCarriersQuery)
+// DeliveryZones implements experiment.Platform: the default profile's
+// zones read live with zoneCarriersQuery, each saying whether it offers
+// Lift rates (no rates); nil when the grant cannot read them.
+func (c *Client) DeliveryZones(ctx context.Context, shop *experiment.Shop) ([]experiment.Zone, error) {
+	token, err := c.tokenFor(ctx, shop)
 	if err != nil {
-		return renamed(err, "check the zones offer Lift rates")
+		return nil, err
 	}
-	if read == nil {
-		return nil
-	}
-	zones := map[string]experiment.Zone{}
-	for _, z := range read {
-		zones[z.ID] = z
-	}
-	var why []string
-	for _, id := range s.ZoneIDs {
-		z, ok := zones[id]
-		switch {
-		case !ok:
-			why = append(why, "zone "+id+" is not one of the shop's delivery zones")
-		case !z.LiftRates:
-			why = append(why, "zone "+z.Name+" ("+id+") does not offer Lift rates: add them to it in the shop's shipping settings, in place of its own rates")
-		}
-	}
-	if len(why) == 0 {
-		return nil
-	}
-	return &Error{Op: "check the zones offer Lift rates", Status: http.StatusUnprocessableEntity, Message: strings.Join(why, "; ")}
+	zones, err := c.readZones(ctx, shop.Domain, token, OpZoneCarriers, zoneCarriersQuery)
+	return zones, renamed(err, "read the delivery zones")
 }

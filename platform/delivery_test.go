@@ -2,15 +2,11 @@ package platform_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/liftab/lift/experiment"
-	"github.com/liftab/lift/platform"
 )
 
 // TestFetchCatalogReadsDeliveryZones: the catalog read brings the default
@@ -109,12 +105,11 @@ func TestFetchCatalogReadsThemeTemplates(t *testing.T) {
 	}
 }
 
-// TestLaunchChecksTheZonesOfferLiftRates: a shipping test's launch reads
-// the zones live and is refused (422, so nothing changes) while one of its
-// zones does not offer Lift rates or is not the shop's, naming it; it
-// goes through once the merchant added Lift rates, and a grant that cannot
-// read delivery profiles skips the check.
-func TestLaunchChecksTheZonesOfferLiftRates(t *testing.T) {
+// TestDeliveryZonesReadLive: the launch's read of the zones says, for
+// each, whether it offers Lift rates now (Lift's callback, active), with
+// the light query alone; a grant that cannot read delivery profiles
+// answers nil, not an error.
+func TestDeliveryZonesReadLive(t *testing.T) {
 	t.Parallel()
 	fake, c, _ := newInstallClient(t)
 	const ours = "https://lift.test/api/carrier/rates"
@@ -123,32 +118,26 @@ func TestLaunchChecksTheZonesOfferLiftRates(t *testing.T) {
 	fake.SetShop(shopDomain, experiment.ShopInfo{Currency: "USD"}, experiment.CatalogSnapshot{DeliveryZones: []experiment.Zone{
 		{ID: zone, Name: "Canada", Countries: []string{"CA"}, Rates: []experiment.ZoneRate{{ID: "gid://shopify/DeliveryMethodDefinition/311", Name: "Standard", Price: "9.00"}}}}})
 	shop := &experiment.Shop{Domain: shopDomain}
-	ship := func(zones string) *experiment.Test {
-		return &experiment.Test{ID: 9, Type: experiment.TypeShipping,
-			Shared: map[string]json.RawMessage{"shipping": json.RawMessage(`{"zone_ids":` + zones + `}`)}}
-	}
-	for _, tc := range []struct{ zones, says string }{
-		{`["` + zone + `"]`, "zone Canada (" + zone + ") does not offer Lift rates"},
-		{`["gid://shopify/DeliveryZone/99"]`, "zone gid://shopify/DeliveryZone/99 is not one of the shop's delivery zones"},
-	} {
-		err := c.PrepareLaunch(context.Background(), shop, ship(tc.zones))
-		var pe *platform.Error
-		if !errors.As(err, &pe) || !pe.Refused() || !strings.Contains(pe.Message, tc.says) {
-			t.Fatalf("launch over %s = %v, want a refusal saying %q", tc.zones, err, tc.says)
+	offers := func() bool {
+		t.Helper()
+		zones, err := c.DeliveryZones(context.Background(), shop)
+		if err != nil || len(zones) != 1 || zones[0].ID != zone || zones[0].Name != "Canada" {
+			t.Fatalf("zones = %+v, %v", zones, err)
 		}
+		return zones[0].LiftRates
+	}
+	if offers() {
+		t.Fatal("a zone without Lift's carrier reads as offering Lift rates")
 	}
 	fake.PutZoneCarrier(shopDomain, zone, ours, true)
-	if err := c.PrepareLaunch(context.Background(), shop, ship(`["`+zone+`"]`)); err != nil {
-		t.Fatalf("launch once the zone offers Lift rates: %v", err)
+	if !offers() {
+		t.Fatal("a zone the merchant handed to Lift reads as not offering Lift rates")
 	}
-	// The launch reads only the zones' carrier methods (385 points a page),
-	// not the catalog read's whole zones.
-	if got, whole := fake.Calls(shopDomain, "DeliveryZoneCarriers"), fake.Calls(shopDomain, "DeliveryZones"); got != 3 || whole != 0 {
-		t.Errorf("three launches read DeliveryZoneCarriers %d times and DeliveryZones %d times, want 3 and 0", got, whole)
+	if got, whole := fake.Calls(shopDomain, "DeliveryZoneCarriers"), fake.Calls(shopDomain, "DeliveryZones"); got != 2 || whole != 0 {
+		t.Errorf("two reads sent DeliveryZoneCarriers %d times and DeliveryZones %d times, want 2 and 0", got, whole)
 	}
-	fake.ClearZoneCarriers(shopDomain, zone)
 	c.Token = oauthToken(t, c, []string{"read_products", "write_products"})
-	if err := c.PrepareLaunch(context.Background(), shop, ship(`["`+zone+`"]`)); err != nil {
-		t.Fatalf("launch with a grant that cannot read zones: %v", err)
+	if zones, err := c.DeliveryZones(context.Background(), shop); zones != nil || err != nil {
+		t.Fatalf("a grant that cannot read zones: %+v, %v; want nil, nil", zones, err)
 	}
 }

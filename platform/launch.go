@@ -45,9 +45,7 @@ func (c *Client) PrepareLaunch(ctx context.Context, shop *experiment.Shop, t *ex
 		case experiment.TypePrice:
 			err = c.preparePrice(ctx, shop.Domain, token, t)
 		case experiment.TypeShipping:
-			if err = c.checkCarrier(ctx, shop.Domain, token); err == nil {
-				err = c.checkZones(ctx, shop.Domain, token, t)
-			}
+			err = c.checkCarrier(ctx, shop.Domain, token)
 		case experiment.TypeTheme, experiment.TypeTemplate, experiment.TypeVisualEditor:
 			err = c.installBlocks(ctx, shop.Domain, token, t, k)
 		case experiment.TypeOffer:

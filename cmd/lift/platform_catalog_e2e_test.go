@@ -70,7 +70,7 @@ func TestShippingZonesFromThePlatform(t *testing.T) {
 	// Nor does it start: the launch reads the zones live and refuses.
 	r := h.do("POST", "/v1/experiments/"+first+"/start", token, "", "Idempotency-Key", "start-"+first)
 	wantError(t, r, 422, "validation_error", "launch_blocked", nil)
-	if msg := fmt.Sprint(r.errField("message")); !strings.Contains(msg, "zone Germany ("+zone+") does not offer Lift rates") {
+	if msg := fmt.Sprint(r.errField("message")); !strings.Contains(msg, "Zone Germany ("+zone+") does not offer Lift rates") {
 		t.Fatalf("launch_blocked message %q does not name the zone", msg)
 	}
 	if got := h.do("GET", "/v1/experiments/"+first, token, "").body["status"]; got != "draft" {

@@ -1,6 +1,8 @@
 package experimenttest
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/liftab/lift/experiment"
@@ -9,7 +11,8 @@ import (
 // testZoneWarning: a shipping test saved over a zone that does not offer
 // Lift rates is warned, the warning stands on the test for both APIs'
 // reads, and a catalog recheck is queued; the save after the zone offers
-// them lifts it; a copy made while the zone does not is flagged too.
+// them lifts it; a copy made while the zone does not is flagged too; a
+// start is refused while the platform's zone does not offer them.
 func testZoneWarning(t *testing.T, nb NewBackend) {
 	b := Setup(t, nb)
 	b.SetLiftRates(t, b.Shop, Domestic, false)
@@ -54,5 +57,21 @@ func testZoneWarning(t *testing.T, nb NewBackend) {
 	}
 	if w := standing(dup.Test.ID); len(w) != 1 || w[0].Code != experiment.WarnZoneWithoutLiftRates {
 		t.Fatalf("standing warnings of the copy = %+v", w)
+	}
+
+	// A launch judges the zones the platform has now, not the mirror's:
+	// refused while the zone does not offer Lift rates, nothing changed.
+	b.Platform.SetZones([]experiment.Zone{{ID: Domestic, Name: "Domestic"}, {ID: Intl, Name: "International", LiftRates: true}})
+	_, err = b.act(out.Test.ID, experiment.ActionStart)
+	if e, _ := experiment.AsError(err); e == nil || e.Code != "launch_blocked" || e.Kind != experiment.KindValidation ||
+		!strings.Contains(e.Message, "Zone Domestic ("+Domestic+") does not offer Lift rates") {
+		t.Fatalf("start over a zone without Lift rates = %v", err)
+	}
+	if got := b.Get(t, out.Test.ID).Status; got != experiment.StatusDraft || slices.Contains(b.Platform.Launches(), out.Test.ID) {
+		t.Fatalf("a refused start left the test %s (launches %v)", got, b.Platform.Launches())
+	}
+	b.Platform.SetZones([]experiment.Zone{{ID: Domestic, Name: "Domestic", LiftRates: true}, {ID: Intl, Name: "International", LiftRates: true}})
+	if got := b.Act(t, out.Test.ID, experiment.ActionStart).Test.Status; got != experiment.StatusActive {
+		t.Fatalf("start once the zone offers Lift rates: %s", got)
 	}
 }

@@ -22,6 +22,17 @@ type Platform struct {
 	slow     time.Duration
 	launches []int64
 	released []int64
+	zones    []experiment.Zone // what DeliveryZones answers; nil: it cannot read them
+}
+
+// SetZones is what DeliveryZones answers from now on.
+func (p *Platform) SetZones(z []experiment.Zone) { p.mu.Lock(); defer p.mu.Unlock(); p.zones = z }
+
+// DeliveryZones implements experiment.Platform.
+func (p *Platform) DeliveryZones(context.Context, *experiment.Shop) ([]experiment.Zone, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.zones), nil
 }
 
 // Slow makes every later PrepareLaunch take d, as a real platform's calls

@@ -8,11 +8,12 @@ import (
 )
 
 // A shipping test measures something only while the platform asks Lift
-// for its zones' rates. A save whose zone does not offer them leaves a
-// standing warning on the test (standZones); a catalog refresh reads
-// whether each zone offers Lift rates (and still exists), so it raises the
-// warning on any test not ended one of whose zones does not, and lifts it
-// once every zone does; both APIs' reads of the test show it
+// for its zones' rates. One rule (zoneWarning) judges a test's zones
+// wherever they are read: a save warns and leaves the warning standing on
+// the test (validate_content.go, standZones); a catalog refresh raises or
+// lifts it on every test not ended (flagZones); a copy is judged at once
+// (judgeZones); and a launch, reading the zones live, is refused
+// (zonesOffered). Both APIs' reads of a test show the standing warning
 // (warnings.go), as they show THEMES_PUBLISH's.
 
 // standZones makes a save's zone finding stand on the test, so both APIs'
@@ -44,6 +45,19 @@ func judgeZones(ctx context.Context, tx Tx, t *Test) error {
 		return tx.SetTestWarning(ctx, t.ShopID, t.ID, w)
 	}
 	return tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
+}
+
+// recheckZones queues a catalog refresh when a save was warned that a
+// zone does not offer Lift rates: the merchant who reads the warning and
+// fixes the zone sees it gone on the next save minutes later, not the next
+// day. A queue that cannot take it only delays that (logged).
+func (s *Service) recheckZones(ctx context.Context, shopID int64, warnings []Finding) {
+	if s.queue == nil || !slices.ContainsFunc(warnings, func(f Finding) bool { return f.Code == WarnZoneWithoutLiftRates }) {
+		return
+	}
+	if err := s.queue.EnqueueCatalogRefresh(ctx, shopID); err != nil {
+		s.log.WarnContext(ctx, "catalog recheck not enqueued", "shop_id", shopID, "err", err)
+	}
 }
 
 // zoneWarningTx is what flagZones needs of the refresh's unit of work.
@@ -96,7 +110,7 @@ func zoneWarning(ids []string, zones map[string]Zone) (Finding, bool) {
 		z, ok := zones[id]
 		switch {
 		case !ok:
-			why = append(why, fmt.Sprintf("Zone %s is no longer one of the shop's delivery zones.", id))
+			why = append(why, fmt.Sprintf("Zone %s is not one of the shop's delivery zones.", id))
 		case !z.LiftRates:
 			why = append(why, fmt.Sprintf("Zone %s (%s) does not offer Lift rates.", z.Name, id))
 		default:
@@ -110,5 +124,28 @@ func zoneWarning(ids []string, zones map[string]Zone) (Finding, bool) {
 		return Finding{}, false
 	}
 	return Finding{Severity: SeverityWarning, Code: WarnZoneWithoutLiftRates, Param: param, Message: strings.Join(why, " ") +
-		" Buyers there see the zone's own rates in every group, so the test measures nothing there; add Lift rates to the zone in the shop's shipping settings (in place of its own rates), or end the test."}, true
+		" Buyers there see the zone's own rates in every group, so the test measures nothing there: in the shop's shipping settings, add Lift rates to the zone in place of its own rates (Lift quotes those to the control group)."}, true
+}
+
+// zonesOffered refuses the launch of a test one of whose shipping zones
+// does not offer Lift rates on the platform now, or is not the shop's
+// (launch_blocked, nothing changed): every group would see the zone's own
+// rates. A grant that cannot read zones skips the check.
+func (s *Service) zonesOffered(ctx context.Context, shop *Shop, t *Test) error {
+	v := decoded(t)
+	if v.shipping == nil {
+		return nil
+	}
+	read, err := s.platform.DeliveryZones(ctx, shop)
+	if err != nil || read == nil {
+		return err
+	}
+	zones := make(map[string]Zone, len(read))
+	for _, z := range read {
+		zones[z.ID] = z
+	}
+	if w, ok := zoneWarning(v.shipping.ZoneIDs, zones); ok {
+		return Refuse("launch_blocked", "", "%s The test was not launched; start it again once it does.", w.Message)
+	}
+	return nil
 }

@@ -20,7 +20,7 @@ func TestZoneWarning(t *testing.T) {
 		{"AllOffer", []string{"a"}, "", nil},
 		{"OneDoesNot", []string{"a", "b"}, "shared.shipping.zone_ids[1]", []string{"Zone Europe (b) does not offer Lift rates."}},
 		{"Gone", []string{"c", "b"}, "shared.shipping.zone_ids[0]",
-			[]string{"Zone c is no longer one of the shop's delivery zones.", "Zone Europe (b) does not offer Lift rates."}},
+			[]string{"Zone c is not one of the shop's delivery zones.", "Zone Europe (b) does not offer Lift rates."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, ok := zoneWarning(tc.ids, zones)
