@@ -137,7 +137,7 @@ func (s *Service) create(ctx context.Context, shop *Shop, body []byte, reply Rep
 			if err := tx.CreateTest(ctx, t); err != nil {
 				return WriteResult{}, err
 			}
-			if err := standZones(ctx, tx, t, warnings); err != nil {
+			if err := judgeZones(ctx, tx, t); err != nil {
 				return WriteResult{}, err
 			}
 			return out.render(reply)
@@ -224,7 +224,7 @@ func (s *Service) patch(ctx context.Context, tx Tx, shop *Shop, cur *Test, body 
 		}
 	}
 	if next.Type != TypeCheckout && !cur.Launched() { // launched: its zones are locked, the refresh judges them
-		if err := standZones(ctx, tx, next, warnings); err != nil {
+		if err := judgeZones(ctx, tx, next); err != nil {
 			return nil, err
 		}
 	}

@@ -16,22 +16,9 @@ import (
 // (zonesOffered). Both APIs' reads of a test show the standing warning
 // (warnings.go), as they show THEMES_PUBLISH's.
 
-// standZones makes a save's zone finding stand on the test, so both APIs'
-// reads show it (the admin panel's create answers "success" alone), or
-// lifts it when the saved test's zones all offer Lift rates. warnings are
-// the save's validation findings over the whole test.
-func standZones(ctx context.Context, tx Tx, t *Test, warnings []Finding) error {
-	if decoded(t).shipping == nil {
-		return nil
-	}
-	if i := slices.IndexFunc(warnings, func(f Finding) bool { return f.Code == WarnZoneWithoutLiftRates }); i >= 0 {
-		return tx.SetTestWarning(ctx, t.ShopID, t.ID, warnings[i])
-	}
-	return tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
-}
-
-// judgeZones raises or lifts the standing warning on t against the
-// mirror's zones, for a new test made without validation (Duplicate).
+// judgeZones raises or lifts the standing warning on t, a test just saved
+// or copied, against the mirror's zones, so both APIs' reads show it (the
+// admin panel's create answers "success" alone).
 func judgeZones(ctx context.Context, tx Tx, t *Test) error {
 	v := decoded(t)
 	if v.shipping == nil {
@@ -41,10 +28,23 @@ func judgeZones(ctx context.Context, tx Tx, t *Test) error {
 	if err != nil {
 		return err
 	}
-	if w, ok := zoneWarning(v.shipping.ZoneIDs, view.Zones); ok {
-		return tx.SetTestWarning(ctx, t.ShopID, t.ID, w)
+	_, err = standZoneWarning(ctx, tx, t.ShopID, t.ID, v.shipping.ZoneIDs, view.Zones)
+	return err
+}
+
+// standZoneWarning sets the test's standing warning when zoneWarning has
+// one for ids over zones, and lifts it otherwise; it says which it did.
+func standZoneWarning(ctx context.Context, tx warningWriter, shopID, testID int64, ids []string, zones map[string]Zone) (bool, error) {
+	if w, ok := zoneWarning(ids, zones); ok {
+		return true, tx.SetTestWarning(ctx, shopID, testID, w)
 	}
-	return tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
+	return false, tx.ClearTestWarning(ctx, testID, WarnZoneWithoutLiftRates)
+}
+
+// warningWriter raises and lifts standing warnings (Tx and InstallTx).
+type warningWriter interface {
+	SetTestWarning(ctx context.Context, shopID, testID int64, w Finding) error
+	ClearTestWarning(ctx context.Context, testID int64, code string) error
 }
 
 // recheckZones queues a catalog refresh when a save was warned that a
@@ -63,8 +63,7 @@ func (s *Service) recheckZones(ctx context.Context, shopID int64, warnings []Fin
 // zoneWarningTx is what flagZones needs of the refresh's unit of work.
 type zoneWarningTx interface {
 	FindOpenTests(ctx context.Context, shopID int64) ([]*Test, error)
-	SetTestWarning(ctx context.Context, shopID, testID int64, w Finding) error
-	ClearTestWarning(ctx context.Context, testID int64, code string) error
+	warningWriter
 }
 
 // WarnZoneWithoutLiftRates is the code of the create-time finding and of
@@ -88,14 +87,12 @@ func flagZones(ctx context.Context, tx zoneWarningTx, shopID int64, c *CatalogSn
 		if v.shipping == nil {
 			continue
 		}
-		if w, ok := zoneWarning(v.shipping.ZoneIDs, zones); ok {
-			flagged++
-			err = tx.SetTestWarning(ctx, shopID, t.ID, w)
-		} else {
-			err = tx.ClearTestWarning(ctx, t.ID, WarnZoneWithoutLiftRates)
-		}
+		raised, err := standZoneWarning(ctx, tx, shopID, t.ID, v.shipping.ZoneIDs, zones)
 		if err != nil {
 			return 0, err
+		}
+		if raised {
+			flagged++
 		}
 	}
 	return flagged, nil
